@@ -1,0 +1,116 @@
+//! kiln's embedded CPU engine plugin.
+//!
+//! One plugin, several engines:
+//! - `KILN_CPU_REFERENCE`: every operation, plain loops, f64 accumulation; the test oracle.
+//! - optimized engines (see [`fast`]) for fused pointwise chains, convolution and matmul with
+//!   fused pointwise epilogues.
+//!
+//! Built as an rlib (the backend registers it statically, so kiln works with no plugin path) and
+//! as a cdylib exporting `kiln_engine_plugin_v1` (so tests prove the C ABI by loading it).
+
+pub mod engine;
+pub mod fast;
+pub mod reference;
+pub mod tensor_map;
+
+use engine::{CpuContext, CpuEngine};
+use kiln_core::{engine_id, OpGraph};
+use kiln_plugin_sdk::{
+    export_plugin, Device, EngineDescriptor, EnginePlugin, KilnTensorBinding, KnobSetting,
+    PluginError, PluginResult,
+};
+use tensor_map::TensorMap;
+
+/// Plugin name, as saved in plan envelopes.
+pub const PLUGIN_NAME: &str = "kiln-cpu";
+/// Plugin version, as saved in plan envelopes (diagnostic).
+pub const PLUGIN_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Every engine of the plugin, in heuristic order: optimized engines first, the reference last.
+pub fn all_engines() -> Vec<&'static dyn CpuEngine> {
+    let mut engines = fast::engines();
+    engines.push(&reference::ReferenceEngine);
+    engines
+}
+
+fn find_engine(id: u64) -> PluginResult<&'static dyn CpuEngine> {
+    all_engines()
+        .into_iter()
+        .find(|e| engine_id(e.name()) == id)
+        .ok_or_else(|| PluginError::bad_param(format!("{PLUGIN_NAME}: no engine with id {id:#x}")))
+}
+
+/// The CPU plugin instance. It holds no state: CPU engines need none per handle.
+pub struct CpuPlugin;
+
+impl EnginePlugin for CpuPlugin {
+    type Context = CpuContext;
+    const NAME: &'static str = PLUGIN_NAME;
+    const VERSION: &'static str = PLUGIN_VERSION;
+
+    fn engines() -> Vec<EngineDescriptor> {
+        all_engines()
+            .into_iter()
+            .map(|e| EngineDescriptor {
+                name: e.name(),
+                behavior_notes: e.behavior_notes(),
+                knobs: e.knobs(),
+            })
+            .collect()
+    }
+
+    fn create(device: Device) -> PluginResult<Self> {
+        match device {
+            Device::Cpu => Ok(CpuPlugin),
+            Device::Cuda(n) => Err(PluginError::not_supported(format!(
+                "{PLUGIN_NAME}: runs on the CPU only, not on cuda:{n}"
+            ))),
+        }
+    }
+
+    fn applicable_engines(&self, graph: &OpGraph) -> Vec<u64> {
+        all_engines()
+            .into_iter()
+            .filter(|e| e.supports(graph).is_ok())
+            .map(|e| engine_id(e.name()))
+            .collect()
+    }
+
+    fn create_context(
+        &self,
+        id: u64,
+        knobs: &[KnobSetting],
+        graph: &OpGraph,
+    ) -> PluginResult<CpuContext> {
+        let engine = find_engine(id)?;
+        engine
+            .supports(graph)
+            .map_err(|why| PluginError::not_supported(format!("{}: {why}", engine.name())))?;
+        let knobs = engine::resolve_knobs(engine, knobs)?;
+        let prepared = engine.prepare(graph, &knobs)?;
+        Ok(CpuContext {
+            engine_id: id,
+            knobs,
+            graph: graph.clone(),
+            prepared,
+        })
+    }
+
+    fn workspace_size(&self, context: &CpuContext) -> usize {
+        context.prepared.workspace_size()
+    }
+
+    unsafe fn execute(
+        &self,
+        context: &CpuContext,
+        bindings: &[KilnTensorBinding],
+        workspace: *mut u8,
+    ) -> PluginResult<()> {
+        // SAFETY: the caller guarantees the pointers match the graph's tensors (trait contract).
+        let tensors = unsafe { TensorMap::new(&context.graph, bindings)? };
+        // SAFETY: as above, and workspace holds workspace_size() bytes.
+        unsafe { context.prepared.execute(&tensors, workspace) }
+    }
+}
+
+export_plugin!(CpuPlugin);
