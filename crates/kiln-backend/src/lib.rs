@@ -1,1 +1,22 @@
+//! kiln-backend: everything between the frontend graph and the engine plugins.
+//!
+//! - [`Registry`]: plugin discovery (built-ins, `KILN_PLUGIN_PATH`, a default folder) and loading
+//!   through the C ABI; a plugin that fails to load is logged and skipped.
+//! - [`Handle`]: bound to one device; holds one plugin instance per plugin that accepts it.
+//! - [`heuristics`]: which engine configurations to try, in which order.
+//! - [`ExecutionPlan`]: a built or restored plan, immutable once made, executable from several
+//!   threads; saving and loading plans.
 
+pub mod device;
+pub mod handle;
+pub mod heuristics;
+pub mod plan;
+pub mod plugin;
+pub mod registry;
+
+pub use device::Device;
+pub use handle::Handle;
+pub use heuristics::{BehaviorNote, EngineConfig, HeurMode};
+pub use plan::{ExecutionPlan, PlanOrigin};
+pub use plugin::{EngineInfo, KnobInfo, Plugin, PluginSource};
+pub use registry::{Registry, RegistryOptions};

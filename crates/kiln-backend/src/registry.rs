@@ -1,0 +1,190 @@
+//! Plugin discovery and the engine registry.
+//!
+//! Order: built-in plugins, then every library in the folders of `KILN_PLUGIN_PATH` (separated
+//! by `:`; files in a folder in name order; a path may also name one library file), then the
+//! default folder `kiln-plugins/` next to the running executable. A plugin that fails to load,
+//! or whose name or an engine ID repeats one already registered, is logged and skipped.
+
+use crate::plugin::{Plugin, PluginSource};
+use kiln_core::{Error, Result};
+use kiln_plugin_abi::{EntryPointFn, KilnPluginTable, ENTRY_POINT_SYMBOL, KILN_PLUGIN_ABI_MAJOR};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// The environment variable listing plugin folders or files.
+pub const PLUGIN_PATH_ENV: &str = "KILN_PLUGIN_PATH";
+/// The default plugin folder's name, next to the executable.
+pub const DEFAULT_PLUGIN_DIR: &str = "kiln-plugins";
+
+/// What discovery looks at.
+#[derive(Debug, Clone)]
+pub struct RegistryOptions {
+    /// Register the plugins linked into this program.
+    pub builtins: bool,
+    /// Read `KILN_PLUGIN_PATH`.
+    pub env_path: bool,
+    /// Look in `kiln-plugins/` next to the executable.
+    pub default_dir: bool,
+    /// More folders or library files, searched after the environment's.
+    pub extra_paths: Vec<PathBuf>,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        RegistryOptions { builtins: true, env_path: true, default_dir: true, extra_paths: Vec::new() }
+    }
+}
+
+/// A plugin that was found but not registered, and why.
+#[derive(Debug, Clone)]
+pub struct SkippedPlugin {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// The plugins available to handles.
+#[derive(Debug, Default)]
+pub struct Registry {
+    plugins: Vec<Arc<Plugin>>,
+    skipped: Vec<SkippedPlugin>,
+}
+
+/// The built-in plugin tables, in registration order.
+fn builtin_tables() -> Vec<&'static KilnPluginTable> {
+    #[allow(unused_mut)]
+    let mut tables: Vec<&'static KilnPluginTable> = Vec::new();
+    #[cfg(feature = "cpu")]
+    tables.push(kiln_engine_cpu::plugin_table());
+    tables
+}
+
+fn is_library(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("so") | Some("dylib") | Some("dll")
+    )
+}
+
+impl Registry {
+    /// The process-wide registry, discovered with default options on first use.
+    pub fn global() -> Arc<Registry> {
+        static GLOBAL: OnceLock<Arc<Registry>> = OnceLock::new();
+        GLOBAL.get_or_init(|| Arc::new(Registry::discover(&RegistryOptions::default()))).clone()
+    }
+
+    /// A registry with no plugins.
+    pub fn empty() -> Registry {
+        Registry::default()
+    }
+
+    /// Discovers plugins as `options` say. Never fails: problems are logged and listed in
+    /// [`Registry::skipped`].
+    pub fn discover(options: &RegistryOptions) -> Registry {
+        let mut r = Registry::empty();
+        if options.builtins {
+            for table in builtin_tables() {
+                // SAFETY: built-in tables are 'static and their functions are linked in.
+                let result = unsafe { Plugin::from_table(table, PluginSource::BuiltIn, None) }
+                    .and_then(|p| r.add(p));
+                r.note(result, Path::new("<built-in>"));
+            }
+        }
+        let mut paths: Vec<PathBuf> = Vec::new();
+        if options.env_path {
+            if let Some(v) = std::env::var_os(PLUGIN_PATH_ENV) {
+                paths.extend(std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()));
+            }
+        }
+        paths.extend(options.extra_paths.iter().cloned());
+        if options.default_dir {
+            if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+                paths.push(dir.join(DEFAULT_PLUGIN_DIR));
+            }
+        }
+        for path in paths {
+            r.add_path(&path);
+        }
+        r
+    }
+
+    fn note(&mut self, result: Result<()>, path: &Path) {
+        if let Err(e) = result {
+            tracing::warn!("skipping plugin {}: {e}", path.display());
+            self.skipped.push(SkippedPlugin { path: path.to_path_buf(), reason: e.to_string() });
+        }
+    }
+
+    /// Loads one library file, or every library in a folder (in name order). Failures are
+    /// logged and recorded as skipped; a missing folder is silently ignored.
+    pub fn add_path(&mut self, path: &Path) {
+        if path.is_dir() {
+            let mut files: Vec<PathBuf> = match std::fs::read_dir(path) {
+                Ok(d) => d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| is_library(p)).collect(),
+                Err(e) => {
+                    self.note(Err(Error::Plugin(format!("cannot read the folder: {e}"))), path);
+                    return;
+                }
+            };
+            files.sort();
+            for f in files {
+                let r = Registry::load_library(&f).and_then(|p| self.add(p));
+                self.note(r, &f);
+            }
+        } else if path.is_file() {
+            let r = Registry::load_library(path).and_then(|p| self.add(p));
+            self.note(r, path);
+        }
+    }
+
+    /// Loads the plugin in the shared library at `path` through its `kiln_engine_plugin_v1`
+    /// entry point. Refuses a file that cannot be loaded, lacks the entry point, or whose table
+    /// is refused by [`Plugin::from_table`].
+    pub fn load_library(path: &Path) -> Result<Plugin> {
+        let fail = |why: String| Error::Plugin(format!("plugin at {}: {why}", path.display()));
+        // SAFETY: loading a library runs its initialisers; kiln trusts the plugins it is pointed
+        // at (docs/plugin-development.md, trust model).
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| fail(e.to_string()))?;
+        // SAFETY: the symbol, when present, has the documented EntryPointFn type.
+        let entry: EntryPointFn = unsafe { lib.get::<EntryPointFn>(ENTRY_POINT_SYMBOL) }
+            .map(|s| *s)
+            .map_err(|_| fail("no kiln_engine_plugin_v1 entry point".into()))?;
+        // SAFETY: calling the entry point with our ABI major is its documented use.
+        let table = unsafe { entry(KILN_PLUGIN_ABI_MAJOR) };
+        // SAFETY: the table lives as long as the library, which the Plugin keeps loaded.
+        unsafe { Plugin::from_table(table, PluginSource::Library(path.to_path_buf()), Some(lib)) }
+    }
+
+    /// Registers `plugin`; refuses a plugin whose name or an engine ID is already registered.
+    pub fn add(&mut self, plugin: Plugin) -> Result<()> {
+        if let Some(p) = self.plugins.iter().find(|p| p.name() == plugin.name()) {
+            return Err(Error::Plugin(format!(
+                "a plugin named '{}' is already registered from {}",
+                plugin.name(),
+                p.source()
+            )));
+        }
+        for e in plugin.engines() {
+            if let Some(p) = self.plugins.iter().find(|p| p.engine(e.id).is_some()) {
+                return Err(Error::Plugin(format!(
+                    "plugin '{}': engine '{}' (id {:#x}) is already provided by plugin '{}'",
+                    plugin.name(),
+                    e.name,
+                    e.id,
+                    p.name()
+                )));
+            }
+        }
+        self.plugins.push(Arc::new(plugin));
+        Ok(())
+    }
+
+    /// The registered plugins, in discovery order.
+    pub fn plugins(&self) -> &[Arc<Plugin>] {
+        &self.plugins
+    }
+
+    /// Plugins that were found but skipped, with the reason.
+    pub fn skipped(&self) -> &[SkippedPlugin] {
+        &self.skipped
+    }
+}

@@ -1,0 +1,146 @@
+//! `kiln bench`: timings of the CPU engine on the standard cases.
+//!
+//! Each case is built once on the default heuristics, run once to warm up, then timed; the
+//! median of the runs is reported. `scripts/bench_peers.py` runs the same cases on ONNX Runtime
+//! and numpy and reports ratios.
+
+use crate::graphs::{ConvCase, MatmulCase};
+use anyhow::Result;
+use kiln::{Graph, Handle, HeurMode, HostTensor, Tensor, VariantPack, Workspace};
+use serde::Serialize;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print the results as a JSON array.
+    #[arg(long)]
+    json: bool,
+    /// Only cases whose op (conv_fprop, matmul) contains this text.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Most timed runs per case (fewer when a case is slow: about 3 s per case at most).
+    #[arg(long, default_value_t = 15)]
+    runs: usize,
+}
+
+#[derive(Serialize)]
+struct CaseResult {
+    op: &'static str,
+    shape: Vec<i64>,
+    dtype: &'static str,
+    fused: bool,
+    engine: String,
+    median_ms: f64,
+    min_ms: f64,
+    runs: usize,
+    gflops: f64,
+}
+
+fn time_graph(handle: &Handle, graph: &mut Graph, inputs: &[Tensor], output: &Tensor, runs: usize) -> Result<(String, Vec<f64>)> {
+    graph.build(handle, &[HeurMode::A])?;
+    let engine = graph.plan().map(|p| p.engine_name().to_string()).unwrap_or_default();
+    let mut hosts: Vec<HostTensor> =
+        inputs.iter().enumerate().map(|(i, t)| HostTensor::random(&t.desc()?, 7 + i as u64)).collect::<kiln::Result<_>>()?;
+    let mut out = HostTensor::for_tensor(output)?;
+    let mut ws = Workspace::for_graph(graph)?;
+    let mut times = Vec::new();
+    let budget = Duration::from_secs(3);
+    let start = Instant::now();
+    for i in 0..=runs {
+        let mut pack = VariantPack::new();
+        for (t, h) in inputs.iter().zip(hosts.iter_mut()) {
+            pack.insert(t, h);
+        }
+        pack.insert(output, &mut out);
+        let t = Instant::now();
+        graph.execute(handle, &mut pack, &mut ws)?;
+        if i > 0 {
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        if i >= 3 && start.elapsed() > budget {
+            break;
+        }
+    }
+    Ok((engine, times))
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 }
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let handle = Handle::cpu()?;
+    let convs = [
+        ConvCase { n: 1, c: 64, h: 56, w: 56, k: 64, r: 3, s: 3, pad: 1, fused: false },
+        ConvCase { n: 8, c: 64, h: 56, w: 56, k: 64, r: 3, s: 3, pad: 1, fused: true },
+        ConvCase { n: 8, c: 256, h: 14, w: 14, k: 256, r: 3, s: 3, pad: 1, fused: true },
+        ConvCase { n: 8, c: 128, h: 28, w: 28, k: 128, r: 1, s: 1, pad: 0, fused: true },
+    ];
+    let matmuls = [MatmulCase { m: 1024, n: 1024, k: 1024 }, MatmulCase { m: 2048, n: 2048, k: 2048 }];
+    let wanted = |op: &str| args.filter.as_deref().is_none_or(|f| op.contains(f));
+    let mut results = Vec::new();
+    for case in convs.iter().filter(|_| wanted("conv_fprop")) {
+        let (mut g, inputs, y) = case.graph();
+        let (engine, mut times) = time_graph(&handle, &mut g, &inputs, &y, args.runs)?;
+        let med = median(&mut times);
+        results.push(CaseResult {
+            op: "conv_fprop",
+            shape: case.shape(),
+            dtype: "f32",
+            fused: case.fused,
+            engine,
+            median_ms: med,
+            min_ms: times.first().copied().unwrap_or(f64::NAN),
+            runs: times.len(),
+            gflops: case.flops() / (med * 1e6),
+        });
+        if !args.json {
+            print_row(results.last());
+        }
+    }
+    for case in matmuls.iter().filter(|_| wanted("matmul")) {
+        let (mut g, inputs, c) = case.graph();
+        let (engine, mut times) = time_graph(&handle, &mut g, &inputs, &c, args.runs)?;
+        let med = median(&mut times);
+        results.push(CaseResult {
+            op: "matmul",
+            shape: vec![case.m, case.n, case.k],
+            dtype: "f32",
+            fused: false,
+            engine,
+            median_ms: med,
+            min_ms: times.first().copied().unwrap_or(f64::NAN),
+            runs: times.len(),
+            gflops: case.flops() / (med * 1e6),
+        });
+        if !args.json {
+            print_row(results.last());
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_row(r: Option<&CaseResult>) {
+    if let Some(r) = r {
+        println!(
+            "{:<11} {:<34} {} fused={:<5} {:>9.3} ms  {:>7.1} GFLOP/s  ({}, {} runs)",
+            r.op,
+            format!("{:?}", r.shape),
+            r.dtype,
+            r.fused,
+            r.median_ms,
+            r.gflops,
+            r.engine,
+            r.runs
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! The graphs the demo and the benchmarks build.
+
+use kiln::{
+    ConvFpropAttributes, DataType, Graph, MatmulAttributes, PointwiseAttributes, PointwiseMode,
+    Tensor, TensorAttributes,
+};
+
+/// A forward convolution, NCHW f32, optionally followed by bias + relu.
+pub struct ConvCase {
+    pub n: i64,
+    pub c: i64,
+    pub h: i64,
+    pub w: i64,
+    pub k: i64,
+    pub r: i64,
+    pub s: i64,
+    pub pad: i64,
+    pub fused: bool,
+}
+
+impl ConvCase {
+    /// Multiply-adds times two.
+    pub fn flops(&self) -> f64 {
+        let oh = self.h + 2 * self.pad - self.r + 1;
+        let ow = self.w + 2 * self.pad - self.s + 1;
+        2.0 * (self.n * self.k * oh * ow * self.c * self.r * self.s) as f64
+    }
+
+    pub fn shape(&self) -> Vec<i64> {
+        vec![self.n, self.c, self.h, self.w, self.k, self.r, self.s, self.pad]
+    }
+
+    /// The graph and its tensors: inputs (x, w[, bias]) and the output.
+    pub fn graph(&self) -> (Graph, Vec<Tensor>, Tensor) {
+        let mut g = Graph::new();
+        g.set_name("conv_bias_relu");
+        let f32t = |name: &str, dims: &[i64]| TensorAttributes::new().name(name).dim(dims).data_type(DataType::F32);
+        let x = g.tensor(f32t("x", &[self.n, self.c, self.h, self.w]));
+        let w = g.tensor(f32t("w", &[self.k, self.c, self.r, self.s]));
+        let conv = g.conv_fprop(
+            &x,
+            &w,
+            ConvFpropAttributes::new().name("conv").padding(&[self.pad, self.pad]).stride(&[1, 1]).dilation(&[1, 1]),
+        );
+        if !self.fused {
+            conv.set_output(true).set_name("y");
+            return (g, vec![x, w], conv);
+        }
+        let b = g.tensor(f32t("bias", &[1, self.k, 1, 1]));
+        let biased = g.pointwise(&conv, Some(&b), PointwiseAttributes::new(PointwiseMode::Add).name("bias"));
+        let y = g.pointwise(&biased, None, PointwiseAttributes::new(PointwiseMode::Relu).name("relu"));
+        y.set_output(true).set_name("y");
+        (g, vec![x, w, b], y)
+    }
+}
+
+/// A square f32 matmul.
+pub struct MatmulCase {
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+}
+
+impl MatmulCase {
+    pub fn flops(&self) -> f64 {
+        2.0 * (self.m * self.n * self.k) as f64
+    }
+
+    pub fn graph(&self) -> (Graph, Vec<Tensor>, Tensor) {
+        let mut g = Graph::new();
+        let a = g.tensor(TensorAttributes::new().name("a").dim(&[1, self.m, self.k]).data_type(DataType::F32));
+        let b = g.tensor(TensorAttributes::new().name("b").dim(&[1, self.k, self.n]).data_type(DataType::F32));
+        let c = g.matmul(&a, &b, MatmulAttributes::new().name("matmul"));
+        c.set_output(true).set_name("c");
+        (g, vec![a, b], c)
+    }
+}

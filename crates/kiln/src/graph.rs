@@ -1,0 +1,490 @@
+//! The frontend graph and its lifecycle.
+
+use crate::attributes::{ConvAttributes, MatmulAttributes, PointwiseAttributes, ReductionAttributes};
+use crate::host::{VariantPack, Workspace};
+use crate::tensor::{Tensor, TensorAttributes};
+use kiln_backend::{heuristics, BehaviorNote, EngineConfig, ExecutionPlan, Handle, HeurMode};
+use kiln_core::tensor::{packed_strides, packed_strides_in_order, stride_order};
+use kiln_core::{
+    shape, ConvDirection, ConvOp, ConvParams, DataType, Error, MatmulOp, Node, Op, OpGraph,
+    PointwiseMode, PointwiseOp, PointwiseParams, ReductionMode, ReductionOp, Result,
+};
+
+/// How many plans `build_plans` builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BuildPlanPolicy {
+    /// Build candidates in heuristic order and keep the first that builds.
+    #[default]
+    HeuristicsChoice,
+    /// Build every candidate that can be built; the first one is selected.
+    All,
+}
+
+#[derive(Debug, Clone)]
+enum NodeSpec {
+    Pointwise { a: Tensor, b: Option<Tensor>, out: Tensor, mode: PointwiseMode, params: PointwiseParams },
+    Conv { direction: ConvDirection, x: Tensor, w: Tensor, y: Tensor, attrs: ConvAttributes },
+    Matmul { a: Tensor, b: Tensor, c: Tensor },
+    Reduction { x: Tensor, y: Tensor, mode: ReductionMode },
+}
+
+impl NodeSpec {
+    fn output(&self) -> &Tensor {
+        match self {
+            NodeSpec::Pointwise { out, .. } => out,
+            NodeSpec::Conv { direction: ConvDirection::Fprop, y, .. } => y,
+            NodeSpec::Conv { direction: ConvDirection::Dgrad, x, .. } => x,
+            NodeSpec::Conv { direction: ConvDirection::Wgrad, w, .. } => w,
+            NodeSpec::Matmul { c, .. } => c,
+            NodeSpec::Reduction { y, .. } => y,
+        }
+    }
+
+    /// The input whose layout and type an output inherits by default.
+    fn layout_source(&self) -> &Tensor {
+        match self {
+            NodeSpec::Pointwise { a, b: Some(b), .. } if a.scalar().is_some() => b,
+            NodeSpec::Pointwise { a, .. } => a,
+            NodeSpec::Conv { direction: ConvDirection::Dgrad, y, .. } => y,
+            NodeSpec::Conv { x, .. } => x,
+            NodeSpec::Matmul { a, .. } => a,
+            NodeSpec::Reduction { x, .. } => x,
+        }
+    }
+}
+
+/// A graph of tensor operations, with its plans once built.
+///
+/// Lifecycle (cuDNN frontend's): [`Graph::validate`], [`Graph::build_operation_graph`],
+/// [`Graph::create_execution_plans`], [`Graph::check_support`], [`Graph::build_plans`],
+/// [`Graph::get_workspace_size`], [`Graph::execute`]; [`Graph::build`] chains them.
+#[derive(Default)]
+pub struct Graph {
+    name: String,
+    tensors: Vec<Tensor>,
+    nodes: Vec<(String, NodeSpec)>,
+    io_data_type: Option<DataType>,
+    intermediate_data_type: Option<DataType>,
+    op_graph: Option<OpGraph>,
+    blob: Option<Vec<u8>>,
+    handle: Option<Handle>,
+    configs: Vec<EngineConfig>,
+    notes: Vec<BehaviorNote>,
+    deselected: Vec<String>,
+    pub(crate) plans: Vec<ExecutionPlan>,
+}
+
+impl Graph {
+    /// An empty graph.
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    /// Names the graph (kept in saved graphs).
+    pub fn set_name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Default data type of non-virtual tensors whose type is unset.
+    pub fn set_io_data_type(&mut self, dt: DataType) -> &mut Self {
+        self.io_data_type = Some(dt);
+        self
+    }
+
+    /// Default data type of virtual tensors whose type is unset.
+    pub fn set_intermediate_data_type(&mut self, dt: DataType) -> &mut Self {
+        self.intermediate_data_type = Some(dt);
+        self
+    }
+
+    fn changed(&mut self) {
+        self.op_graph = None;
+        self.blob = None;
+        self.configs.clear();
+        self.plans.clear();
+    }
+
+    /// Adds an input (or output) tensor described by `attrs`.
+    pub fn tensor(&mut self, attrs: TensorAttributes) -> Tensor {
+        self.changed();
+        let t = Tensor::new(attrs);
+        self.tensors.push(t.clone());
+        t
+    }
+
+    /// Adds a by-value scalar operand (not bound at execute), of type f32.
+    pub fn scalar(&mut self, value: f64) -> Tensor {
+        self.tensor(TensorAttributes {
+            dims: vec![1],
+            strides: vec![1],
+            data_type: Some(DataType::F32),
+            scalar: Some(value),
+            ..TensorAttributes::default()
+        })
+    }
+
+    fn output(&mut self) -> Tensor {
+        self.tensor(TensorAttributes { is_virtual: true, ..TensorAttributes::default() })
+    }
+
+    fn node_name(&self, given: &str, kind: &str) -> String {
+        if given.is_empty() {
+            format!("{kind}_{}", self.nodes.len())
+        } else {
+            given.to_string()
+        }
+    }
+
+    /// Adds a pointwise node: `mode(a)` for unary modes, `mode(a, b)` for binary ones. Returns the
+    /// new output tensor (virtual until `set_output(true)`).
+    pub fn pointwise(&mut self, a: &Tensor, b: Option<&Tensor>, attrs: PointwiseAttributes) -> Tensor {
+        let name = self.node_name(&attrs.name, attrs.mode.name());
+        let out = self.output();
+        self.nodes.push((
+            name,
+            NodeSpec::Pointwise { a: a.clone(), b: b.cloned(), out: out.clone(), mode: attrs.mode, params: attrs.params },
+        ));
+        out
+    }
+
+    /// Adds a forward convolution of `x` [N, C, spatial...] with `w` [K, C/groups, filter...];
+    /// returns `y` [N, K, out...].
+    pub fn conv_fprop(&mut self, x: &Tensor, w: &Tensor, attrs: ConvAttributes) -> Tensor {
+        let name = self.node_name(&attrs.name, "conv_fprop");
+        let y = self.output();
+        self.nodes.push((name, NodeSpec::Conv { direction: ConvDirection::Fprop, x: x.clone(), w: w.clone(), y: y.clone(), attrs }));
+        y
+    }
+
+    /// Adds a data-gradient convolution: from `dy` and `w`, returns `dx`, whose dims must be set
+    /// with `set_dim` (they cannot be inferred).
+    pub fn conv_dgrad(&mut self, dy: &Tensor, w: &Tensor, attrs: ConvAttributes) -> Tensor {
+        let name = self.node_name(&attrs.name, "conv_dgrad");
+        let dx = self.output();
+        self.nodes.push((name, NodeSpec::Conv { direction: ConvDirection::Dgrad, x: dx.clone(), w: w.clone(), y: dy.clone(), attrs }));
+        dx
+    }
+
+    /// Adds a weight-gradient convolution: from `dy` and `x`, returns `dw`, whose dims must be
+    /// set with `set_dim`.
+    pub fn conv_wgrad(&mut self, dy: &Tensor, x: &Tensor, attrs: ConvAttributes) -> Tensor {
+        let name = self.node_name(&attrs.name, "conv_wgrad");
+        let dw = self.output();
+        self.nodes.push((name, NodeSpec::Conv { direction: ConvDirection::Wgrad, x: x.clone(), w: dw.clone(), y: dy.clone(), attrs }));
+        dw
+    }
+
+    /// Adds a batched matmul `a[..., M, K] * b[..., K, N]`; returns `c[..., M, N]`.
+    pub fn matmul(&mut self, a: &Tensor, b: &Tensor, attrs: MatmulAttributes) -> Tensor {
+        let name = self.node_name(&attrs.name, "matmul");
+        let c = self.output();
+        self.nodes.push((name, NodeSpec::Matmul { a: a.clone(), b: b.clone(), c: c.clone() }));
+        c
+    }
+
+    /// Adds a reduction of `x`; returns `y`, whose dims must be set (1 in the reduced dims).
+    pub fn reduction(&mut self, x: &Tensor, attrs: ReductionAttributes) -> Tensor {
+        let name = self.node_name(&attrs.name, attrs.mode.name());
+        let y = self.output();
+        self.nodes.push((name, NodeSpec::Reduction { x: x.clone(), y: y.clone(), mode: attrs.mode }));
+        y
+    }
+
+    /// The tensors of the graph, in creation order.
+    pub fn tensors(&self) -> &[Tensor] {
+        &self.tensors
+    }
+
+    /// Infers what is unset, assigns uids, and validates the graph.
+    ///
+    /// Output dims are inferred for pointwise, conv_fprop and matmul; strides default to the
+    /// layout of the operation's first input (packed row-major for inputs); data types default
+    /// to the graph's io/intermediate types, else to the first input's. Every rule of
+    /// [`OpGraph::validate`] is then checked, with errors naming the tensor or node at fault.
+    pub fn validate(&mut self) -> Result<()> {
+        self.changed();
+        // Uids: keep the user's, assign fresh ones after the largest.
+        let mut next = self.tensors.iter().filter_map(|t| t.uid()).max().unwrap_or(0).max(0) + 1;
+        for t in &self.tensors {
+            if t.uid().is_none() {
+                t.set_uid(next);
+                next += 1;
+            }
+        }
+        for t in &self.tensors {
+            let mut a = t.lock();
+            if a.strides.is_empty() && !a.dims.is_empty() && !self.is_output(t) {
+                a.strides = packed_strides(&a.dims);
+            }
+            if a.data_type.is_none() && !self.is_output(t) {
+                a.data_type = if a.is_virtual { self.intermediate_data_type } else { self.io_data_type };
+            }
+        }
+        for (name, node) in &self.nodes {
+            self.infer(name, node)?;
+        }
+        let mut tensors = Vec::with_capacity(self.tensors.len());
+        for t in &self.tensors {
+            let desc = t.desc().map_err(|e| Error::BadParam(format!("{}", e.message())))?;
+            tensors.push(desc);
+        }
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        for (name, node) in &self.nodes {
+            nodes.push(Node { name: name.clone(), compute_type: DataType::F32, op: self.lower(node)? });
+        }
+        let mut g = OpGraph { name: self.name.clone(), tensors, nodes };
+        g.validate()?;
+        self.op_graph = Some(g);
+        Ok(())
+    }
+
+    fn is_output(&self, t: &Tensor) -> bool {
+        self.nodes.iter().any(|(_, n)| n.output().same(t))
+    }
+
+    fn infer(&self, name: &str, node: &NodeSpec) -> Result<()> {
+        let what = format!("node '{name}'");
+        let out = node.output();
+        let src = node.layout_source();
+        let (src_dims, src_strides, src_type) = (src.dims(), src.strides(), src.data_type());
+        if src_dims.is_empty() {
+            return Err(Error::BadParam(format!("{what}: input tensor '{}' has no dims", src.name())));
+        }
+        if out.dims().is_empty() {
+            let dims = match node {
+                NodeSpec::Pointwise { a, b, .. } => {
+                    let a_dims = a.dims();
+                    match b {
+                        None => a_dims,
+                        Some(b) if a.scalar().is_some() => b.dims(),
+                        Some(b) if b.scalar().is_some() => a_dims,
+                        Some(b) => shape::broadcast(&a_dims, &b.dims(), &what)?,
+                    }
+                }
+                NodeSpec::Conv { direction: ConvDirection::Fprop, x, w, attrs, .. } => {
+                    let params = conv_params(attrs, x.dims().len().saturating_sub(2));
+                    shape::conv_output_dims(&x.dims(), &w.dims(), &params, &what)?
+                }
+                NodeSpec::Matmul { a, b, .. } => shape::matmul_output_dims(&a.dims(), &b.dims(), &what)?,
+                _ => {
+                    return Err(Error::BadParam(format!(
+                        "{what}: set the dims of its output tensor{}; they cannot be inferred",
+                        if out.name().is_empty() { String::new() } else { format!(" '{}'", out.name()) }
+                    )))
+                }
+            };
+            out.set_dim(&dims);
+        }
+        let dims = out.dims();
+        if out.strides().is_empty() {
+            let strides = if matches!(node, NodeSpec::Matmul { .. }) || src_strides.len() != dims.len() {
+                packed_strides(&dims)
+            } else {
+                packed_strides_in_order(&dims, &stride_order(&src_strides))
+            };
+            out.set_stride(&strides);
+        }
+        if out.data_type().is_none() {
+            let default = if out.is_virtual() { self.intermediate_data_type } else { self.io_data_type };
+            out.set_data_type(default.or(src_type).unwrap_or(DataType::F32));
+        }
+        Ok(())
+    }
+
+    fn lower(&self, node: &NodeSpec) -> Result<Op> {
+        let uid = |t: &Tensor| t.uid().ok_or_else(|| Error::Internal("uid unassigned after validate".into()));
+        Ok(match node {
+            NodeSpec::Pointwise { a, b, out, mode, params } => Op::Pointwise(PointwiseOp {
+                mode: *mode,
+                a: uid(a)?,
+                b: b.as_ref().map(uid).transpose()?,
+                out: uid(out)?,
+                params: *params,
+            }),
+            NodeSpec::Conv { direction, x, w, y, attrs } => Op::Conv(ConvOp {
+                direction: *direction,
+                x: uid(x)?,
+                w: uid(w)?,
+                y: uid(y)?,
+                params: conv_params(attrs, x.dims().len().saturating_sub(2)),
+            }),
+            NodeSpec::Matmul { a, b, c } => Op::Matmul(MatmulOp { a: uid(a)?, b: uid(b)?, c: uid(c)? }),
+            NodeSpec::Reduction { x, y, mode } => Op::Reduction(ReductionOp { mode: *mode, x: uid(x)?, y: uid(y)? }),
+        })
+    }
+
+    /// The validated IR, once [`Graph::validate`] succeeded.
+    pub fn op_graph(&self) -> Option<&OpGraph> {
+        self.op_graph.as_ref()
+    }
+
+    /// Validates (if needed) and lowers the graph for `handle`'s plugins.
+    pub fn build_operation_graph(&mut self, handle: &Handle) -> Result<()> {
+        if self.op_graph.is_none() {
+            self.validate()?;
+        }
+        let g = self.op_graph.as_ref().ok_or_else(|| Error::Internal("no graph after validate".into()))?;
+        self.blob = Some(kiln_format::encode_graph(g));
+        self.handle = Some(handle.clone());
+        self.configs.clear();
+        self.plans.clear();
+        Ok(())
+    }
+
+    fn require_handle(&self) -> Result<&Handle> {
+        self.handle
+            .as_ref()
+            .ok_or_else(|| Error::NotInitialized("call build_operation_graph(&handle) first".into()))
+    }
+
+    /// Asks the heuristics for engine configurations, in order, for each of `modes`.
+    pub fn create_execution_plans(&mut self, modes: &[HeurMode]) -> Result<()> {
+        let handle = self.require_handle()?.clone();
+        let blob = self.blob.as_ref().ok_or_else(|| Error::NotInitialized("call build_operation_graph first".into()))?;
+        self.configs = heuristics::engine_configs(&handle, blob, modes)?;
+        self.plans.clear();
+        Ok(())
+    }
+
+    /// Keeps only engines that declare every note in `notes` (e.g. plans that can be saved).
+    pub fn select_behavior_notes(&mut self, notes: &[BehaviorNote]) -> &mut Self {
+        self.notes = notes.to_vec();
+        self
+    }
+
+    /// Leaves out the engines named in `names`.
+    pub fn deselect_engines(&mut self, names: &[&str]) -> &mut Self {
+        self.deselected = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// The engine configurations that pass the filters, in heuristic order.
+    pub fn candidate_configs(&self) -> Vec<&EngineConfig> {
+        self.configs
+            .iter()
+            .filter(|c| self.notes.iter().all(|n| c.has_note(*n)))
+            .filter(|c| !self.deselected.iter().any(|d| d == &c.engine_name))
+            .collect()
+    }
+
+    /// Refuses (`NotSupported`) when no engine configuration is left for the graph.
+    pub fn check_support(&self) -> Result<()> {
+        self.require_handle()?;
+        if self.candidate_configs().is_empty() {
+            let device = self.handle.as_ref().map(|h| h.device().to_string()).unwrap_or_default();
+            return Err(Error::NotSupported(if self.configs.is_empty() {
+                format!("no engine on {device} supports this graph (did you call create_execution_plans?)")
+            } else {
+                format!(
+                    "no engine passes the filters (behaviour notes {:?}, deselected {:?}); the candidates were: {}",
+                    self.notes,
+                    self.deselected,
+                    self.configs.iter().map(|c| c.engine_name.as_str()).collect::<Vec<_>>().join(", ")
+                )
+            }));
+        }
+        Ok(())
+    }
+
+    /// Builds plans per `policy`. The first plan built is the one `execute` runs.
+    pub fn build_plans(&mut self, policy: BuildPlanPolicy) -> Result<()> {
+        self.check_support()?;
+        let handle = self.require_handle()?.clone();
+        let (g, blob) = match (&self.op_graph, &self.blob) {
+            (Some(g), Some(b)) => (g, b),
+            _ => return Err(Error::NotInitialized("call build_operation_graph first".into())),
+        };
+        let mut plans = Vec::new();
+        let mut failures = Vec::new();
+        for cfg in self.candidate_configs() {
+            match ExecutionPlan::build(&handle, cfg, g, blob) {
+                Ok(p) => {
+                    plans.push(p);
+                    if policy == BuildPlanPolicy::HeuristicsChoice {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!("engine {} did not build: {e}", cfg.engine_name);
+                    failures.push(format!("{}: {e}", cfg.engine_name));
+                }
+            }
+        }
+        if plans.is_empty() {
+            return Err(Error::NotSupported(format!("no plan could be built: {}", failures.join("; "))));
+        }
+        self.plans = plans;
+        Ok(())
+    }
+
+    /// Validates, lowers, asks the heuristics and builds the first plan that builds.
+    pub fn build(&mut self, handle: &Handle, modes: &[HeurMode]) -> Result<()> {
+        self.validate()?;
+        self.build_operation_graph(handle)?;
+        self.create_execution_plans(modes)?;
+        self.check_support()?;
+        self.build_plans(BuildPlanPolicy::HeuristicsChoice)
+    }
+
+    /// The selected plan, once built or loaded.
+    pub fn plan(&self) -> Option<&ExecutionPlan> {
+        self.plans.first()
+    }
+
+    /// Every plan built, selected first.
+    pub fn plans(&self) -> &[ExecutionPlan] {
+        &self.plans
+    }
+
+    /// Makes the plan of engine `name` the selected one.
+    pub fn select_plan_by_engine(&mut self, name: &str) -> Result<()> {
+        let i = self
+            .plans
+            .iter()
+            .position(|p| p.engine_name() == name)
+            .ok_or_else(|| Error::BadParam(format!("no built plan uses engine '{name}'")))?;
+        self.plans.swap(0, i);
+        Ok(())
+    }
+
+    fn selected(&self) -> Result<&ExecutionPlan> {
+        self.plans.first().ok_or_else(|| Error::NotInitialized("no plan: call build_plans (or build) first".into()))
+    }
+
+    /// Workspace bytes the selected plan needs.
+    pub fn get_workspace_size(&self) -> Result<usize> {
+        Ok(self.selected()?.workspace_size())
+    }
+
+    /// Runs the selected plan on the host tensors of `pack`.
+    ///
+    /// Each bound tensor is checked against the graph: present, right data type and large
+    /// enough for the tensor's layout; the plan then checks binding set, alignment and workspace.
+    pub fn execute(&self, handle: &Handle, pack: &mut VariantPack<'_>, workspace: &mut Workspace) -> Result<()> {
+        let plan = self.selected()?;
+        let g = self.op_graph.as_ref().ok_or_else(|| Error::NotInitialized("the graph is not validated".into()))?;
+        let bindings = pack.bindings(|uid| g.tensor(uid).cloned())?;
+        // SAFETY: VariantPack::bindings checked each host buffer against its tensor's data type
+        // and layout size; the pack holds the buffers mutably borrowed for this call.
+        unsafe { plan.execute(handle, &bindings, workspace.as_mut_ptr(), workspace.len()) }
+    }
+
+    pub(crate) fn set_loaded(&mut self, g: OpGraph, handle: Option<&Handle>, plan: Option<ExecutionPlan>) {
+        self.changed();
+        self.blob = Some(kiln_format::encode_graph(&g));
+        self.op_graph = Some(g);
+        self.handle = handle.cloned();
+        self.plans = plan.into_iter().collect();
+    }
+}
+
+fn conv_params(attrs: &ConvAttributes, spatial: usize) -> ConvParams {
+    let or = |v: &Vec<i64>, d: i64| if v.is_empty() { vec![d; spatial] } else { v.clone() };
+    ConvParams {
+        pre_padding: or(&attrs.pre_padding, 0),
+        post_padding: or(&attrs.post_padding, 0),
+        stride: or(&attrs.stride, 1),
+        dilation: or(&attrs.dilation, 1),
+    }
+}
