@@ -11,6 +11,7 @@ pub mod device;
 pub mod handle;
 pub mod heuristics;
 pub mod plan;
+mod plan_cache;
 pub mod plugin;
 pub mod registry;
 

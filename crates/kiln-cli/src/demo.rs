@@ -33,6 +33,11 @@ struct Report {
     reference_engine: String,
     max_rel_error: f64,
     tolerance: f64,
+    plan_bytes: usize,
+    save_us: f64,
+    load_us: f64,
+    resave_identical: bool,
+    loaded_max_rel_error: f64,
     validated: bool,
 }
 
@@ -66,6 +71,28 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let execute_ms = t1.elapsed().as_secs_f64() * 1e3;
 
+    // Save the plan, load it on a fresh handle, save it again, run the loaded plan.
+    let t2 = Instant::now();
+    let plan_blob = graph.serialize_compiled_plan()?;
+    let save_us = t2.elapsed().as_secs_f64() * 1e6;
+    let fresh = Handle::new(device)?;
+    let (mut loaded, loaded_inputs, loaded_y) = case.graph();
+    loaded.validate()?;
+    let t3 = Instant::now();
+    loaded.deserialize_compiled_plan(&fresh, &plan_blob)?;
+    let load_us = t3.elapsed().as_secs_f64() * 1e6;
+    let resave_identical = loaded.serialize_compiled_plan()? == plan_blob;
+    let mut loaded_out = HostTensor::for_tensor(&loaded_y)?;
+    {
+        let mut ws = Workspace::for_graph(&loaded)?;
+        let mut pack = VariantPack::new();
+        for (t, h) in loaded_inputs.iter().zip(hosts.iter_mut()) {
+            pack.insert(t, h);
+        }
+        pack.insert(&loaded_y, &mut loaded_out);
+        loaded.execute(&fresh, &mut pack, &mut ws)?;
+    }
+
     // The same graph on the reference engine, on the same inputs.
     let ref_handle = Handle::cpu()?;
     let (mut ref_graph, ref_inputs, ref_y) = case.graph();
@@ -73,8 +100,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut pairs: Vec<_> = ref_inputs.into_iter().zip(hosts).collect();
     let want = run_reference(&ref_handle, &mut ref_graph, &mut pairs, &ref_y)?;
     let reference_engine = ref_graph.plan().map(|p| p.engine_name().to_string()).unwrap_or_default();
-    let err = max_rel_error(&out.to_f64_vec(), &want, 1e-3);
-    let validated = err <= TOLERANCE;
+    let err = max_rel_error(&out.to_f64_vec(), &want);
+    let loaded_err = max_rel_error(&loaded_out.to_f64_vec(), &want);
+    let validated = err <= TOLERANCE && loaded_err <= TOLERANCE && resave_identical;
 
     let report = Report {
         graph: "conv_fprop + bias + relu (NCHW, f32)",
@@ -87,6 +115,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         reference_engine,
         max_rel_error: err,
         tolerance: TOLERANCE,
+        plan_bytes: plan_blob.len(),
+        save_us,
+        load_us,
+        resave_identical,
+        loaded_max_rel_error: loaded_err,
         validated,
     };
     if args.json {
@@ -98,7 +131,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         println!("  execute         {:.3} ms", report.execute_ms);
         println!("  reference       {}", report.reference_engine);
         println!("  max rel. error  {:.3e} (tolerance {:.0e})", report.max_rel_error, report.tolerance);
-        println!("  result          {}", if validated { "matches the reference" } else { "DOES NOT MATCH the reference" });
+        println!("  saved plan      {} bytes in {:.1} us", report.plan_bytes, report.save_us);
+        println!("  loaded plan     {:.1} us on a fresh handle; re-save byte-identical: {}", report.load_us, report.resave_identical);
+        println!("  loaded result   max rel. error {:.3e}", report.loaded_max_rel_error);
+        println!(
+            "  result          {}",
+            if validated { "matches the reference (built and loaded plans)" } else { "DOES NOT MATCH" }
+        );
     }
     Ok(if validated { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }

@@ -383,7 +383,7 @@ unsafe extern "C" fn serialize_execution_context<P: EnginePlugin>(
     })
 }
 
-unsafe extern "C" fn destroy_serialized_execution_context<P: EnginePlugin>(
+unsafe extern "C" fn destroy_serialized_execution_context(
     _instance: KilnPluginInstance,
     bytes: KilnBytes,
 ) {
@@ -454,7 +454,7 @@ impl<P: EnginePlugin> PluginTableFor for P {
             None
         },
         destroy_serialized_execution_context: if P::SUPPORTS_SERIALIZATION {
-            Some(destroy_serialized_execution_context::<P>)
+            Some(destroy_serialized_execution_context)
         } else {
             None
         },

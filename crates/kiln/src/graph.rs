@@ -470,12 +470,84 @@ impl Graph {
         unsafe { plan.execute(handle, &bindings, workspace.as_mut_ptr(), workspace.len()) }
     }
 
-    pub(crate) fn set_loaded(&mut self, g: OpGraph, handle: Option<&Handle>, plan: Option<ExecutionPlan>) {
-        self.changed();
-        self.blob = Some(kiln_format::encode_graph(&g));
-        self.op_graph = Some(g);
-        self.handle = handle.cloned();
-        self.plans = plan.into_iter().collect();
+    /// A graph holding `g` (validated), with tensors and nodes as handles, as if built through
+    /// the API; `handle` and `plan` are attached when given.
+    pub(crate) fn from_loaded(g: OpGraph, handle: Option<&Handle>, plan: Option<ExecutionPlan>) -> Result<Graph> {
+        let mut graph = Graph::new();
+        graph.name = g.name.clone();
+        for d in &g.tensors {
+            graph.tensors.push(Tensor::new(TensorAttributes {
+                uid: Some(d.uid),
+                name: d.name.clone(),
+                dims: d.dims.clone(),
+                strides: d.strides.clone(),
+                data_type: Some(d.data_type),
+                is_virtual: d.is_virtual,
+                alignment: d.alignment,
+                scalar: d.scalar,
+            }));
+        }
+        let find = |uid: i64| -> Result<Tensor> {
+            graph
+                .tensors
+                .iter()
+                .find(|t| t.uid() == Some(uid))
+                .cloned()
+                .ok_or_else(|| Error::BadParam(format!("the saved graph refers to missing tensor uid {uid}")))
+        };
+        let mut nodes = Vec::with_capacity(g.nodes.len());
+        for n in &g.nodes {
+            let spec = match &n.op {
+                Op::Pointwise(p) => NodeSpec::Pointwise {
+                    a: find(p.a)?,
+                    b: p.b.map(&find).transpose()?,
+                    out: find(p.out)?,
+                    mode: p.mode,
+                    params: p.params,
+                },
+                Op::Conv(c) => NodeSpec::Conv {
+                    direction: c.direction,
+                    x: find(c.x)?,
+                    w: find(c.w)?,
+                    y: find(c.y)?,
+                    attrs: ConvAttributes {
+                        name: n.name.clone(),
+                        pre_padding: c.params.pre_padding.clone(),
+                        post_padding: c.params.post_padding.clone(),
+                        stride: c.params.stride.clone(),
+                        dilation: c.params.dilation.clone(),
+                    },
+                },
+                Op::Matmul(m) => NodeSpec::Matmul { a: find(m.a)?, b: find(m.b)?, c: find(m.c)? },
+                Op::Reduction(r) => NodeSpec::Reduction { x: find(r.x)?, y: find(r.y)?, mode: r.mode },
+            };
+            nodes.push((n.name.clone(), spec));
+        }
+        graph.nodes = nodes;
+        graph.blob = Some(kiln_format::encode_graph(&g));
+        graph.op_graph = Some(g);
+        graph.handle = handle.cloned();
+        graph.plans = plan.into_iter().collect();
+        Ok(graph)
+    }
+
+    /// The tensor named `name`, if any.
+    pub fn tensor_by_name(&self, name: &str) -> Option<Tensor> {
+        self.tensors.iter().find(|t| t.name() == name).cloned()
+    }
+
+    /// The tensor with `uid`, if any.
+    pub fn tensor_by_uid(&self, uid: i64) -> Option<Tensor> {
+        self.tensors.iter().find(|t| t.uid() == Some(uid)).cloned()
+    }
+
+    pub(crate) fn graph_blob(&self) -> Option<&[u8]> {
+        self.blob.as_deref()
+    }
+
+    pub(crate) fn attach_plan(&mut self, handle: &Handle, plan: ExecutionPlan) {
+        self.handle = Some(handle.clone());
+        self.plans = vec![plan];
     }
 }
 

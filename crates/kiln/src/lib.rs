@@ -28,6 +28,7 @@
 mod attributes;
 mod graph;
 mod host;
+mod serialize;
 mod tensor;
 
 pub use attributes::{
@@ -36,6 +37,11 @@ pub use attributes::{
 };
 pub use graph::{BuildPlanPolicy, Graph};
 pub use host::{HostTensor, VariantPack, Workspace};
+pub use serialize::{
+    deserialize_compiled_plan, from_compiled_plan_binary, probe, serialize_compiled_plan,
+    to_compiled_plan_binary,
+};
+pub use kiln_format::{BlobInfo, BlobKind};
 pub use tensor::{Tensor, TensorAttributes};
 
 pub use kiln_backend::{

@@ -10,6 +10,7 @@
 
 pub mod engine;
 pub mod fast;
+pub mod payload;
 pub mod reference;
 pub mod tensor_map;
 
@@ -47,6 +48,7 @@ impl EnginePlugin for CpuPlugin {
     type Context = CpuContext;
     const NAME: &'static str = PLUGIN_NAME;
     const VERSION: &'static str = PLUGIN_VERSION;
+    const SUPPORTS_SERIALIZATION: bool = true;
 
     fn engines() -> Vec<EngineDescriptor> {
         all_engines()
@@ -83,17 +85,39 @@ impl EnginePlugin for CpuPlugin {
         graph: &OpGraph,
     ) -> PluginResult<CpuContext> {
         let engine = find_engine(id)?;
-        engine
-            .supports(graph)
-            .map_err(|why| PluginError::not_supported(format!("{}: {why}", engine.name())))?;
         let knobs = engine::resolve_knobs(engine, knobs)?;
-        let prepared = engine.prepare(graph, &knobs)?;
-        Ok(CpuContext {
-            engine_id: id,
-            knobs,
-            graph: graph.clone(),
-            prepared,
-        })
+        prepare_context(engine, knobs, graph.clone())
+    }
+
+    fn serialize_context(&self, engine_id: u64, context: &CpuContext) -> PluginResult<Vec<u8>> {
+        Ok(payload::encode(engine_id, &context.knobs, &context.graph))
+    }
+
+    fn restore_context(&self, engine_id: u64, bytes: &[u8]) -> PluginResult<CpuContext> {
+        let p = payload::decode(bytes)?;
+        if p.engine_id != engine_id {
+            return Err(PluginError::invalid_value(format!(
+                "kiln-cpu payload damaged: it is for engine {:#x}, the plan envelope says {engine_id:#x}",
+                p.engine_id
+            )));
+        }
+        let engine = find_engine(engine_id).map_err(|e| PluginError::not_applicable(e.message))?;
+        if p.knobs.len() != engine.knobs().len() {
+            return Err(PluginError::not_applicable(format!(
+                "kiln-cpu payload has {} knob values but engine {} has {} knobs",
+                p.knobs.len(),
+                engine.name(),
+                engine.knobs().len()
+            )));
+        }
+        let settings: Vec<KnobSetting> = engine
+            .knobs()
+            .iter()
+            .zip(&p.knobs)
+            .map(|(k, &value)| KnobSetting { knob_id: k.id, value })
+            .collect();
+        let knobs = engine::resolve_knobs(engine, &settings)?;
+        prepare_context(engine, knobs, p.graph)
     }
 
     fn workspace_size(&self, context: &CpuContext) -> usize {
@@ -111,6 +135,14 @@ impl EnginePlugin for CpuPlugin {
         // SAFETY: as above, and workspace holds workspace_size() bytes.
         unsafe { context.prepared.execute(&tensors, workspace) }
     }
+}
+
+fn prepare_context(engine: &dyn CpuEngine, knobs: Vec<i64>, graph: OpGraph) -> PluginResult<CpuContext> {
+    engine
+        .supports(&graph)
+        .map_err(|why| PluginError::not_supported(format!("{}: {why}", engine.name())))?;
+    let prepared = engine.prepare(&graph, &knobs)?;
+    Ok(CpuContext { engine_id: engine_id(engine.name()), knobs, graph, prepared })
 }
 
 export_plugin!(CpuPlugin);

@@ -86,10 +86,6 @@ impl<'a> TensorMap<'a> {
 
     /// Reads tensor `uid` (or its by-value scalar) into a packed row-major f64 buffer.
     pub fn gather_f64(&self, uid: i64) -> PluginResult<Vec<f64>> {
-        Ok(self.gather_f32_or_f64(uid)?)
-    }
-
-    fn gather_f32_or_f64(&self, uid: i64) -> PluginResult<Vec<f64>> {
         let t = self.desc(uid)?;
         if let Some(v) = t.scalar {
             return Ok(vec![v; t.element_count().unwrap_or(1)]);
