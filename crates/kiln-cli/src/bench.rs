@@ -123,24 +123,76 @@ pub fn run(args: Args) -> Result<ExitCode> {
             print_row(results.last());
         }
     }
+    if wanted("plan_save") || wanted("plan_load") {
+        for r in bench_save_load(&handle, args.runs.max(50))? {
+            if wanted(r.op) {
+                if !args.json {
+                    print_row(Some(&r));
+                }
+                results.push(r);
+            }
+        }
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_row(r: Option<&CaseResult>) {
-    if let Some(r) = r {
-        println!(
-            "{:<11} {:<34} {} fused={:<5} {:>9.3} ms  {:>7.1} GFLOP/s  ({}, {} runs)",
-            r.op,
-            format!("{:?}", r.shape),
-            r.dtype,
-            r.fused,
-            r.median_ms,
-            r.gflops,
-            r.engine,
-            r.runs
-        );
+/// First save of a freshly built demo plan, and load of its bytes on a fresh handle (the
+/// plugin restores its context; nothing is compiled).
+fn bench_save_load(handle: &Handle, runs: usize) -> Result<Vec<CaseResult>> {
+    let case = ConvCase { n: 2, c: 32, h: 28, w: 28, k: 64, r: 3, s: 3, pad: 1, fused: true };
+    let (mut g, _, _) = case.graph();
+    g.build(handle, &[HeurMode::A])?;
+    let engine = g.plan().map(|p| p.engine_name().to_string()).unwrap_or_default();
+    let mut save = Vec::with_capacity(runs);
+    let mut bytes = Vec::new();
+    for _ in 0..runs {
+        g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)?;
+        let t = Instant::now();
+        bytes = g.serialize_compiled_plan()?;
+        save.push(t.elapsed().as_secs_f64() * 1e3);
     }
+    let fresh = Handle::new(handle.device())?;
+    let mut load = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        let plan = kiln::deserialize_compiled_plan(&fresh, &bytes)?;
+        load.push(t.elapsed().as_secs_f64() * 1e3);
+        drop(plan);
+    }
+    let row = |op: &'static str, mut times: Vec<f64>| {
+        let med = median(&mut times);
+        CaseResult {
+            op,
+            shape: case.shape(),
+            dtype: "f32",
+            fused: true,
+            engine: engine.clone(),
+            median_ms: med,
+            min_ms: times.first().copied().unwrap_or(f64::NAN),
+            runs: times.len(),
+            gflops: 0.0,
+        }
+    };
+    Ok(vec![row("plan_save", save), row("plan_load", load)])
+}
+
+fn print_row(r: Option<&CaseResult>) {
+    let Some(r) = r else { return };
+    let speed = if r.gflops > 0.0 {
+        format!("{:>9.3} ms  {:>7.1} GFLOP/s", r.median_ms, r.gflops)
+    } else {
+        format!("{:>9.1} us", r.median_ms * 1e3)
+    };
+    println!(
+        "{:<11} {:<34} {} fused={:<5} {speed}  ({}, {} runs)",
+        r.op,
+        format!("{:?}", r.shape),
+        r.dtype,
+        r.fused,
+        r.engine,
+        r.runs
+    );
 }

@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod graphs;
+mod inspect;
 mod plugins;
 mod reference;
 
@@ -23,8 +24,10 @@ enum Command {
     Demo(demo::Args),
     /// List the plugins found, where from, their versions and engines.
     Plugins(plugins::Args),
-    /// Benchmark the CPU engine on the standard convolution and matmul cases.
+    /// Benchmark the CPU engine on the standard convolution and matmul cases, and plan save/load.
     Bench(bench::Args),
+    /// Say what a saved file is (graph, plan, graph with plan), without loading it.
+    Inspect(inspect::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => demo::run(a),
         Command::Plugins(a) => plugins::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Inspect(a) => inspect::run(a),
     };
     match result {
         Ok(code) => code,

@@ -48,4 +48,4 @@ pub use kiln_backend::{
     BehaviorNote, Device, EngineConfig, EngineInfo, ExecutionPlan, Handle, HeurMode, PlanOrigin,
     Registry, RegistryOptions,
 };
-pub use kiln_core::{DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status};
+pub use kiln_core::{DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status, TensorDesc};
