@@ -1,16 +1,354 @@
-//! Graph blobs. TRANSITIONAL JSON encoding, replaced by the FlatBuffers graph format.
+//! Graph blobs (kind 1): the preamble, then a `kiln.fb.graph.Graph` FlatBuffer.
 
-use kiln_core::{Error, OpGraph, Result};
+use crate::flatbuffer_errors::invalid_body;
+use crate::generated::fb_graph as fb;
+use crate::preamble::{check_blob, wrap, BlobKind, CheckedBlob};
+use kiln_core::{
+    ConvDirection, ConvOp, ConvParams, DataType, Error, MatmulOp, Node, Op, OpGraph, PointwiseMode,
+    PointwiseOp, PointwiseParams, ReductionMode, ReductionOp, Result, TensorDesc,
+};
+use planus::{Builder, ReadAsRoot};
+use std::borrow::Cow;
 
-/// Encodes `graph` to a graph blob.
-pub fn encode_graph(graph: &OpGraph) -> Vec<u8> {
-    serde_json::to_vec(graph).unwrap_or_default()
+/// Maps between a kiln-core enum and its schema mirror, whose variants carry the same names.
+/// Both matches are exhaustive, so a variant added on one side only fails to compile.
+macro_rules! mirror_enum {
+    ($to_fb:ident, $from_fb:ident, $core:ident, $fb:path, [$($v:ident),+ $(,)?]) => {
+        fn $to_fb(x: $core) -> $fb {
+            use $fb as F;
+            match x { $($core::$v => F::$v,)+ }
+        }
+        fn $from_fb(x: $fb) -> $core {
+            use $fb as F;
+            match x { $(F::$v => $core::$v,)+ }
+        }
+    };
 }
 
-/// Decodes a graph blob and validates the graph.
+mirror_enum!(
+    dtype_to_fb,
+    dtype_from_fb,
+    DataType,
+    fb::DataType,
+    [F32, F16, Bf16, F64]
+);
+mirror_enum!(
+    direction_to_fb,
+    direction_from_fb,
+    ConvDirection,
+    fb::ConvDirection,
+    [Fprop, Dgrad, Wgrad]
+);
+mirror_enum!(
+    reduction_to_fb,
+    reduction_from_fb,
+    ReductionMode,
+    fb::ReductionMode,
+    [Sum, Mean, Max, Min, Amax, Norm1, Norm2]
+);
+mirror_enum!(
+    pointwise_to_fb,
+    pointwise_from_fb,
+    PointwiseMode,
+    fb::PointwiseMode,
+    [
+        Add,
+        Sub,
+        Mul,
+        Div,
+        Max,
+        Min,
+        Pow,
+        CmpEq,
+        CmpNe,
+        CmpLt,
+        CmpLe,
+        CmpGt,
+        CmpGe,
+        Identity,
+        Relu,
+        Sigmoid,
+        Tanh,
+        Gelu,
+        GeluApproxTanh,
+        Swish,
+        Elu,
+        Softplus,
+        Exp,
+        Log,
+        Abs,
+        Neg,
+        Sqrt,
+        Rsqrt,
+        Reciprocal,
+    ]
+);
+
+fn non_empty(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_owned())
+}
+
+fn params_to_fb(p: &PointwiseParams) -> Option<Box<fb::PointwiseParams>> {
+    if *p == PointwiseParams::default() {
+        return None;
+    }
+    Some(Box::new(fb::PointwiseParams {
+        relu_lower_clip: p.relu_lower_clip,
+        relu_upper_clip: p.relu_upper_clip,
+        relu_lower_clip_slope: p.relu_lower_clip_slope,
+        elu_alpha: p.elu_alpha,
+        softplus_beta: p.softplus_beta,
+        swish_beta: p.swish_beta,
+    }))
+}
+
+fn params_from_fb(p: Option<Box<fb::PointwiseParams>>) -> PointwiseParams {
+    match p {
+        None => PointwiseParams::default(),
+        Some(p) => PointwiseParams {
+            relu_lower_clip: p.relu_lower_clip,
+            relu_upper_clip: p.relu_upper_clip,
+            relu_lower_clip_slope: p.relu_lower_clip_slope,
+            elu_alpha: p.elu_alpha,
+            softplus_beta: p.softplus_beta,
+            swish_beta: p.swish_beta,
+        },
+    }
+}
+
+fn op_to_fb(op: &Op) -> fb::Op {
+    match op {
+        Op::Pointwise(p) => fb::Op::PointwiseOp(Box::new(fb::PointwiseOp {
+            mode: pointwise_to_fb(p.mode),
+            a: p.a,
+            b: p.b,
+            out: p.out,
+            params: params_to_fb(&p.params),
+        })),
+        Op::Conv(c) => fb::Op::ConvOp(Box::new(fb::ConvOp {
+            direction: direction_to_fb(c.direction),
+            x: c.x,
+            w: c.w,
+            y: c.y,
+            pre_padding: Some(c.params.pre_padding.clone()),
+            post_padding: Some(c.params.post_padding.clone()),
+            stride: Some(c.params.stride.clone()),
+            dilation: Some(c.params.dilation.clone()),
+        })),
+        Op::Matmul(m) => fb::Op::MatmulOp(Box::new(fb::MatmulOp {
+            a: m.a,
+            b: m.b,
+            c: m.c,
+        })),
+        Op::Reduction(r) => fb::Op::ReductionOp(Box::new(fb::ReductionOp {
+            mode: reduction_to_fb(r.mode),
+            x: r.x,
+            y: r.y,
+        })),
+    }
+}
+
+fn op_from_fb(op: fb::Op) -> Op {
+    match op {
+        fb::Op::PointwiseOp(p) => Op::Pointwise(PointwiseOp {
+            mode: pointwise_from_fb(p.mode),
+            a: p.a,
+            b: p.b,
+            out: p.out,
+            params: params_from_fb(p.params),
+        }),
+        fb::Op::ConvOp(c) => Op::Conv(ConvOp {
+            direction: direction_from_fb(c.direction),
+            x: c.x,
+            w: c.w,
+            y: c.y,
+            params: ConvParams {
+                pre_padding: c.pre_padding.unwrap_or_default(),
+                post_padding: c.post_padding.unwrap_or_default(),
+                stride: c.stride.unwrap_or_default(),
+                dilation: c.dilation.unwrap_or_default(),
+            },
+        }),
+        fb::Op::MatmulOp(m) => Op::Matmul(MatmulOp {
+            a: m.a,
+            b: m.b,
+            c: m.c,
+        }),
+        fb::Op::ReductionOp(r) => Op::Reduction(ReductionOp {
+            mode: reduction_from_fb(r.mode),
+            x: r.x,
+            y: r.y,
+        }),
+    }
+}
+
+fn graph_to_fb(g: &OpGraph) -> fb::Graph {
+    fb::Graph {
+        name: non_empty(&g.name),
+        tensors: g
+            .tensors
+            .iter()
+            .map(|t| fb::Tensor {
+                uid: t.uid,
+                name: non_empty(&t.name),
+                dims: Some(t.dims.clone()),
+                strides: Some(t.strides.clone()),
+                data_type: dtype_to_fb(t.data_type),
+                is_virtual: t.is_virtual,
+                alignment: t.alignment,
+                scalar: t.scalar,
+            })
+            .collect(),
+        nodes: g
+            .nodes
+            .iter()
+            .map(|n| fb::Node {
+                name: non_empty(&n.name),
+                compute_type: dtype_to_fb(n.compute_type),
+                op: op_to_fb(&n.op),
+            })
+            .collect(),
+    }
+}
+
+fn graph_from_fb(g: fb::Graph) -> OpGraph {
+    OpGraph {
+        name: g.name.unwrap_or_default(),
+        tensors: g
+            .tensors
+            .into_iter()
+            .map(|t| TensorDesc {
+                uid: t.uid,
+                name: t.name.unwrap_or_default(),
+                dims: t.dims.unwrap_or_default(),
+                strides: t.strides.unwrap_or_default(),
+                data_type: dtype_from_fb(t.data_type),
+                is_virtual: t.is_virtual,
+                alignment: t.alignment,
+                scalar: t.scalar,
+            })
+            .collect(),
+        nodes: g
+            .nodes
+            .into_iter()
+            .map(|n| Node {
+                name: n.name.unwrap_or_default(),
+                compute_type: dtype_from_fb(n.compute_type),
+                op: op_from_fb(n.op),
+            })
+            .collect(),
+    }
+}
+
+/// `graph` with its nodes in topological order: the order [`OpGraph::validate`] gives. A graph
+/// that does not validate is returned as it is.
+pub(crate) fn topologically_sorted(graph: &OpGraph) -> Cow<'_, OpGraph> {
+    let mut sorted = graph.clone();
+    match sorted.validate() {
+        Ok(()) if sorted.nodes != graph.nodes => Cow::Owned(sorted),
+        _ => Cow::Borrowed(graph),
+    }
+}
+
+/// Encodes `graph` to a graph blob: the 32-byte preamble (kind 1), then a `kiln.fb.graph.Graph`
+/// FlatBuffer with every tensor and node attribute.
+///
+/// Nodes are written in topological order (the order [`OpGraph::validate`] puts them in). The
+/// encoding is deterministic: the same graph always gives the same bytes. Refuses nothing: a
+/// graph that does not validate is written as it is, and [`decode_graph`] will refuse it.
+pub fn encode_graph(graph: &OpGraph) -> Vec<u8> {
+    let graph = topologically_sorted(graph);
+    let table = graph_to_fb(&graph);
+    let mut builder = Builder::new();
+    let body = builder.finish(&table, None);
+    wrap(BlobKind::Graph, body)
+}
+
+/// Reads the raw graph table of a checked graph blob's body (no semantic checks).
+pub(crate) fn read_graph_table(body: &[u8], what: &str) -> Result<fb::Graph> {
+    let root = fb::GraphRef::read_as_root(body).map_err(|e| invalid_body(what, e))?;
+    fb::Graph::try_from(root).map_err(|e| invalid_body(what, e))
+}
+
+/// Decodes the body of a checked graph blob and validates the graph.
+pub(crate) fn decode_graph_body(body: &[u8], what: &str) -> Result<OpGraph> {
+    let mut graph = graph_from_fb(read_graph_table(body, what)?);
+    graph
+        .validate()
+        .map_err(|e| Error::from_status(e.status(), format!("{what}: {}", e.message())))?;
+    Ok(graph)
+}
+
+/// Decodes a graph blob, or the graph part of a graph-and-plan container, and returns the
+/// validated graph (nodes in topological order).
+///
+/// Checks, in order: the preamble (magic, format version, kind, header size), the body length,
+/// the body's CRC-32, the FlatBuffer (planus verifies every offset it follows), then the graph's
+/// semantics with [`OpGraph::validate`].
+///
+/// Refuses with `BadParam`: damaged, truncated or foreign bytes (the message names the field or
+/// offset), a bare plan blob (use the plan loader: `deserialize_compiled_plan` /
+/// [`crate::decode_plan`]), and a graph that does not validate. A newer preamble format version
+/// is `NotSupported`.
 pub fn decode_graph(bytes: &[u8]) -> Result<OpGraph> {
-    let mut g: OpGraph =
-        serde_json::from_slice(bytes).map_err(|e| Error::BadParam(format!("graph blob: {e}")))?;
-    g.validate()?;
-    Ok(g)
+    let blob = check_blob(bytes, "graph loader")?;
+    match blob.kind {
+        BlobKind::Graph => decode_graph_body(blob.body, "graph blob"),
+        BlobKind::Plan => Err(Error::BadParam(
+            "graph loader: these bytes are a plan blob (a compiled plan without its graph); \
+             load them with the plan loader (deserialize_compiled_plan, kiln_format::decode_plan)"
+                .into(),
+        )),
+        BlobKind::GraphAndPlan => {
+            let container = crate::container::decode_checked_container(blob)?;
+            decode_graph_body(container.graph.body, "container's graph blob")
+        }
+    }
+}
+
+/// Checks that a nested blob has the kind its container slot requires.
+pub(crate) fn expect_kind(blob: &CheckedBlob<'_>, want: BlobKind, what: &str) -> Result<()> {
+    if blob.kind != want {
+        return Err(Error::BadParam(format!(
+            "{what}: is a {} blob, expected a {} blob",
+            blob.kind, want
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_enum_values_equal_kiln_core_codes_and_names() {
+        for m in PointwiseMode::ALL {
+            let f = pointwise_to_fb(m);
+            assert_eq!(f as u8, m.code(), "{m:?}");
+            assert_eq!(format!("{f:?}"), format!("{m:?}"));
+            assert_eq!(pointwise_from_fb(f), m);
+        }
+        for m in ReductionMode::ALL {
+            let f = reduction_to_fb(m);
+            assert_eq!(f as u8, m.code(), "{m:?}");
+            assert_eq!(format!("{f:?}"), format!("{m:?}"));
+        }
+        for d in DataType::ALL {
+            let f = dtype_to_fb(d);
+            assert_eq!(f as u8, d.code(), "{d:?}");
+            assert_eq!(format!("{f:?}"), format!("{d:?}"));
+        }
+        for (i, d) in [
+            ConvDirection::Fprop,
+            ConvDirection::Dgrad,
+            ConvDirection::Wgrad,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert_eq!(direction_to_fb(d) as usize, i);
+            assert_eq!(direction_from_fb(direction_to_fb(d)), d);
+        }
+    }
 }

@@ -49,3 +49,8 @@ pub use kiln_backend::{
     Registry, RegistryOptions,
 };
 pub use kiln_core::{DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status, TensorDesc};
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
