@@ -4,6 +4,7 @@
 use crate::plugin::{EngineInfo, Instance};
 use crate::{Device, EngineConfig, Handle};
 use kiln_core::{Error, OpGraph, Result};
+use kiln_format::TensorLayout;
 use kiln_plugin_abi::{KilnBytes, KilnEngineConfig, KilnExecutionContext, KilnKnobSetting, KilnTensorBinding};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -27,6 +28,8 @@ pub struct ExecutionPlan {
     pub(crate) tensor_uids: Vec<i64>,
     /// One required byte alignment per tensor UID (0 = no check).
     pub(crate) alignments: Vec<u32>,
+    /// The layout of each bound tensor the plan was built for (absent in version-1 plans).
+    pub(crate) tensor_layouts: Option<Vec<TensorLayout>>,
     pub(crate) origin: PlanOrigin,
     /// The plan's saved bytes: seeded at restore, filled on a built plan's first save.
     pub(crate) saved: Mutex<Option<Arc<[u8]>>>,
@@ -70,22 +73,28 @@ impl ExecutionPlan {
             (plugin.table.create_execution_context)(instance.raw, &cfg, KilnBytes::from_slice(graph_blob), &mut context)
         };
         plugin.check(st, &format!("building a plan with engine {}", engine.name))?;
-        let (uids, alignments): (Vec<i64>, Vec<u32>) = graph
-            .bound_tensors()
-            .map(|t| (t.uid, t.alignment.max(t.data_type.size() as u32)))
-            .unzip();
-        ExecutionPlan::finalize(instance.clone(), context, engine, handle.device(), uids, alignments, PlanOrigin::Built, None)
+        let bound: Vec<_> = graph.bound_tensors().collect();
+        let uids = bound.iter().map(|t| t.uid).collect();
+        let alignments = bound.iter().map(|t| t.alignment.max(t.data_type.size() as u32)).collect();
+        let layouts = bound.iter().map(|t| TensorLayout::of(t)).collect();
+        ExecutionPlan::finalize(
+            instance.clone(),
+            context,
+            engine,
+            handle.device(),
+            (uids, alignments, Some(layouts)),
+            PlanOrigin::Built,
+            None,
+        )
     }
 
     /// Adopts a fresh context: reads its workspace size. On failure the context is destroyed.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn finalize(
         instance: Arc<Instance>,
         context: KilnExecutionContext,
         engine: EngineInfo,
         device: Device,
-        tensor_uids: Vec<i64>,
-        alignments: Vec<u32>,
+        (tensor_uids, alignments, tensor_layouts): (Vec<i64>, Vec<u32>, Option<Vec<TensorLayout>>),
         origin: PlanOrigin,
         saved: Option<Arc<[u8]>>,
     ) -> Result<ExecutionPlan> {
@@ -100,6 +109,7 @@ impl ExecutionPlan {
             workspace_size: 0,
             tensor_uids,
             alignments,
+            tensor_layouts,
             origin,
             saved: Mutex::new(saved),
         };
@@ -139,6 +149,11 @@ impl ExecutionPlan {
     /// Required pointer alignment in bytes for each of [`Self::tensor_uids`] (0 = no check).
     pub fn alignments(&self) -> &[u32] {
         &self.alignments
+    }
+    /// The layout of each bound tensor the plan was built for, in [`Self::tensor_uids`] order;
+    /// `None` for plans loaded from files that do not record it (version-1 envelopes).
+    pub fn tensor_layouts(&self) -> Option<&[TensorLayout]> {
+        self.tensor_layouts.as_deref()
     }
     /// The device the plan is bound to.
     pub fn device(&self) -> Device {
@@ -190,7 +205,7 @@ impl ExecutionPlan {
                 return Err(Error::NullPointer(format!("tensor uid {uid} is bound to a null pointer")));
             }
             let align = self.alignments[k];
-            if align > 1 && (ptr as usize) % align as usize != 0 {
+            if align > 1 && !(ptr as usize).is_multiple_of(align as usize) {
                 return Err(Error::BadParam(format!(
                     "tensor uid {uid}: pointer {ptr:p} is not aligned to the {align} bytes the plan requires"
                 )));

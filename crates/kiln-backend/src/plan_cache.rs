@@ -84,6 +84,7 @@ impl ExecutionPlan {
             tensor_uids: self.tensor_uids.clone(),
             alignments: Some(self.alignments.clone()),
             payload: &payload,
+            tensor_layouts: self.tensor_layouts.clone(),
         };
         let bytes: Arc<[u8]> = kiln_format::encode_plan(&envelope).into();
         *cache = Some(bytes.clone());
@@ -148,8 +149,7 @@ impl ExecutionPlan {
             context,
             engine,
             handle.device(),
-            env.tensor_uids.clone(),
-            alignments,
+            (env.tensor_uids.clone(), alignments, env.tensor_layouts.clone()),
             PlanOrigin::Restored,
             Some(Arc::from(plan_bytes)),
         )?;

@@ -50,11 +50,14 @@ pub struct Registry {
 }
 
 /// The built-in plugin tables, in registration order.
+#[allow(clippy::vec_init_then_push)] // each push is behind its own feature
 fn builtin_tables() -> Vec<&'static KilnPluginTable> {
     #[allow(unused_mut)]
     let mut tables: Vec<&'static KilnPluginTable> = Vec::new();
     #[cfg(feature = "cpu")]
     tables.push(kiln_engine_cpu::plugin_table());
+    #[cfg(feature = "cuda")]
+    tables.push(kiln_engine_cuda::plugin_table());
     tables
 }
 

@@ -6,7 +6,7 @@ use crate::container::{decode_checked_container, offset_in};
 use crate::flatbuffer_errors::invalid_body;
 use crate::generated::fb_plan as fb;
 use crate::preamble::{check_blob, wrap, BlobKind, CheckedBlob, BLOB_ALIGN};
-use kiln_core::{Error, Result};
+use kiln_core::{DataType, Error, Result, TensorDesc};
 use planus::{Builder, ReadAsRoot};
 use std::collections::HashSet;
 
@@ -41,9 +41,47 @@ pub struct PlanEnvelope<'a> {
     pub alignments: Option<Vec<u32>>,
     /// The plugin's opaque payload.
     pub payload: &'a [u8],
+    /// Version 2, optional: the layout each bound tensor had when the plan was built, one per
+    /// entry of `tensor_uids`, same order. Lets a loader check that a plan fits a graph. `None`
+    /// in version 1 and in plans from writers that did not record it.
+    pub tensor_layouts: Option<Vec<TensorLayout>>,
 }
 
-fn write_envelope(env: &PlanEnvelope<'_>, version: u32, alignments: Option<&[u32]>) -> Vec<u8> {
+/// The layout of one tensor bound at execute, as a plan records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorLayout {
+    pub uid: i64,
+    pub data_type: DataType,
+    pub dims: Vec<i64>,
+    pub strides: Vec<i64>,
+}
+
+impl TensorLayout {
+    /// The layout of `desc`.
+    pub fn of(desc: &TensorDesc) -> TensorLayout {
+        TensorLayout {
+            uid: desc.uid,
+            data_type: desc.data_type,
+            dims: desc.dims.clone(),
+            strides: desc.strides.clone(),
+        }
+    }
+
+    /// True when `desc` has exactly this uid, data type, dims and strides.
+    pub fn matches(&self, desc: &TensorDesc) -> bool {
+        self.uid == desc.uid
+            && self.data_type == desc.data_type
+            && self.dims == desc.dims
+            && self.strides == desc.strides
+    }
+}
+
+fn write_envelope(
+    env: &PlanEnvelope<'_>,
+    version: u32,
+    alignments: Option<&[u32]>,
+    layouts: Option<&[TensorLayout]>,
+) -> Vec<u8> {
     let mut builder = Builder::new();
     // The payload is written first, so it sits at the end of the body.
     let payload = create_aligned_bytes(&mut builder, env.payload);
@@ -52,6 +90,17 @@ fn write_envelope(env: &PlanEnvelope<'_>, version: u32, alignments: Option<&[u32
     let plugin_version = builder.create_string(env.plugin_version.as_str());
     let tensor_uids = builder.create_vector(env.tensor_uids.as_slice());
     let alignments = alignments.map(|a| builder.create_vector(a));
+    let layouts = layouts.map(|ls| {
+        let tables: Vec<_> = ls
+            .iter()
+            .map(|l| {
+                let dims = builder.create_vector(l.dims.as_slice());
+                let strides = builder.create_vector(l.strides.as_slice());
+                fb::TensorLayout::create(&mut builder, l.uid, l.data_type.code(), dims, strides)
+            })
+            .collect();
+        builder.create_vector(tables.as_slice())
+    });
     let root = fb::PlanEnvelope::create(
         &mut builder,
         version,
@@ -63,6 +112,7 @@ fn write_envelope(env: &PlanEnvelope<'_>, version: u32, alignments: Option<&[u32
         tensor_uids,
         payload,
         alignments,
+        layouts,
     );
     let body = builder.finish(root, None);
     wrap(BlobKind::Plan, body)
@@ -79,21 +129,30 @@ fn write_envelope(env: &PlanEnvelope<'_>, version: u32, alignments: Option<&[u32
 pub fn encode_plan(env: &PlanEnvelope<'_>) -> Vec<u8> {
     let mut alignments = env.alignments.clone().unwrap_or_default();
     alignments.resize(env.tensor_uids.len(), 0);
-    write_envelope(env, PLAN_ENVELOPE_VERSION, Some(&alignments))
+    // Layouts are written only when they describe exactly the UIDs, in order.
+    let layouts = env.tensor_layouts.as_deref().filter(|ls| {
+        ls.len() == env.tensor_uids.len() && ls.iter().zip(&env.tensor_uids).all(|(l, &u)| l.uid == u)
+    });
+    write_envelope(env, PLAN_ENVELOPE_VERSION, Some(&alignments), layouts)
 }
 
 /// Encodes a plan blob with envelope version 1 (no alignments), for tests and golden fixtures of
-/// the older version. `env.version` and `env.alignments` are ignored. Not the default: use
-/// [`encode_plan`].
+/// the older version. `env.version`, `env.alignments` and `env.tensor_layouts` are ignored. Not
+/// the default: use [`encode_plan`].
 pub fn encode_plan_v1(env: &PlanEnvelope<'_>) -> Vec<u8> {
-    write_envelope(env, 1, None)
+    write_envelope(env, 1, None, None)
 }
 
 /// Encodes a plan blob with exactly `env.version` and `env.alignments` as given, without the
 /// normalisation [`encode_plan`] applies. For tests of the version rules: the result may be a
 /// blob that [`decode_plan`] refuses (version 3, a version 2 without alignments, ...).
 pub fn encode_plan_as_given(env: &PlanEnvelope<'_>) -> Vec<u8> {
-    write_envelope(env, env.version, env.alignments.as_deref())
+    write_envelope(
+        env,
+        env.version,
+        env.alignments.as_deref(),
+        env.tensor_layouts.as_deref(),
+    )
 }
 
 /// The envelope's fields as stored, before the semantic checks.
@@ -108,6 +167,16 @@ pub(crate) struct RawEnvelope<'a> {
     pub tensor_uids: Vec<i64>,
     pub alignments: Option<Vec<u32>>,
     pub payload: Option<&'a [u8]>,
+    pub tensor_layouts: Option<Vec<RawLayout>>,
+}
+
+/// A tensor layout as stored, before the semantic checks.
+#[derive(Debug, Clone)]
+pub(crate) struct RawLayout {
+    pub uid: i64,
+    pub data_type: u8,
+    pub dims: Vec<i64>,
+    pub strides: Vec<i64>,
 }
 
 /// Reads the envelope table of a checked plan blob's body, verifying every offset it follows.
@@ -122,6 +191,22 @@ pub(crate) fn read_envelope<'a>(body: &'a [u8], what: &str) -> Result<RawEnvelop
         .alignments()
         .map_err(bad)?
         .map(|v| v.iter().collect::<Vec<u32>>());
+    let tensor_layouts = match root.tensor_layouts().map_err(bad)? {
+        None => None,
+        Some(v) => {
+            let mut out = Vec::with_capacity(v.len());
+            for l in v.iter() {
+                let l = l.map_err(bad)?;
+                out.push(RawLayout {
+                    uid: l.uid().map_err(bad)?,
+                    data_type: l.data_type().map_err(bad)?,
+                    dims: l.dims().map_err(bad)?.map(|d| d.iter().collect()).unwrap_or_default(),
+                    strides: l.strides().map_err(bad)?.map(|d| d.iter().collect()).unwrap_or_default(),
+                });
+            }
+            Some(out)
+        }
+    };
     Ok(RawEnvelope {
         version: root.version().map_err(bad)?,
         engine_id: root.engine_id().map_err(bad)?,
@@ -132,6 +217,7 @@ pub(crate) fn read_envelope<'a>(body: &'a [u8], what: &str) -> Result<RawEnvelop
         tensor_uids,
         alignments,
         payload: root.payload().map_err(bad)?,
+        tensor_layouts,
     })
 }
 
@@ -205,6 +291,16 @@ pub(crate) fn check_envelope<'a>(
             }
         }
     }
+    let tensor_layouts = match raw.tensor_layouts {
+        None => None,
+        Some(_) if raw.version == 1 => {
+            return Err(Error::BadParam(format!(
+                "{what}: a version-1 plan envelope carries tensor layouts (field 9), which only \
+                 version 2 has"
+            )))
+        }
+        Some(ls) => Some(check_layouts(ls, &raw.tensor_uids, what)?),
+    };
     Ok(PlanEnvelope {
         version: raw.version,
         engine_id: raw.engine_id,
@@ -215,7 +311,51 @@ pub(crate) fn check_envelope<'a>(
         tensor_uids: raw.tensor_uids,
         alignments: raw.alignments,
         payload,
+        tensor_layouts,
     })
+}
+
+/// Checks stored layouts: one per UID in the same order, a known data type, and a well-formed
+/// layout (the rules of `TensorDesc::validate`).
+fn check_layouts(raw: Vec<RawLayout>, uids: &[i64], what: &str) -> Result<Vec<TensorLayout>> {
+    if raw.len() != uids.len() {
+        return Err(Error::BadParam(format!(
+            "{what}: the plan envelope has {} tensor layouts for {} tensor UIDs",
+            raw.len(),
+            uids.len()
+        )));
+    }
+    raw.into_iter()
+        .zip(uids)
+        .enumerate()
+        .map(|(i, (l, &uid))| {
+            if l.uid != uid {
+                return Err(Error::BadParam(format!(
+                    "{what}: tensor layout {i} is for uid {} but tensor_uids[{i}] is {uid}",
+                    l.uid
+                )));
+            }
+            let data_type = DataType::from_code(l.data_type).ok_or_else(|| {
+                Error::BadParam(format!(
+                    "{what}: tensor layout of uid {uid} has unknown data type code {}",
+                    l.data_type
+                ))
+            })?;
+            let desc = TensorDesc {
+                uid,
+                name: String::new(),
+                dims: l.dims,
+                strides: l.strides,
+                data_type,
+                is_virtual: false,
+                alignment: 0,
+                scalar: None,
+            };
+            desc.validate()
+                .map_err(|e| Error::BadParam(format!("{what}: tensor layout: {}", e.message())))?;
+            Ok(TensorLayout::of(&desc))
+        })
+        .collect()
 }
 
 /// The checked plan blob inside `bytes`: `bytes` itself when it is a plan blob, or the plan part

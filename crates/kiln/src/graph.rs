@@ -226,7 +226,7 @@ impl Graph {
         }
         let mut tensors = Vec::with_capacity(self.tensors.len());
         for t in &self.tensors {
-            let desc = t.desc().map_err(|e| Error::BadParam(format!("{}", e.message())))?;
+            let desc = t.desc()?;
             tensors.push(desc);
         }
         let mut nodes = Vec::with_capacity(self.nodes.len());
@@ -464,10 +464,30 @@ impl Graph {
     pub fn execute(&self, handle: &Handle, pack: &mut VariantPack<'_>, workspace: &mut Workspace) -> Result<()> {
         let plan = self.selected()?;
         let g = self.op_graph.as_ref().ok_or_else(|| Error::NotInitialized("the graph is not validated".into()))?;
+        pack.check_device(handle.device())?;
+        if plan.tensor_layouts().is_none() {
+            return Err(Error::NotSupported(format!(
+                "the plan of engine {} was loaded from a file that does not record its tensor \
+                 layouts (a version-1 plan), so Graph::execute cannot check that it fits this \
+                 graph; run it with ExecutionPlan::execute (unsafe) or build the plan again from \
+                 the graph",
+                plan.engine_name()
+            )));
+        }
+        crate::serialize::check_plan_fits(g, plan)?;
         let bindings = pack.bindings(|uid| g.tensor(uid).cloned())?;
         // SAFETY: VariantPack::bindings checked each host buffer against its tensor's data type
         // and layout size; the pack holds the buffers mutably borrowed for this call.
         unsafe { plan.execute(handle, &bindings, workspace.as_mut_ptr(), workspace.len()) }
+    }
+
+    /// A graph holding the IR `g` (read from JSON, say), with tensors and nodes as handles, as if
+    /// built through the API; no handle or plan is attached. `g` is validated first (its nodes are
+    /// put in topological order); a graph that does not validate is refused with the error of
+    /// [`OpGraph::validate`], naming the tensor or node at fault.
+    pub fn from_op_graph(mut g: OpGraph) -> Result<Graph> {
+        g.validate()?;
+        Graph::from_loaded(g, None, None)
     }
 
     /// A graph holding `g` (validated), with tensors and nodes as handles, as if built through

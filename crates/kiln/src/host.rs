@@ -100,6 +100,11 @@ impl HostTensor {
         self.data.as_slice()
     }
 
+    /// The raw bytes of the layout's span, writable.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.data.as_mut_slice()
+    }
+
     /// A pointer to the first element.
     pub fn as_mut_ptr(&mut self) -> *mut c_void {
         self.data.as_mut_ptr() as *mut c_void
@@ -180,11 +185,50 @@ enum Key {
     Uid(i64),
 }
 
-/// Host tensors bound to graph tensors for one execute: cuDNN's variant pack, without raw
-/// pointers.
+/// Memory bound in a variant pack: host memory, or device memory with the `cuda` feature.
+pub(crate) enum Memory<'a> {
+    Host(&'a mut HostTensor),
+    #[cfg(feature = "cuda")]
+    Device(&'a mut crate::DeviceTensor),
+}
+
+impl Memory<'_> {
+    fn desc(&self) -> &TensorDesc {
+        match self {
+            Memory::Host(h) => &h.desc,
+            #[cfg(feature = "cuda")]
+            Memory::Device(d) => d.desc(),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Memory::Host(h) => h.data.len,
+            #[cfg(feature = "cuda")]
+            Memory::Device(d) => d.len(),
+        }
+    }
+    fn ptr(&mut self) -> *mut c_void {
+        match self {
+            Memory::Host(h) => h.as_mut_ptr(),
+            #[cfg(feature = "cuda")]
+            Memory::Device(d) => d.device_ptr() as *mut c_void,
+        }
+    }
+    /// `None` for host memory, the CUDA ordinal for device memory.
+    fn cuda_ordinal(&self) -> Option<u32> {
+        match self {
+            Memory::Host(_) => None,
+            #[cfg(feature = "cuda")]
+            Memory::Device(d) => Some(d.ordinal()),
+        }
+    }
+}
+
+/// Host tensors (or, with the `cuda` feature, device tensors) bound to graph tensors for one
+/// execute: cuDNN's variant pack, without raw pointers.
 #[derive(Default)]
 pub struct VariantPack<'a> {
-    entries: Vec<(Key, &'a mut HostTensor)>,
+    entries: Vec<(Key, Memory<'a>)>,
 }
 
 impl<'a> VariantPack<'a> {
@@ -194,14 +238,52 @@ impl<'a> VariantPack<'a> {
 
     /// Binds `memory` to `tensor`.
     pub fn insert(&mut self, tensor: &Tensor, memory: &'a mut HostTensor) -> &mut Self {
-        self.entries.push((Key::Tensor(tensor.clone()), memory));
+        self.entries.push((Key::Tensor(tensor.clone()), Memory::Host(memory)));
         self
     }
 
     /// Binds `memory` to the tensor with `uid`.
     pub fn insert_uid(&mut self, uid: i64, memory: &'a mut HostTensor) -> &mut Self {
-        self.entries.push((Key::Uid(uid), memory));
+        self.entries.push((Key::Uid(uid), Memory::Host(memory)));
         self
+    }
+
+    /// Binds device memory to `tensor` (checked like host memory at execute, and against the
+    /// handle's device).
+    #[cfg(feature = "cuda")]
+    pub fn insert_device(&mut self, tensor: &Tensor, memory: &'a mut crate::DeviceTensor) -> &mut Self {
+        self.entries.push((Key::Tensor(tensor.clone()), Memory::Device(memory)));
+        self
+    }
+
+    /// Binds device memory to the tensor with `uid`.
+    #[cfg(feature = "cuda")]
+    pub fn insert_device_uid(&mut self, uid: i64, memory: &'a mut crate::DeviceTensor) -> &mut Self {
+        self.entries.push((Key::Uid(uid), Memory::Device(memory)));
+        self
+    }
+
+    /// Refuses memory that does not live where `device` runs: host memory on a CUDA handle,
+    /// device memory on the CPU or on another GPU.
+    pub(crate) fn check_device(&self, device: crate::Device) -> Result<()> {
+        for (_, mem) in &self.entries {
+            let ok = match (device, mem.cuda_ordinal()) {
+                (crate::Device::Cpu, None) => true,
+                (crate::Device::Cuda(n), Some(m)) => n == m,
+                _ => false,
+            };
+            if !ok {
+                let at = match mem.cuda_ordinal() {
+                    None => "host memory".to_string(),
+                    Some(m) => format!("memory on cuda:{m}"),
+                };
+                return Err(Error::BadParam(format!(
+                    "{}: bound to {at}, but the handle runs on {device}",
+                    mem.desc().label()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// (uid, pointer) pairs, each checked against `desc_of(uid)`: known tensor, same data type,
@@ -220,23 +302,23 @@ impl<'a> VariantPack<'a> {
             };
             let want = desc_of(uid)
                 .ok_or_else(|| Error::BadParam(format!("tensor uid {uid} is bound but the graph has no such tensor")))?;
-            if mem.desc.data_type != want.data_type {
+            if mem.desc().data_type != want.data_type {
                 return Err(Error::BadParam(format!(
                     "{}: memory holds {} but the tensor is {}",
                     want.label(),
-                    mem.desc.data_type,
+                    mem.desc().data_type,
                     want.data_type
                 )));
             }
             let need = want.storage_bytes().unwrap_or(usize::MAX);
-            if mem.data.len < need {
+            if mem.len() < need {
                 return Err(Error::SizeInsufficient(format!(
                     "{}: memory has {} bytes but its layout spans {need}",
                     want.label(),
-                    mem.data.len
+                    mem.len()
                 )));
             }
-            out.push((uid, mem.as_mut_ptr()));
+            out.push((uid, mem.ptr()));
         }
         Ok(out)
     }

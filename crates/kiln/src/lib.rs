@@ -26,6 +26,8 @@
 //! ```
 
 mod attributes;
+#[cfg(feature = "cuda")]
+mod device_tensor;
 mod graph;
 mod host;
 mod serialize;
@@ -37,6 +39,8 @@ pub use attributes::{
 };
 pub use graph::{BuildPlanPolicy, Graph};
 pub use host::{HostTensor, VariantPack, Workspace};
+#[cfg(feature = "cuda")]
+pub use device_tensor::DeviceTensor;
 pub use serialize::{
     deserialize_compiled_plan, from_compiled_plan_binary, probe, serialize_compiled_plan,
     to_compiled_plan_binary,

@@ -21,9 +21,18 @@ impl Graph {
     /// The plan part of a loaded graph is the plan bytes it was loaded with: a re-save gives the
     /// original kernel and versions. Build again to get a newer kernel.
     pub fn serialize(&self) -> Result<Vec<u8>> {
-        let graph_blob = self
-            .graph_blob()
-            .ok_or_else(|| Error::NotInitialized("validate the graph (or build it) before saving it".into()))?;
+        // A graph that was validated but never lowered for a handle has no blob yet.
+        let encoded;
+        let graph_blob = match (self.graph_blob(), self.op_graph()) {
+            (Some(blob), _) => blob,
+            (None, Some(g)) => {
+                encoded = kiln_format::encode_graph(g);
+                &encoded[..]
+            }
+            (None, None) => {
+                return Err(Error::NotInitialized("validate the graph (or build it) before saving it".into()))
+            }
+        };
         match self.plan() {
             Some(plan) if plan.can_be_saved() => {
                 let plan_bytes = plan.serialize()?;
@@ -50,13 +59,16 @@ impl Graph {
     /// loaded.
     ///
     /// Refuses a bare plan blob with `BadParam` (load it with [`deserialize_compiled_plan`] or
-    /// [`Graph::deserialize_compiled_plan`]), and damaged or foreign bytes with `BadParam`.
+    /// [`Graph::deserialize_compiled_plan`]), damaged or foreign bytes with `BadParam`, and (with
+    /// `handle`) a container whose plan binds other tensor UIDs than its graph with `BadParam`.
     pub fn deserialize(handle: Option<&Handle>, bytes: &[u8]) -> Result<Graph> {
         let info = kiln_format::probe(bytes)?;
         let graph = kiln_format::decode_graph(bytes)?;
         let plan = match (handle, info.kind) {
             (Some(h), BlobKind::GraphAndPlan) if info.plan_blob_bytes.is_some() => {
-                Some(ExecutionPlan::restore(h, bytes)?)
+                let plan = ExecutionPlan::restore(h, bytes)?;
+                check_plan_fits(&graph, &plan)?;
+                Some(plan)
             }
             _ => None,
         };
@@ -90,15 +102,7 @@ impl Graph {
         }
         let g = self.op_graph().ok_or_else(|| Error::Internal("no graph after validate".into()))?;
         let plan = ExecutionPlan::restore(handle, bytes)?;
-        let mut want: Vec<i64> = g.bound_tensors().map(|t| t.uid).collect();
-        let mut have = plan.tensor_uids().to_vec();
-        want.sort_unstable();
-        have.sort_unstable();
-        if want != have {
-            return Err(Error::BadParam(format!(
-                "the plan binds tensor uids {have:?} but this graph binds {want:?}: it was built for another graph"
-            )));
-        }
+        check_plan_fits(g, &plan)?;
         self.attach_plan(handle, plan);
         Ok(())
     }
@@ -107,6 +111,38 @@ impl Graph {
     pub fn from_compiled_plan_binary(&mut self, handle: &Handle, bytes: &[u8]) -> Result<()> {
         self.deserialize_compiled_plan(handle, bytes)
     }
+}
+
+/// Refuses (`BadParam`) a plan that does not fit `g`: its tensor UIDs must be exactly the bound
+/// tensors of `g` and, when the plan records its tensor layouts (version-2 files and built plans),
+/// each layout must equal the graph's tensor (data type, dims, strides).
+pub(crate) fn check_plan_fits(g: &kiln_core::OpGraph, plan: &ExecutionPlan) -> Result<()> {
+    let mut want: Vec<i64> = g.bound_tensors().map(|t| t.uid).collect();
+    let mut have = plan.tensor_uids().to_vec();
+    want.sort_unstable();
+    have.sort_unstable();
+    if want != have {
+        return Err(Error::BadParam(format!(
+            "the plan binds tensor uids {have:?} but this graph binds {want:?}: it was built for another graph"
+        )));
+    }
+    for layout in plan.tensor_layouts().unwrap_or_default() {
+        let Some(t) = g.tensor(layout.uid) else { continue };
+        if !layout.matches(t) {
+            return Err(Error::BadParam(format!(
+                "the plan was built for tensor uid {} as {} {:?} with strides {:?}, but this graph's {} is {} {:?} with strides {:?}: it was built for another graph",
+                layout.uid,
+                layout.data_type,
+                layout.dims,
+                layout.strides,
+                t.label(),
+                t.data_type,
+                t.dims,
+                t.strides
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Restores a plan alone from `bytes` (a bare plan blob, or a graph-and-plan container of which

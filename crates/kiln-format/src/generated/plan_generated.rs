@@ -24,10 +24,468 @@ mod root {
             /// Generated from these locations:
             /// * File `schemas/plan.fbs`
             pub mod plan {
+                ///  The layout a plan was built for, of one tensor bound at execute.
+                ///
+                /// Generated from these locations:
+                /// * Table `TensorLayout` in the file `schemas/plan.fbs:11`
+                #[derive(
+                    Clone,
+                    Debug,
+                    PartialEq,
+                    PartialOrd,
+                    Eq,
+                    Ord,
+                    Hash,
+                    ::serde::Serialize,
+                    ::serde::Deserialize,
+                )]
+                pub struct TensorLayout {
+                    /// The field `uid` in the table `TensorLayout`
+                    pub uid: i64,
+                    ///  kiln-core's data type code: 0 f32, 1 f16, 2 bf16, 3 f64.
+                    pub data_type: u8,
+                    ///  Logical dims.
+                    pub dims: ::core::option::Option<::planus::alloc::vec::Vec<i64>>,
+                    ///  Strides in elements, one per dim.
+                    pub strides: ::core::option::Option<::planus::alloc::vec::Vec<i64>>,
+                }
+
+                #[allow(clippy::derivable_impls)]
+                impl ::core::default::Default for TensorLayout {
+                    fn default() -> Self {
+                        Self {
+                            uid: 0,
+                            data_type: 0,
+                            dims: ::core::default::Default::default(),
+                            strides: ::core::default::Default::default(),
+                        }
+                    }
+                }
+
+                impl TensorLayout {
+                    /// Creates a [TensorLayoutBuilder] for serializing an instance of this table.
+                    #[inline]
+                    pub fn builder() -> TensorLayoutBuilder<()> {
+                        TensorLayoutBuilder(())
+                    }
+
+                    #[allow(clippy::too_many_arguments)]
+                    pub fn create(
+                        builder: &mut ::planus::Builder,
+                        field_uid: impl ::planus::WriteAsDefault<i64, i64>,
+                        field_data_type: impl ::planus::WriteAsDefault<u8, u8>,
+                        field_dims: impl ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                        field_strides: impl ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                    ) -> ::planus::Offset<Self> {
+                        let prepared_uid = field_uid.prepare(builder, &0);
+                        let prepared_data_type = field_data_type.prepare(builder, &0);
+                        let prepared_dims = field_dims.prepare(builder);
+                        let prepared_strides = field_strides.prepare(builder);
+
+                        let mut table_writer: ::planus::table_writer::TableWriter<12> =
+                            ::core::default::Default::default();
+                        if prepared_uid.is_some() {
+                            table_writer.write_entry::<i64>(0);
+                        }
+                        if prepared_dims.is_some() {
+                            table_writer.write_entry::<::planus::Offset<[i64]>>(2);
+                        }
+                        if prepared_strides.is_some() {
+                            table_writer.write_entry::<::planus::Offset<[i64]>>(3);
+                        }
+                        if prepared_data_type.is_some() {
+                            table_writer.write_entry::<u8>(1);
+                        }
+
+                        unsafe {
+                            table_writer.finish(builder, |object_writer| {
+                                if let ::core::option::Option::Some(prepared_uid) = prepared_uid {
+                                    object_writer.write::<_, _, 8>(&prepared_uid);
+                                }
+                                if let ::core::option::Option::Some(prepared_dims) = prepared_dims {
+                                    object_writer.write::<_, _, 4>(&prepared_dims);
+                                }
+                                if let ::core::option::Option::Some(prepared_strides) =
+                                    prepared_strides
+                                {
+                                    object_writer.write::<_, _, 4>(&prepared_strides);
+                                }
+                                if let ::core::option::Option::Some(prepared_data_type) =
+                                    prepared_data_type
+                                {
+                                    object_writer.write::<_, _, 1>(&prepared_data_type);
+                                }
+                            });
+                        }
+                        builder.current_offset()
+                    }
+                }
+
+                impl ::planus::WriteAs<::planus::Offset<TensorLayout>> for TensorLayout {
+                    type Prepared = ::planus::Offset<Self>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<TensorLayout> {
+                        ::planus::WriteAsOffset::prepare(self, builder)
+                    }
+                }
+
+                impl ::planus::WriteAsOptional<::planus::Offset<TensorLayout>> for TensorLayout {
+                    type Prepared = ::planus::Offset<Self>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<::planus::Offset<TensorLayout>>
+                    {
+                        ::core::option::Option::Some(::planus::WriteAsOffset::prepare(
+                            self, builder,
+                        ))
+                    }
+                }
+
+                impl ::planus::WriteAsOffset<TensorLayout> for TensorLayout {
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<TensorLayout> {
+                        TensorLayout::create(
+                            builder,
+                            self.uid,
+                            self.data_type,
+                            &self.dims,
+                            &self.strides,
+                        )
+                    }
+                }
+
+                /// Builder for serializing an instance of the [TensorLayout] type.
+                ///
+                /// Can be created using the [TensorLayout::builder] method.
+                #[derive(Debug)]
+                #[must_use]
+                pub struct TensorLayoutBuilder<State>(State);
+
+                impl TensorLayoutBuilder<()> {
+                    /// Setter for the [`uid` field](TensorLayout#structfield.uid).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn uid<T0>(self, value: T0) -> TensorLayoutBuilder<(T0,)>
+                    where
+                        T0: ::planus::WriteAsDefault<i64, i64>,
+                    {
+                        TensorLayoutBuilder((value,))
+                    }
+
+                    /// Sets the [`uid` field](TensorLayout#structfield.uid) to the default value.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn uid_as_default(self) -> TensorLayoutBuilder<(::planus::DefaultValue,)> {
+                        self.uid(::planus::DefaultValue)
+                    }
+                }
+
+                impl<T0> TensorLayoutBuilder<(T0,)> {
+                    /// Setter for the [`data_type` field](TensorLayout#structfield.data_type).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn data_type<T1>(self, value: T1) -> TensorLayoutBuilder<(T0, T1)>
+                    where
+                        T1: ::planus::WriteAsDefault<u8, u8>,
+                    {
+                        let (v0,) = self.0;
+                        TensorLayoutBuilder((v0, value))
+                    }
+
+                    /// Sets the [`data_type` field](TensorLayout#structfield.data_type) to the default value.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn data_type_as_default(
+                        self,
+                    ) -> TensorLayoutBuilder<(T0, ::planus::DefaultValue)> {
+                        self.data_type(::planus::DefaultValue)
+                    }
+                }
+
+                impl<T0, T1> TensorLayoutBuilder<(T0, T1)> {
+                    /// Setter for the [`dims` field](TensorLayout#structfield.dims).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn dims<T2>(self, value: T2) -> TensorLayoutBuilder<(T0, T1, T2)>
+                    where
+                        T2: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                    {
+                        let (v0, v1) = self.0;
+                        TensorLayoutBuilder((v0, v1, value))
+                    }
+
+                    /// Sets the [`dims` field](TensorLayout#structfield.dims) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn dims_as_null(self) -> TensorLayoutBuilder<(T0, T1, ())> {
+                        self.dims(())
+                    }
+                }
+
+                impl<T0, T1, T2> TensorLayoutBuilder<(T0, T1, T2)> {
+                    /// Setter for the [`strides` field](TensorLayout#structfield.strides).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn strides<T3>(self, value: T3) -> TensorLayoutBuilder<(T0, T1, T2, T3)>
+                    where
+                        T3: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                    {
+                        let (v0, v1, v2) = self.0;
+                        TensorLayoutBuilder((v0, v1, v2, value))
+                    }
+
+                    /// Sets the [`strides` field](TensorLayout#structfield.strides) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn strides_as_null(self) -> TensorLayoutBuilder<(T0, T1, T2, ())> {
+                        self.strides(())
+                    }
+                }
+
+                impl<T0, T1, T2, T3> TensorLayoutBuilder<(T0, T1, T2, T3)> {
+                    /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [TensorLayout].
+                    #[inline]
+                    pub fn finish(
+                        self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<TensorLayout>
+                    where
+                        Self: ::planus::WriteAsOffset<TensorLayout>,
+                    {
+                        ::planus::WriteAsOffset::prepare(&self, builder)
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAsDefault<i64, i64>,
+                        T1: ::planus::WriteAsDefault<u8, u8>,
+                        T2: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                        T3: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                    > ::planus::WriteAs<::planus::Offset<TensorLayout>>
+                    for TensorLayoutBuilder<(T0, T1, T2, T3)>
+                {
+                    type Prepared = ::planus::Offset<TensorLayout>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<TensorLayout> {
+                        ::planus::WriteAsOffset::prepare(self, builder)
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAsDefault<i64, i64>,
+                        T1: ::planus::WriteAsDefault<u8, u8>,
+                        T2: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                        T3: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                    > ::planus::WriteAsOptional<::planus::Offset<TensorLayout>>
+                    for TensorLayoutBuilder<(T0, T1, T2, T3)>
+                {
+                    type Prepared = ::planus::Offset<TensorLayout>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<::planus::Offset<TensorLayout>>
+                    {
+                        ::core::option::Option::Some(::planus::WriteAsOffset::prepare(
+                            self, builder,
+                        ))
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAsDefault<i64, i64>,
+                        T1: ::planus::WriteAsDefault<u8, u8>,
+                        T2: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                        T3: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                    > ::planus::WriteAsOffset<TensorLayout>
+                    for TensorLayoutBuilder<(T0, T1, T2, T3)>
+                {
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<TensorLayout> {
+                        let (v0, v1, v2, v3) = &self.0;
+                        TensorLayout::create(builder, v0, v1, v2, v3)
+                    }
+                }
+
+                /// Reference to a deserialized [TensorLayout].
+                #[derive(Copy, Clone)]
+                pub struct TensorLayoutRef<'a>(
+                    #[allow(dead_code)] ::planus::table_reader::Table<'a>,
+                );
+
+                impl<'a> TensorLayoutRef<'a> {
+                    /// Getter for the [`uid` field](TensorLayout#structfield.uid).
+                    #[inline]
+                    pub fn uid(&self) -> ::planus::Result<i64> {
+                        ::core::result::Result::Ok(
+                            self.0.access(0, "TensorLayout", "uid")?.unwrap_or(0),
+                        )
+                    }
+
+                    /// Getter for the [`data_type` field](TensorLayout#structfield.data_type).
+                    #[inline]
+                    pub fn data_type(&self) -> ::planus::Result<u8> {
+                        ::core::result::Result::Ok(
+                            self.0.access(1, "TensorLayout", "data_type")?.unwrap_or(0),
+                        )
+                    }
+
+                    /// Getter for the [`dims` field](TensorLayout#structfield.dims).
+                    #[inline]
+                    pub fn dims(
+                        &self,
+                    ) -> ::planus::Result<::core::option::Option<::planus::Vector<'a, i64>>>
+                    {
+                        self.0.access(2, "TensorLayout", "dims")
+                    }
+
+                    /// Getter for the [`strides` field](TensorLayout#structfield.strides).
+                    #[inline]
+                    pub fn strides(
+                        &self,
+                    ) -> ::planus::Result<::core::option::Option<::planus::Vector<'a, i64>>>
+                    {
+                        self.0.access(3, "TensorLayout", "strides")
+                    }
+                }
+
+                impl<'a> ::core::fmt::Debug for TensorLayoutRef<'a> {
+                    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        let mut f = f.debug_struct("TensorLayoutRef");
+                        f.field("uid", &self.uid());
+                        f.field("data_type", &self.data_type());
+                        if let ::core::option::Option::Some(field_dims) = self.dims().transpose() {
+                            f.field("dims", &field_dims);
+                        }
+                        if let ::core::option::Option::Some(field_strides) =
+                            self.strides().transpose()
+                        {
+                            f.field("strides", &field_strides);
+                        }
+                        f.finish()
+                    }
+                }
+
+                impl<'a> ::core::convert::TryFrom<TensorLayoutRef<'a>> for TensorLayout {
+                    type Error = ::planus::Error;
+
+                    #[allow(unreachable_code)]
+                    fn try_from(value: TensorLayoutRef<'a>) -> ::planus::Result<Self> {
+                        ::core::result::Result::Ok(Self {
+                            uid: ::core::convert::TryInto::try_into(value.uid()?)?,
+                            data_type: ::core::convert::TryInto::try_into(value.data_type()?)?,
+                            dims: if let ::core::option::Option::Some(dims) = value.dims()? {
+                                ::core::option::Option::Some(dims.to_vec()?)
+                            } else {
+                                ::core::option::Option::None
+                            },
+                            strides: if let ::core::option::Option::Some(strides) =
+                                value.strides()?
+                            {
+                                ::core::option::Option::Some(strides.to_vec()?)
+                            } else {
+                                ::core::option::Option::None
+                            },
+                        })
+                    }
+                }
+
+                impl<'a> ::planus::TableRead<'a> for TensorLayoutRef<'a> {
+                    #[inline]
+                    fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'a>,
+                        offset: usize,
+                    ) -> ::core::result::Result<Self, ::planus::errors::ErrorKind>
+                    {
+                        ::core::result::Result::Ok(Self(
+                            ::planus::table_reader::Table::from_buffer(buffer, offset)?,
+                        ))
+                    }
+                }
+
+                impl<'a> ::planus::VectorReadInner<'a> for TensorLayoutRef<'a> {
+                    type Error = ::planus::Error;
+                    const STRIDE: usize = 4;
+
+                    unsafe fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'a>,
+                        offset: usize,
+                    ) -> ::planus::Result<Self> {
+                        ::planus::TableRead::from_buffer(buffer, offset).map_err(|error_kind| {
+                            error_kind.with_error_location(
+                                "[TensorLayoutRef]",
+                                "get",
+                                buffer.offset_from_start,
+                            )
+                        })
+                    }
+                }
+
+                /// # Safety
+                /// The planus compiler generates implementations that initialize
+                /// the bytes in `write_values`.
+                unsafe impl ::planus::VectorWrite<::planus::Offset<TensorLayout>> for TensorLayout {
+                    type Value = ::planus::Offset<TensorLayout>;
+                    const STRIDE: usize = 4;
+                    #[inline]
+                    fn prepare(&self, builder: &mut ::planus::Builder) -> Self::Value {
+                        ::planus::WriteAs::prepare(self, builder)
+                    }
+
+                    #[inline]
+                    unsafe fn write_values(
+                        values: &[::planus::Offset<TensorLayout>],
+                        bytes: *mut ::core::mem::MaybeUninit<u8>,
+                        buffer_position: u32,
+                    ) {
+                        let bytes = bytes as *mut [::core::mem::MaybeUninit<u8>; 4];
+                        for (i, v) in ::core::iter::Iterator::enumerate(values.iter()) {
+                            ::planus::WriteAsPrimitive::write(
+                                v,
+                                ::planus::Cursor::new(unsafe { &mut *bytes.add(i) }),
+                                buffer_position - (Self::STRIDE * i) as u32,
+                            );
+                        }
+                    }
+                }
+
+                impl<'a> ::planus::ReadAsRoot<'a> for TensorLayoutRef<'a> {
+                    fn read_as_root(slice: &'a [u8]) -> ::planus::Result<Self> {
+                        ::planus::TableRead::from_buffer(
+                            ::planus::SliceWithStartOffset {
+                                buffer: slice,
+                                offset_from_start: 0,
+                            },
+                            0,
+                        )
+                        .map_err(|error_kind| {
+                            error_kind.with_error_location("[TensorLayoutRef]", "read_as_root", 0)
+                        })
+                    }
+                }
+
                 /// The table `PlanEnvelope` in the namespace `kiln.fb.plan`
                 ///
                 /// Generated from these locations:
-                /// * Table `PlanEnvelope` in the file `schemas/plan.fbs:10`
+                /// * Table `PlanEnvelope` in the file `schemas/plan.fbs:21`
                 #[derive(
                     Clone,
                     Debug,
@@ -60,6 +518,11 @@ mod root {
                     ///  Version 2: required device-pointer alignment in bytes for each `tensor_uids` entry, in the
                     ///  same order; 0 = no check.
                     pub alignments: ::core::option::Option<::planus::alloc::vec::Vec<u32>>,
+                    ///  Optional (version 2 only): the layout of each bound tensor, one per `tensor_uids` entry in
+                    ///  the same order. Lets a loader check that a plan fits a graph, and run a plan alone safely.
+                    ///  Absent in version 1.
+                    pub tensor_layouts:
+                        ::core::option::Option<::planus::alloc::vec::Vec<self::TensorLayout>>,
                 }
 
                 #[allow(clippy::derivable_impls)]
@@ -75,6 +538,7 @@ mod root {
                             tensor_uids: ::core::default::Default::default(),
                             payload: ::core::default::Default::default(),
                             alignments: ::core::default::Default::default(),
+                            tensor_layouts: ::core::default::Default::default(),
                         }
                     }
                 }
@@ -104,6 +568,9 @@ mod root {
                         field_tensor_uids: impl ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
                         field_payload: impl ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                         field_alignments: impl ::planus::WriteAsOptional<::planus::Offset<[u32]>>,
+                        field_tensor_layouts: impl ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::TensorLayout>]>,
+                        >,
                     ) -> ::planus::Offset<Self> {
                         let prepared_version = field_version.prepare(builder, &0);
                         let prepared_engine_id = field_engine_id.prepare(builder, &0);
@@ -114,8 +581,9 @@ mod root {
                         let prepared_tensor_uids = field_tensor_uids.prepare(builder);
                         let prepared_payload = field_payload.prepare(builder);
                         let prepared_alignments = field_alignments.prepare(builder);
+                        let prepared_tensor_layouts = field_tensor_layouts.prepare(builder);
 
-                        let mut table_writer: ::planus::table_writer::TableWriter<22> =
+                        let mut table_writer: ::planus::table_writer::TableWriter<24> =
                             ::core::default::Default::default();
                         if prepared_engine_id.is_some() {
                             table_writer.write_entry::<u64>(1);
@@ -143,6 +611,9 @@ mod root {
                         }
                         if prepared_alignments.is_some() {
                             table_writer.write_entry::<::planus::Offset<[u32]>>(8);
+                        }
+                        if prepared_tensor_layouts.is_some() {
+                            table_writer.write_entry::<::planus::Offset<[::planus::Offset<self::TensorLayout>]>>(9);
                         }
 
                         unsafe {
@@ -191,6 +662,11 @@ mod root {
                                     prepared_alignments
                                 {
                                     object_writer.write::<_, _, 4>(&prepared_alignments);
+                                }
+                                if let ::core::option::Option::Some(prepared_tensor_layouts) =
+                                    prepared_tensor_layouts
+                                {
+                                    object_writer.write::<_, _, 4>(&prepared_tensor_layouts);
                                 }
                             });
                         }
@@ -242,6 +718,7 @@ mod root {
                             &self.tensor_uids,
                             &self.payload,
                             &self.alignments,
+                            &self.tensor_layouts,
                         )
                     }
                 }
@@ -464,6 +941,36 @@ mod root {
                 }
 
                 impl<T0, T1, T2, T3, T4, T5, T6, T7, T8> PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)> {
+                    /// Setter for the [`tensor_layouts` field](PlanEnvelope#structfield.tensor_layouts).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn tensor_layouts<T9>(
+                        self,
+                        value: T9,
+                    ) -> PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9)>
+                    where
+                        T9: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::TensorLayout>]>,
+                        >,
+                    {
+                        let (v0, v1, v2, v3, v4, v5, v6, v7, v8) = self.0;
+                        PlanEnvelopeBuilder((v0, v1, v2, v3, v4, v5, v6, v7, v8, value))
+                    }
+
+                    /// Sets the [`tensor_layouts` field](PlanEnvelope#structfield.tensor_layouts) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn tensor_layouts_as_null(
+                        self,
+                    ) -> PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, ())>
+                    {
+                        self.tensor_layouts(())
+                    }
+                }
+
+                impl<T0, T1, T2, T3, T4, T5, T6, T7, T8, T9>
+                    PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9)>
+                {
                     /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [PlanEnvelope].
                     #[inline]
                     pub fn finish(
@@ -487,8 +994,11 @@ mod root {
                         T6: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
                         T7: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                         T8: ::planus::WriteAsOptional<::planus::Offset<[u32]>>,
+                        T9: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::TensorLayout>]>,
+                        >,
                     > ::planus::WriteAs<::planus::Offset<PlanEnvelope>>
-                    for PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)>
+                    for PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9)>
                 {
                     type Prepared = ::planus::Offset<PlanEnvelope>;
 
@@ -511,8 +1021,11 @@ mod root {
                         T6: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
                         T7: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                         T8: ::planus::WriteAsOptional<::planus::Offset<[u32]>>,
+                        T9: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::TensorLayout>]>,
+                        >,
                     > ::planus::WriteAsOptional<::planus::Offset<PlanEnvelope>>
-                    for PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)>
+                    for PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9)>
                 {
                     type Prepared = ::planus::Offset<PlanEnvelope>;
 
@@ -538,16 +1051,19 @@ mod root {
                         T6: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
                         T7: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                         T8: ::planus::WriteAsOptional<::planus::Offset<[u32]>>,
+                        T9: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::TensorLayout>]>,
+                        >,
                     > ::planus::WriteAsOffset<PlanEnvelope>
-                    for PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)>
+                    for PlanEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9)>
                 {
                     #[inline]
                     fn prepare(
                         &self,
                         builder: &mut ::planus::Builder,
                     ) -> ::planus::Offset<PlanEnvelope> {
-                        let (v0, v1, v2, v3, v4, v5, v6, v7, v8) = &self.0;
-                        PlanEnvelope::create(builder, v0, v1, v2, v3, v4, v5, v6, v7, v8)
+                        let (v0, v1, v2, v3, v4, v5, v6, v7, v8, v9) = &self.0;
+                        PlanEnvelope::create(builder, v0, v1, v2, v3, v4, v5, v6, v7, v8, v9)
                     }
                 }
 
@@ -634,6 +1150,18 @@ mod root {
                     {
                         self.0.access(8, "PlanEnvelope", "alignments")
                     }
+
+                    /// Getter for the [`tensor_layouts` field](PlanEnvelope#structfield.tensor_layouts).
+                    #[inline]
+                    pub fn tensor_layouts(
+                        &self,
+                    ) -> ::planus::Result<
+                        ::core::option::Option<
+                            ::planus::Vector<'a, ::planus::Result<self::TensorLayoutRef<'a>>>,
+                        >,
+                    > {
+                        self.0.access(9, "PlanEnvelope", "tensor_layouts")
+                    }
                 }
 
                 impl<'a> ::core::fmt::Debug for PlanEnvelopeRef<'a> {
@@ -672,6 +1200,11 @@ mod root {
                         {
                             f.field("alignments", &field_alignments);
                         }
+                        if let ::core::option::Option::Some(field_tensor_layouts) =
+                            self.tensor_layouts().transpose()
+                        {
+                            f.field("tensor_layouts", &field_tensor_layouts);
+                        }
                         f.finish()
                     }
                 }
@@ -704,6 +1237,13 @@ mod root {
                                 value.alignments()?
                             {
                                 ::core::option::Option::Some(alignments.to_vec()?)
+                            } else {
+                                ::core::option::Option::None
+                            },
+                            tensor_layouts: if let ::core::option::Option::Some(tensor_layouts) =
+                                value.tensor_layouts()?
+                            {
+                                ::core::option::Option::Some(tensor_layouts.to_vec_result()?)
                             } else {
                                 ::core::option::Option::None
                             },

@@ -288,6 +288,7 @@ pub fn fixture_envelope(payload: &[u8]) -> PlanEnvelope<'_> {
         tensor_uids: vec![1, 2, 6, 7, 9],
         alignments: Some(vec![16, 64, 0, 4, 8]),
         payload,
+        tensor_layouts: None,
     }
 }
 
