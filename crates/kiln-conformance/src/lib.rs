@@ -1,1 +1,63 @@
+//! kiln's conformance suite: every operation, on every engine that claims it, compared with the
+//! reference engine.
+//!
+//! Like burn's shared backend tests and tract's per-op suites, one suite serves every engine: a
+//! new engine proves itself by passing it, and a new operation is added to it once. The library
+//! holds the machinery; the tests (`tests/*.rs`, one file per operation family) generate cases
+//! with proptest.
+//!
+//! A case ([`Case`]) is a frontend [`kiln::Graph`] whose bound tensors are declared as inputs
+//! (each with the [`Domain`] its random values come from) or outputs. [`check`] then:
+//! 1. validates the graph, lowers it for a CPU handle and asks the heuristics (mode A) which
+//!    engines claim it; the reference must be among them, and so must every engine the case
+//!    expects (the optimized engine that should apply), so the suite cannot pass by testing the
+//!    reference alone;
+//! 2. draws the inputs with [`kiln::HostTensor::random`] mapped onto their domains;
+//! 3. runs the reference (`KILN_CPU_REFERENCE`), then every other claimed engine through the
+//!    frontend (`deselect_engines` of the others, `build_plans`, `execute`), and again with each
+//!    non-default knob value through the backend's plan directly;
+//! 4. compares each output element with the reference's under a [`Tolerance`] derived from the
+//!    output type, the length of the sums behind it and the number of nodes, and fails with a
+//!    message naming the engine, the case, the output and the worst element (got vs want).
+//!
+//! It also checks that engines leave inputs and the padding of strided outputs untouched, write
+//! every output element (outputs start filled with stale values), and that engines declaring
+//! themselves deterministic write identical bytes on a second run.
 
+mod case;
+pub mod compare;
+mod layout;
+pub mod modes;
+mod runner;
+pub mod specs;
+mod tolerance;
+
+pub use case::{Case, Domain};
+pub use layout::Layout;
+pub use runner::{check, check_session, random_tensor, Outcome, Session, VERBOSE_ENV};
+pub use specs::{
+    Anchor, ChainSpec, ChainStep, ConvSpec, MatmulSpec, Operand, Other, PointwiseSpec,
+    ReductionSpec, TensorSpec,
+};
+pub use tolerance::Tolerance;
+
+/// The reference engine: the oracle every other engine is compared with.
+pub const REFERENCE: &str = "KILN_CPU_REFERENCE";
+/// The optimized engine for graphs of pointwise nodes.
+pub const POINTWISE: &str = "KILN_CPU_POINTWISE_V1";
+/// The optimized forward convolution engine (with fused pointwise epilogues).
+pub const CONV_FPROP: &str = "KILN_CPU_CONV_FPROP_GEMM_V1";
+/// The optimized data-gradient convolution engine.
+pub const CONV_DGRAD: &str = "KILN_CPU_CONV_DGRAD_GEMM_V1";
+/// The optimized weight-gradient convolution engine.
+pub const CONV_WGRAD: &str = "KILN_CPU_CONV_WGRAD_GEMM_V1";
+/// The optimized matmul engine (with fused pointwise epilogues).
+pub const MATMUL: &str = "KILN_CPU_MATMUL_GEMM_V1";
+
+/// Runs [`check`] and panics with its message on failure; for tests outside proptest.
+pub fn assert_conforms(mut case: Case, seed: u64) -> Outcome {
+    match check(&mut case, seed) {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    }
+}

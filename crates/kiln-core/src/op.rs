@@ -21,7 +21,8 @@ pub enum PointwiseMode {
     CmpGt,
     CmpGe,
     Identity,
-    /// `min(x, upper_clip)` when `x >= lower_clip`, else `lower_clip + slope * (x - lower_clip)`.
+    /// `min(x, upper_clip)` when `x >= lower_clip`, else `lower_clip + slope * (x - lower_clip)`
+    /// (exactly `lower_clip` when the slope is 0, also for `x = -inf`); NaN stays NaN.
     Relu,
     Sigmoid,
     Tanh,

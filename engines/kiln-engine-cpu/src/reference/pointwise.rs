@@ -38,11 +38,16 @@ pub fn pointwise_f64(mode: PointwiseMode, params: &PointwiseParams, a: f64, b: f
         PointwiseMode::CmpGe => flag(a >= b),
         PointwiseMode::Identity => a,
         PointwiseMode::Relu => {
-            let lower = params.relu_lower_clip();
-            if a >= lower {
+            let (lower, slope) = (params.relu_lower_clip(), params.relu_lower_clip_slope());
+            if a.is_nan() {
+                a
+            } else if a >= lower {
                 min_nan(a, params.relu_upper_clip())
+            } else if slope == 0.0 {
+                // Not `lower + 0 * (a - lower)`, which is NaN for a = -inf.
+                lower
             } else {
-                lower + params.relu_lower_clip_slope() * (a - lower)
+                lower + slope * (a - lower)
             }
         }
         PointwiseMode::Sigmoid => sigmoid(a),

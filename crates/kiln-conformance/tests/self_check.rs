@@ -1,0 +1,144 @@
+//! The suite checks itself: its tolerances are tight enough to catch small errors, and its
+//! failure messages say what is needed to reproduce them.
+
+use kiln::{DataType, HostTensor};
+use kiln_conformance::{Layout, MatmulSpec, Session, MATMUL, REFERENCE};
+
+fn perturbed(t: &HostTensor, at: usize, relative: f64) -> HostTensor {
+    let mut v = t.to_f64_vec();
+    v[at] *= 1.0 + relative;
+    let mut out = t.clone();
+    out.fill_from_f64(&v).unwrap_or_else(|e| panic!("{e}"));
+    out
+}
+
+/// A matmul with k = 64 in each type: the optimized engine's result passes, and the same result
+/// with one element off by a little more than the type's precision fails, naming the engine,
+/// the case, the element and both values.
+#[test]
+fn small_errors_are_caught() {
+    for (dt, relative) in [
+        (DataType::F32, 1e-4),
+        (DataType::F16, 1e-2),
+        (DataType::Bf16, 5e-2),
+    ] {
+        let spec = MatmulSpec {
+            batch_a: vec![2],
+            batch_b: vec![2],
+            m: 4,
+            k: 64,
+            n: 5,
+            a_layout: Layout::packed(),
+            b_layout: Layout::transposed(),
+            c_layout: Layout::packed(),
+            a_type: dt,
+            b_type: dt,
+            c_type: dt,
+        };
+        let mut case = spec.case();
+        let mut session = Session::open(&mut case, 42).unwrap_or_else(|e| panic!("{e}"));
+        let want = session.run(REFERENCE).unwrap_or_else(|e| panic!("{e}"));
+        let got = session.run(MATMUL).unwrap_or_else(|e| panic!("{e}"));
+        session
+            .compare("engine under test", &got, &want)
+            .unwrap_or_else(|e| panic!("{e}"));
+        // The element of largest magnitude, so that the perturbation is not lost in atol.
+        let values = got[0].to_f64_vec();
+        let at = (0..values.len())
+            .max_by(|&i, &j| values[i].abs().total_cmp(&values[j].abs()))
+            .unwrap_or(0);
+        let bad = vec![perturbed(&got[0], at, relative)];
+        let err = session
+            .compare("engine under test", &bad, &want)
+            .expect_err("a perturbed result must fail");
+        assert!(
+            err.contains("engine under test") && err.contains("1 of 40") && err.contains("got"),
+            "{err}"
+        );
+    }
+}
+
+/// Every engine on the CPU handle claims at least one canonical case of the suite, so a new
+/// engine cannot pass by never being run: add cases for it when this fails.
+#[test]
+fn every_engine_is_exercised() {
+    use kiln::{Handle, ReductionMode};
+    use kiln_conformance::{check, ConvSpec, Operand, PointwiseSpec, ReductionSpec, TensorSpec};
+    use kiln_core::{ConvDirection, PointwiseParams};
+
+    let conv = |direction| ConvSpec {
+        direction,
+        n: 1,
+        groups: 1,
+        c_per_group: 2,
+        k_per_group: 3,
+        spatial: vec![5, 4],
+        filter: vec![3, 3],
+        pre_padding: vec![1, 1],
+        post_padding: vec![1, 1],
+        stride: vec![1, 1],
+        dilation: vec![1, 1],
+        x_layout: Layout::packed(),
+        w_layout: Layout::packed(),
+        y_layout: Layout::packed(),
+        in_type: DataType::F32,
+        out_type: DataType::F32,
+    };
+    let x = TensorSpec::new(&[2, 3], Layout::packed(), DataType::F32);
+    let mut cases = vec![
+        PointwiseSpec {
+            mode: kiln::PointwiseMode::Tanh,
+            params: PointwiseParams::default(),
+            a: Operand::Tensor(x.clone()),
+            b: None,
+            out_layout: Layout::packed(),
+            out_type: DataType::F32,
+        }
+        .case(),
+        conv(ConvDirection::Fprop).case(),
+        conv(ConvDirection::Dgrad).case(),
+        conv(ConvDirection::Wgrad).case(),
+        MatmulSpec {
+            batch_a: vec![],
+            batch_b: vec![],
+            m: 3,
+            k: 4,
+            n: 5,
+            a_layout: Layout::packed(),
+            b_layout: Layout::packed(),
+            c_layout: Layout::packed(),
+            a_type: DataType::F32,
+            b_type: DataType::F32,
+            c_type: DataType::F32,
+        }
+        .case(),
+        ReductionSpec {
+            mode: ReductionMode::Sum,
+            x,
+            reduce: vec![false, true],
+            y_layout: Layout::packed(),
+            y_type: DataType::F32,
+        }
+        .case(),
+    ];
+    let mut claimed: Vec<String> = Vec::new();
+    for case in &mut cases {
+        let outcome = check(case, 1).unwrap_or_else(|e| panic!("{e}"));
+        claimed.extend(outcome.claimed);
+    }
+    let handle = Handle::cpu().unwrap_or_else(|e| panic!("{e}"));
+    let engines: Vec<String> = handle
+        .plugins()
+        .flat_map(|p| p.engines().iter().map(|e| e.name.clone()))
+        .collect();
+    assert!(
+        engines.len() > 1,
+        "only the reference engine is registered: {engines:?}"
+    );
+    for engine in &engines {
+        assert!(
+            claimed.contains(engine),
+            "engine {engine} claims none of the suite's canonical cases; add cases for it (claimed: {claimed:?})"
+        );
+    }
+}
