@@ -25,6 +25,13 @@
 #define KILN_DEVICE_CUDA 1
 
 /**
+ * A CUDA target architecture with no device behind it (deviceless plan building): the
+ * ordinal is the SM number, e.g. 90 for `sm_90`. Plugins that cannot build without a device
+ * refuse it.
+ */
+#define KILN_DEVICE_CUDA_TARGET 2
+
+/**
  * Behaviour note: the engine's plans can be saved and restored.
  */
 #define KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION (1 << 0)
@@ -106,11 +113,11 @@ typedef struct KilnEngineDetails {
  */
 typedef struct KilnDevice {
   /**
-   * `KILN_DEVICE_CPU` or `KILN_DEVICE_CUDA`.
+   * `KILN_DEVICE_CPU`, `KILN_DEVICE_CUDA` or `KILN_DEVICE_CUDA_TARGET`.
    */
   uint32_t kind;
   /**
-   * Device ordinal (0 for the CPU).
+   * Device ordinal (0 for the CPU; the SM number for `KILN_DEVICE_CUDA_TARGET`).
    */
   int32_t ordinal;
 } KilnDevice;

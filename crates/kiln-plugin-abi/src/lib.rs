@@ -101,14 +101,18 @@ impl KilnBytes {
 /// Device kinds.
 pub const KILN_DEVICE_CPU: u32 = 0;
 pub const KILN_DEVICE_CUDA: u32 = 1;
+/// A CUDA target architecture with no device behind it (deviceless plan building): the
+/// ordinal is the SM number, e.g. 90 for `sm_90`. Plugins that cannot build without a device
+/// refuse it.
+pub const KILN_DEVICE_CUDA_TARGET: u32 = 2;
 
 /// The device a plugin instance is bound to.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KilnDevice {
-    /// `KILN_DEVICE_CPU` or `KILN_DEVICE_CUDA`.
+    /// `KILN_DEVICE_CPU`, `KILN_DEVICE_CUDA` or `KILN_DEVICE_CUDA_TARGET`.
     pub kind: u32,
-    /// Device ordinal (0 for the CPU).
+    /// Device ordinal (0 for the CPU; the SM number for `KILN_DEVICE_CUDA_TARGET`).
     pub ordinal: i32,
 }
 

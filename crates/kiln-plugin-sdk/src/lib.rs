@@ -119,6 +119,16 @@ pub trait EnginePlugin: Sized + Send + Sync + 'static {
     /// Creates an instance bound to `device`; refuses devices the plugin cannot drive.
     fn create(device: Device) -> PluginResult<Self>;
 
+    /// Creates an instance that builds plans for CUDA architecture `sm_<arch>` with no device
+    /// present (deviceless build: plans can be built and saved, not executed). Plugins that
+    /// cannot do this keep the default, which refuses with `NOT_SUPPORTED`.
+    fn create_for_target(arch: i32) -> PluginResult<Self> {
+        Err(PluginError::not_supported(format!(
+            "{}: cannot build for the target sm_{arch} without a device",
+            Self::NAME
+        )))
+    }
+
     /// Sets the stream later work is queued on. CPU plugins ignore it.
     fn set_stream(&self, _stream: *mut c_void) -> PluginResult<()> {
         Ok(())

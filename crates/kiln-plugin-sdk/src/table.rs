@@ -215,6 +215,12 @@ unsafe extern "C" fn create_instance<P: EnginePlugin>(
         let dev = match device.kind {
             KILN_DEVICE_CPU => Device::Cpu,
             KILN_DEVICE_CUDA => Device::Cuda(device.ordinal),
+            KILN_DEVICE_CUDA_TARGET => {
+                let instance = Box::new(P::create_for_target(device.ordinal)?);
+                // SAFETY: out is non-null and caller-owned.
+                unsafe { *out = Box::into_raw(instance) as KilnPluginInstance };
+                return Ok(());
+            }
             k => return Err(PluginError::bad_param(format!("unknown device kind {k}"))),
         };
         let instance = Box::new(P::create(dev)?);

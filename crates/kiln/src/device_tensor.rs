@@ -20,9 +20,13 @@ impl DeviceTensor {
         let bytes = desc
             .storage_bytes()
             .ok_or_else(|| Error::BadParam(format!("{}: size overflows", desc.label())))?;
-        let ordinal = i32::try_from(ordinal).map_err(|_| Error::BadParam(format!("cuda:{ordinal} is not a device")))?;
+        let ordinal = i32::try_from(ordinal)
+            .map_err(|_| Error::BadParam(format!("cuda:{ordinal} is not a device")))?;
         let memory = DeviceMemory::zeroed(ordinal, bytes).map_err(Error::AllocFailed)?;
-        Ok(DeviceTensor { desc: desc.clone(), memory })
+        Ok(DeviceTensor {
+            desc: desc.clone(),
+            memory,
+        })
     }
 
     /// Zeroed device memory for tensor `t` of a validated graph.
@@ -41,7 +45,9 @@ impl DeviceTensor {
     /// memory of another data type or layout.
     pub fn copy_from(&mut self, host: &HostTensor) -> Result<()> {
         self.check_same(host.desc())?;
-        self.memory.upload(host.bytes()).map_err(Error::ExecutionFailed)
+        self.memory
+            .upload(host.bytes())
+            .map_err(Error::ExecutionFailed)
     }
 
     /// A host copy of this memory (after all queued work on the device).
@@ -55,11 +61,16 @@ impl DeviceTensor {
     /// memory of another data type or layout.
     pub fn copy_to(&self, host: &mut HostTensor) -> Result<()> {
         self.check_same(host.desc())?;
-        self.memory.download(host.bytes_mut()).map_err(Error::ExecutionFailed)
+        self.memory
+            .download(host.bytes_mut())
+            .map_err(Error::ExecutionFailed)
     }
 
     fn check_same(&self, other: &TensorDesc) -> Result<()> {
-        if other.data_type != self.desc.data_type || other.dims != self.desc.dims || other.strides != self.desc.strides {
+        if other.data_type != self.desc.data_type
+            || other.dims != self.desc.dims
+            || other.strides != self.desc.strides
+        {
             return Err(Error::BadParam(format!(
                 "{}: host memory is {} {:?} strides {:?}, the device memory {} {:?} strides {:?}",
                 self.desc.label(),

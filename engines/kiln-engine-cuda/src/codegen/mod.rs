@@ -1,0 +1,290 @@
+//! CUDA C generation: kernel templates (real `.cu` files in `src/kernels/`) filled with code
+//! specialised to the graph's shapes, strides and data types.
+//!
+//! - [`pointwise`]: `KILN_CUDA_POINTWISE_V1`, a chain of pointwise nodes in one kernel.
+//! - [`gemm`]: `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`, one tiled GEMM template with
+//!   generated operand loads and a fused pointwise epilogue.
+//!
+//! Every generated kernel computes in f32 and takes one pointer per bound tensor, in the order
+//! of [`Kernel::args`].
+
+pub mod gemm;
+pub mod pointwise;
+
+use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// The helpers every kernel includes.
+pub const COMMON_CUH: &str = include_str!("../kernels/common.cuh");
+
+/// One generated kernel and how to launch it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    /// The `extern "C"` symbol.
+    pub symbol: String,
+    /// Complete CUDA C source (helpers included).
+    pub source: String,
+    /// Tensor UIDs in kernel parameter order.
+    pub args: Vec<i64>,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+}
+
+/// Fills `{{KEY}}` placeholders of `template`. Refuses a placeholder without a value and a value
+/// whose placeholder is absent, so a template and its generator cannot drift apart silently.
+pub fn fill(template: &str, values: &[(&str, String)]) -> Result<String, String> {
+    let mut out = template.to_string();
+    for (key, value) in values {
+        let pat = format!("{{{{{key}}}}}");
+        if !out.contains(&pat) {
+            return Err(format!("template has no placeholder {pat}"));
+        }
+        out = out.replace(&pat, value);
+    }
+    if let Some(at) = out.find("{{") {
+        let rest: String = out[at..].chars().take(32).collect();
+        return Err(format!("template placeholder left unfilled: {rest}"));
+    }
+    Ok(out)
+}
+
+/// The CUDA C type of a tensor element; `None` for f64 (not a CUDA engine type).
+pub fn c_type(dt: DataType) -> Option<&'static str> {
+    match dt {
+        DataType::F32 => Some("float"),
+        DataType::F16 => Some("__half"),
+        DataType::Bf16 => Some("__nv_bfloat16"),
+        DataType::F64 => None,
+    }
+}
+
+/// An f32 literal of `v` for CUDA C (infinities and NaN spelled out).
+pub fn float_lit(v: f64) -> String {
+    let f = v as f32;
+    if f.is_nan() {
+        "__int_as_float(0x7fc00000)".into()
+    } else if f == f32::INFINITY {
+        "__int_as_float(0x7f800000)".into()
+    } else if f == f32::NEG_INFINITY {
+        "__int_as_float(0xff800000)".into()
+    } else {
+        format!("{f:e}f")
+    }
+}
+
+/// The f32 expression of one pointwise node over operand expressions `a` and `b`.
+pub fn mode_expr(op: &PointwiseOp, a: &str, b: &str) -> String {
+    let p = &op.params;
+    let flag = |c: &str| format!("(({a}) {c} ({b}) ? 1.0f : 0.0f)");
+    match op.mode {
+        PointwiseMode::Add => format!("({a}) + ({b})"),
+        PointwiseMode::Sub => format!("({a}) - ({b})"),
+        PointwiseMode::Mul => format!("({a}) * ({b})"),
+        PointwiseMode::Div => format!("({a}) / ({b})"),
+        PointwiseMode::Max => format!("kiln_max({a}, {b})"),
+        PointwiseMode::Min => format!("kiln_min({a}, {b})"),
+        PointwiseMode::Pow => format!("powf({a}, {b})"),
+        PointwiseMode::CmpEq => flag("=="),
+        PointwiseMode::CmpNe => flag("!="),
+        PointwiseMode::CmpLt => flag("<"),
+        PointwiseMode::CmpLe => flag("<="),
+        PointwiseMode::CmpGt => flag(">"),
+        PointwiseMode::CmpGe => flag(">="),
+        PointwiseMode::Identity => a.to_string(),
+        PointwiseMode::Relu => format!(
+            "kiln_relu({a}, {}, {}, {})",
+            float_lit(p.relu_lower_clip()),
+            float_lit(p.relu_upper_clip()),
+            float_lit(p.relu_lower_clip_slope())
+        ),
+        PointwiseMode::Sigmoid => format!("kiln_sigmoid({a})"),
+        PointwiseMode::Tanh => format!("tanhf({a})"),
+        PointwiseMode::Gelu => format!("0.5f * ({a}) * erfcf(-({a}) * 0.70710678118654752f)"),
+        PointwiseMode::GeluApproxTanh => format!("kiln_gelu_tanh({a})"),
+        PointwiseMode::Swish => {
+            format!(
+                "({a}) * kiln_sigmoid({} * ({a}))",
+                float_lit(p.swish_beta())
+            )
+        }
+        PointwiseMode::Elu => {
+            format!(
+                "(({a}) > 0.0f ? ({a}) : {} * expm1f({a}))",
+                float_lit(p.elu_alpha())
+            )
+        }
+        PointwiseMode::Softplus => format!("kiln_softplus({a}, {})", float_lit(p.softplus_beta())),
+        PointwiseMode::Exp => format!("expf({a})"),
+        PointwiseMode::Log => format!("logf({a})"),
+        PointwiseMode::Abs => format!("fabsf({a})"),
+        PointwiseMode::Neg => format!("-({a})"),
+        PointwiseMode::Sqrt => format!("sqrtf({a})"),
+        PointwiseMode::Rsqrt => format!("(1.0f / sqrtf({a}))"),
+        PointwiseMode::Reciprocal => format!("(1.0f / ({a}))"),
+    }
+}
+
+/// The element offset of tensor `t` at coordinates `coords` (one C expression per dim of the
+/// iteration space, same rank as `t`): size-1 dims broadcast (contribute nothing).
+pub fn offset_expr(t: &TensorDesc, coords: &[String]) -> String {
+    let terms: Vec<String> = t
+        .dims
+        .iter()
+        .zip(&t.strides)
+        .zip(coords)
+        .filter(|((&d, &s), _)| d != 1 && s != 0)
+        .map(|((_, &s), c)| {
+            if s == 1 {
+                format!("({c})")
+            } else {
+                format!("({c}) * {s}LL")
+            }
+        })
+        .collect();
+    if terms.is_empty() {
+        "0".into()
+    } else {
+        terms.join(" + ")
+    }
+}
+
+/// Kernel parameters: one pointer per bound tensor, inputs `const`.
+pub struct Params {
+    /// (uid, is written) in parameter order.
+    pub list: Vec<(i64, bool)>,
+}
+
+impl Params {
+    /// The parameter name of tensor `uid`.
+    pub fn name(&self, uid: i64) -> Option<String> {
+        self.list
+            .iter()
+            .position(|&(u, _)| u == uid)
+            .map(|i| format!("p{i}"))
+    }
+
+    /// The C parameter list.
+    pub fn declare(&self, graph: &OpGraph) -> Result<String, String> {
+        let mut parts = Vec::new();
+        for (i, &(uid, written)) in self.list.iter().enumerate() {
+            let t = graph
+                .tensor(uid)
+                .ok_or_else(|| format!("no tensor uid {uid}"))?;
+            let ty = c_type(t.data_type).ok_or_else(|| {
+                format!("{}: {} is not a CUDA engine type", t.label(), t.data_type)
+            })?;
+            let c = if written { "" } else { "const " };
+            parts.push(format!("{c}{ty}* __restrict__ p{i}"));
+        }
+        Ok(parts.join(", "))
+    }
+}
+
+/// Emits the statements of a pointwise DAG evaluated at one point of the iteration space.
+///
+/// `values` maps UIDs already computed (e.g. a GEMM accumulator) to their f32 expression;
+/// inputs are loaded with `offset_expr(coords)`; each node's result becomes `float v<i>`; node
+/// outputs that are not virtual are stored through their parameter.
+pub fn emit_pointwise_body(
+    graph: &OpGraph,
+    nodes: &[&PointwiseOp],
+    params: &Params,
+    coords: &[String],
+    values: &mut HashMap<i64, String>,
+    indent: &str,
+) -> Result<String, String> {
+    let mut out = String::new();
+    let mut next = 0usize;
+    let mut operand =
+        |uid: i64, values: &mut HashMap<i64, String>, out: &mut String| -> Result<String, String> {
+            if let Some(v) = values.get(&uid) {
+                return Ok(v.clone());
+            }
+            let t = graph
+                .tensor(uid)
+                .ok_or_else(|| format!("no tensor uid {uid}"))?;
+            if let Some(s) = t.scalar {
+                return Ok(float_lit(s));
+            }
+            let p = params
+                .name(uid)
+                .ok_or_else(|| format!("{} is not a kernel parameter", t.label()))?;
+            let name = format!("in{next}");
+            next += 1;
+            let _ = writeln!(
+                out,
+                "{indent}const float {name} = kiln_ld({p}[{}]);",
+                offset_expr(t, coords)
+            );
+            values.insert(uid, name.clone());
+            Ok(name)
+        };
+    for (i, op) in nodes.iter().enumerate() {
+        let a = operand(op.a, values, &mut out)?;
+        let b = match op.b {
+            Some(b) => operand(b, values, &mut out)?,
+            None => "0.0f".into(),
+        };
+        let name = format!("v{i}");
+        let _ = writeln!(
+            out,
+            "{indent}const float {name} = {};",
+            mode_expr(op, &a, &b)
+        );
+        values.insert(op.out, name.clone());
+        let t = graph
+            .tensor(op.out)
+            .ok_or_else(|| format!("no tensor uid {}", op.out))?;
+        if !t.is_virtual {
+            out.push_str(&store_stmt(graph, params, t, coords, &name, indent)?);
+        }
+    }
+    Ok(out)
+}
+
+/// `p[offset] = kiln_st<T>(value);` for tensor `t`.
+pub fn store_stmt(
+    _graph: &OpGraph,
+    params: &Params,
+    t: &TensorDesc,
+    coords: &[String],
+    value: &str,
+    indent: &str,
+) -> Result<String, String> {
+    let p = params
+        .name(t.uid)
+        .ok_or_else(|| format!("{} is not a kernel parameter", t.label()))?;
+    let ty = c_type(t.data_type).ok_or_else(|| format!("{}: not a CUDA engine type", t.label()))?;
+    Ok(format!(
+        "{indent}{p}[{}] = kiln_st<{ty}>({value});\n",
+        offset_expr(t, coords)
+    ))
+}
+
+/// Checks that every tensor is f32, f16 or bf16.
+pub fn check_types(graph: &OpGraph) -> Result<(), String> {
+    for t in &graph.tensors {
+        if c_type(t.data_type).is_none() {
+            return Err(format!(
+                "{} is {}; CUDA engines take f32, f16 and bf16",
+                t.label(),
+                t.data_type
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A kernel symbol derived from the engine and a digest of the source's specialisation, so two
+/// kernels of different graphs never share a symbol in a cache.
+pub fn symbol(prefix: &str, spec: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(spec.as_bytes());
+    let mut s = format!("kiln_{prefix}_");
+    for b in &d[..8] {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}

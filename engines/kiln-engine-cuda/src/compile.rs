@@ -1,0 +1,141 @@
+//! NVRTC: CUDA C to a cubin for one exact architecture (and optionally PTX beside it), through
+//! cudarc's `sys` layer (its safe API returns PTX only), with the on-disk kernel cache.
+
+use crate::{availability, kernel_cache};
+use cudarc::nvrtc::sys;
+use std::ffi::{c_char, CString};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static COMPILES: AtomicU64 = AtomicU64::new(0);
+
+/// NVRTC compilations run in this process (cache hits and plan loads run none).
+pub fn compile_count() -> u64 {
+    COMPILES.load(Ordering::Relaxed)
+}
+
+/// The folder given to NVRTC for `cuda_fp16.h`, `cuda_bf16.h` and `mma.h`:
+/// `$KILN_CUDA_INCLUDE_DIR`, else `$CUDA_PATH/include`, else `/usr/local/cuda/include`.
+pub fn include_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("KILN_CUDA_INCLUDE_DIR").map(PathBuf::from),
+        std::env::var_os("CUDA_PATH").map(|p| PathBuf::from(p).join("include")),
+        Some(PathBuf::from("/usr/local/cuda/include")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("cuda_fp16.h").is_file())
+}
+
+/// A compiled code object.
+pub struct Compiled {
+    pub cubin: Vec<u8>,
+    pub ptx: Vec<u8>,
+}
+
+fn check(st: sys::nvrtcResult, what: &str) -> Result<(), String> {
+    if st == sys::nvrtcResult::NVRTC_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("NVRTC {what} failed: {st:?}"))
+    }
+}
+
+/// Compiles `source` for `sm_<arch>`; with `with_ptx` the PTX is kept too. Uses the kernel
+/// cache. Refuses when NVRTC is unavailable or the source does not compile (with NVRTC's log).
+pub fn compile(source: &str, name: &str, arch: u32, with_ptx: bool) -> Result<Compiled, String> {
+    let version = availability::nvrtc().map_err(|e| format!("CUDA engine not available: {e}"))?;
+    let include = include_dir().ok_or(
+        "CUDA engine not available: no CUDA include folder with cuda_fp16.h; set KILN_CUDA_INCLUDE_DIR \
+         (scripts/install-nvrtc.sh prints it)",
+    )?;
+    let options = [
+        format!("--gpu-architecture=sm_{arch}"),
+        "--std=c++17".to_string(),
+        "-default-device".to_string(),
+        format!("-I{}", include.display()),
+    ];
+    let key = kernel_cache::key(source, &options[..3], version, arch);
+    if let Some((cubin, ptx)) = kernel_cache::get(&key) {
+        if !cubin.is_empty() && (!with_ptx || !ptx.is_empty()) {
+            return Ok(Compiled { cubin, ptx });
+        }
+    }
+    let src =
+        CString::new(source).map_err(|_| "the generated source holds a NUL byte".to_string())?;
+    let cname = CString::new(name).map_err(|_| "the kernel name holds a NUL byte".to_string())?;
+    let mut prog: sys::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: NVRTC is present (checked above); the strings outlive the call.
+    check(
+        unsafe {
+            sys::nvrtcCreateProgram(
+                &mut prog,
+                src.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        },
+        "create program",
+    )?;
+    let result = (|| {
+        let opts: Vec<CString> = options
+            .iter()
+            .map(|o| CString::new(o.as_str()).unwrap_or_default())
+            .collect();
+        let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+        COMPILES.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: prog is live; ptrs point to NUL-terminated options alive for the call.
+        let st = unsafe { sys::nvrtcCompileProgram(prog, ptrs.len() as i32, ptrs.as_ptr()) };
+        if st != sys::nvrtcResult::NVRTC_SUCCESS {
+            let mut n = 0usize;
+            // SAFETY: prog is live; the log is copied into a buffer of the size NVRTC gives.
+            let log = unsafe {
+                let _ = sys::nvrtcGetProgramLogSize(prog, &mut n);
+                let mut buf = vec![0u8; n.max(1)];
+                let _ = sys::nvrtcGetProgramLog(prog, buf.as_mut_ptr() as *mut c_char);
+                String::from_utf8_lossy(&buf)
+                    .trim_end_matches('\0')
+                    .to_string()
+            };
+            return Err(format!(
+                "NVRTC could not compile {name} for sm_{arch}: {st:?}\n{log}"
+            ));
+        }
+        let mut n = 0usize;
+        // SAFETY: prog compiled; the cubin is copied into a buffer of its reported size.
+        check(
+            unsafe { sys::nvrtcGetCUBINSize(prog, &mut n) },
+            "cubin size",
+        )?;
+        let mut cubin = vec![0u8; n];
+        // SAFETY: as above.
+        check(
+            unsafe { sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char) },
+            "get cubin",
+        )?;
+        let mut ptx = Vec::new();
+        if with_ptx {
+            let mut n = 0usize;
+            // SAFETY: prog compiled; the PTX is copied into a buffer of its reported size.
+            check(unsafe { sys::nvrtcGetPTXSize(prog, &mut n) }, "PTX size")?;
+            ptx = vec![0u8; n];
+            // SAFETY: as above.
+            check(
+                unsafe { sys::nvrtcGetPTX(prog, ptx.as_mut_ptr() as *mut c_char) },
+                "get PTX",
+            )?;
+        }
+        Ok(Compiled { cubin, ptx })
+    })();
+    // SAFETY: prog was created above and is destroyed once.
+    unsafe { sys::nvrtcDestroyProgram(&mut prog) };
+    let c = result?;
+    if c.cubin.is_empty() {
+        return Err(format!("NVRTC returned an empty cubin for {name}"));
+    }
+    kernel_cache::put(&key, &c.cubin, &c.ptx);
+    Ok(c)
+}

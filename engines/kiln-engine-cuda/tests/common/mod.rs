@@ -1,0 +1,246 @@
+//! Graph builders and helpers shared by the CUDA provider's tests and benchmarks.
+#![allow(dead_code)]
+
+use kiln::{
+    ConvAttributes, DataType, Device, Graph, Handle, HeurMode, HostTensor, MatmulAttributes,
+    PointwiseAttributes, PointwiseMode, Registry, RegistryOptions, TensorAttributes, VariantPack,
+    Workspace,
+};
+use std::sync::Arc;
+
+/// The built-in plugins only (CPU and CUDA).
+pub fn registry() -> Arc<Registry> {
+    Arc::new(Registry::discover(&RegistryOptions {
+        builtins: true,
+        env_path: false,
+        default_dir: false,
+        extra_paths: Vec::new(),
+    }))
+}
+
+pub fn handle(device: Device) -> kiln::Result<Handle> {
+    Handle::with_registry(device, registry())
+}
+
+/// NVRTC's absence as a skip reason; `None` when it is here.
+pub fn nvrtc_missing() -> Option<String> {
+    kiln_engine_cuda::availability::nvrtc().err()
+}
+
+fn nhwc(d: &[i64]) -> Vec<i64> {
+    kiln_core::tensor::channels_last_strides(d)
+}
+
+/// `y = relu(x * s + b)` with `b` broadcast along dim 0: [n0, n1].
+pub fn pointwise_graph(dt: DataType, n0: i64, n1: i64) -> Graph {
+    let mut g = Graph::new();
+    g.set_name("pointwise");
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&[n0, n1])
+            .data_type(dt),
+    );
+    let s = g.tensor(
+        TensorAttributes::new()
+            .name("s")
+            .dim(&[n0, n1])
+            .data_type(dt),
+    );
+    let b = g.tensor(
+        TensorAttributes::new()
+            .name("b")
+            .dim(&[1, n1])
+            .data_type(dt),
+    );
+    let xs = g.pointwise(&x, Some(&s), PointwiseAttributes::new(PointwiseMode::Mul));
+    let xsb = g.pointwise(&xs, Some(&b), PointwiseAttributes::new(PointwiseMode::Add));
+    let y = g.pointwise(&xsb, None, PointwiseAttributes::new(PointwiseMode::Relu));
+    y.set_name("y").set_output(true).set_data_type(dt);
+    g
+}
+
+/// One binary or unary op on n f32 elements (for the bandwidth bench).
+pub fn simple_pointwise(mode: PointwiseMode, n: i64) -> Graph {
+    let mut g = Graph::new();
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&[n])
+            .data_type(DataType::F32),
+    );
+    let y = if mode == PointwiseMode::Add {
+        let z = g.tensor(
+            TensorAttributes::new()
+                .name("z")
+                .dim(&[n])
+                .data_type(DataType::F32),
+        );
+        g.pointwise(&x, Some(&z), PointwiseAttributes::new(mode))
+    } else {
+        g.pointwise(&x, None, PointwiseAttributes::new(mode))
+    };
+    y.set_name("y")
+        .set_output(true)
+        .set_data_type(DataType::F32);
+    g
+}
+
+/// Conv fprop (N,C,H,W,K,R,S,pad, stride 1) in NHWC (or NCHW) with optional fused bias+relu.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_graph(
+    dt: DataType,
+    n: i64,
+    c: i64,
+    h: i64,
+    w: i64,
+    k: i64,
+    r: i64,
+    pad: i64,
+    stride: i64,
+    nhwc_layout: bool,
+    bias_relu: bool,
+) -> Graph {
+    let mut g = Graph::new();
+    g.set_name("conv");
+    let xd = [n, c, h, w];
+    let wd = [k, c, r, r];
+    let (xs, ws) = if nhwc_layout {
+        (nhwc(&xd), nhwc(&wd))
+    } else {
+        (
+            kiln_core::tensor::packed_strides(&xd),
+            kiln_core::tensor::packed_strides(&wd),
+        )
+    };
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&xd)
+            .stride(&xs)
+            .data_type(dt),
+    );
+    let wt = g.tensor(
+        TensorAttributes::new()
+            .name("w")
+            .dim(&wd)
+            .stride(&ws)
+            .data_type(dt),
+    );
+    let y = g.conv_fprop(
+        &x,
+        &wt,
+        ConvAttributes::new()
+            .padding(&[pad, pad])
+            .stride(&[stride, stride]),
+    );
+    let p = (h + 2 * pad - r) / stride + 1;
+    let q = (w + 2 * pad - r) / stride + 1;
+    let yd = [n, k, p, q];
+    let ys = if nhwc_layout {
+        nhwc(&yd)
+    } else {
+        kiln_core::tensor::packed_strides(&yd)
+    };
+    let out = if bias_relu {
+        y.set_data_type(DataType::F32);
+        let bias = g.tensor(
+            TensorAttributes::new()
+                .name("bias")
+                .dim(&[1, k, 1, 1])
+                .data_type(dt),
+        );
+        let yb = g.pointwise(
+            &y,
+            Some(&bias),
+            PointwiseAttributes::new(PointwiseMode::Add),
+        );
+        g.pointwise(&yb, None, PointwiseAttributes::new(PointwiseMode::Relu))
+    } else {
+        y
+    };
+    out.set_name("y")
+        .set_output(true)
+        .set_data_type(dt)
+        .set_dim(&yd)
+        .set_stride(&ys);
+    g
+}
+
+/// `y = relu(a @ b)`: a [batch, m, k], b [batch, k, n].
+pub fn matmul_graph(dt: DataType, batch: i64, m: i64, k: i64, n: i64, relu: bool) -> Graph {
+    let mut g = Graph::new();
+    g.set_name("matmul");
+    let a = g.tensor(
+        TensorAttributes::new()
+            .name("a")
+            .dim(&[batch, m, k])
+            .data_type(dt),
+    );
+    let b = g.tensor(
+        TensorAttributes::new()
+            .name("b")
+            .dim(&[batch, k, n])
+            .data_type(dt),
+    );
+    let c = g.matmul(&a, &b, MatmulAttributes::new());
+    let out = if relu {
+        c.set_data_type(DataType::F32);
+        g.pointwise(&c, None, PointwiseAttributes::new(PointwiseMode::Relu))
+    } else {
+        c
+    };
+    out.set_name("y").set_output(true).set_data_type(dt);
+    g
+}
+
+/// Random inputs for every non-output bound tensor of a validated graph, keyed by name.
+pub fn inputs(g: &Graph) -> Vec<(kiln::Tensor, HostTensor)> {
+    let og = g.op_graph().expect("validated");
+    g.tensors()
+        .iter()
+        .filter_map(|t| {
+            let uid = t.uid()?;
+            let d = og.tensor(uid)?;
+            if d.is_virtual || d.scalar.is_some() || og.producer(uid).is_some() {
+                return None;
+            }
+            Some((
+                t.clone(),
+                HostTensor::random(d, uid as u64 + 7).expect("host tensor"),
+            ))
+        })
+        .collect()
+}
+
+/// The reference result on the CPU for `make()` with `inputs`.
+pub fn reference(make: &dyn Fn() -> Graph, ins: &[(kiln::Tensor, HostTensor)]) -> Vec<f64> {
+    let cpu = handle(Device::Cpu).expect("cpu handle");
+    let mut g = make();
+    g.build(&cpu, &[HeurMode::Fallback])
+        .expect("reference build");
+    let y = g.tensor_by_name("y").expect("y");
+    let mut hy = HostTensor::for_tensor(&y).expect("y memory");
+    let mut ins: Vec<(i64, HostTensor)> = ins
+        .iter()
+        .map(|(t, h)| (t.uid().expect("uid"), h.clone()))
+        .collect();
+    let mut pack = VariantPack::new();
+    for (uid, h) in ins.iter_mut() {
+        pack.insert_uid(*uid, h);
+    }
+    pack.insert(&y, &mut hy);
+    let mut ws = Workspace::for_graph(&g).expect("workspace");
+    g.execute(&cpu, &mut pack, &mut ws).expect("reference run");
+    drop(pack);
+    hy.to_f64_vec()
+}
+
+/// Largest |a - b| / (atol + rtol |b|) over the elements; <= 1 passes.
+pub fn worst(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
+    assert_eq!(got.len(), want.len());
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| (g - w).abs() / (atol + rtol * w.abs()))
+        .fold(0.0, f64::max)
+}

@@ -1,0 +1,253 @@
+//! Tests on a CUDA GPU (an H200 for the committed report, docs/benchmarks/). Ignored without
+//! one: run with `--ignored` on the GPU machine (scripts/gpu-package.sh).
+
+mod common;
+
+use common::*;
+use kiln::{DataType, Device, DeviceTensor, Graph, HeurMode, HostTensor, VariantPack, Workspace};
+
+type Case = (&'static str, Box<dyn Fn() -> Graph>, f64, f64);
+
+fn cases() -> Vec<Case> {
+    vec![
+        (
+            "pointwise f32",
+            Box::new(|| pointwise_graph(DataType::F32, 257, 1024)),
+            1e-6,
+            1e-5,
+        ),
+        (
+            "pointwise f16",
+            Box::new(|| pointwise_graph(DataType::F16, 64, 1024)),
+            1e-3,
+            1e-2,
+        ),
+        (
+            "pointwise bf16",
+            Box::new(|| pointwise_graph(DataType::Bf16, 64, 1024)),
+            1e-2,
+            1e-2,
+        ),
+        (
+            "matmul f32",
+            Box::new(|| matmul_graph(DataType::F32, 2, 130, 70, 200, true)),
+            1e-4,
+            1e-4,
+        ),
+        (
+            "matmul f16 relu",
+            Box::new(|| matmul_graph(DataType::F16, 3, 200, 96, 136, true)),
+            1e-2,
+            1e-2,
+        ),
+        (
+            "matmul bf16",
+            Box::new(|| matmul_graph(DataType::Bf16, 1, 256, 256, 256, false)),
+            3e-2,
+            2e-2,
+        ),
+        (
+            "conv f32 nchw s2",
+            Box::new(|| conv_graph(DataType::F32, 2, 3, 15, 15, 8, 3, 1, 2, false, true)),
+            1e-4,
+            1e-4,
+        ),
+        (
+            "conv f16 nhwc bias relu",
+            Box::new(|| conv_graph(DataType::F16, 4, 64, 14, 14, 64, 3, 1, 1, true, true)),
+            1e-2,
+            1e-2,
+        ),
+        (
+            "conv bf16 nhwc 1x1",
+            Box::new(|| conv_graph(DataType::Bf16, 4, 128, 7, 7, 128, 1, 0, 1, true, false)),
+            3e-2,
+            2e-2,
+        ),
+    ]
+}
+
+/// Runs `g` (graph with plan) on `device` and returns y.
+fn run_graph(
+    g: &Graph,
+    h: &kiln::Handle,
+    ord: u32,
+    ins: &[(kiln::Tensor, HostTensor)],
+) -> Vec<f64> {
+    let og = g.op_graph().expect("graph");
+    let mut dev: Vec<(i64, DeviceTensor)> = ins
+        .iter()
+        .map(|(t, hst)| {
+            (
+                t.uid().expect("uid"),
+                DeviceTensor::upload(hst, ord).expect("upload"),
+            )
+        })
+        .collect();
+    let y = g.tensor_by_name("y").expect("y");
+    let mut dy =
+        DeviceTensor::zeros(og.tensor(y.uid().expect("uid")).expect("y"), ord).expect("y memory");
+    let mut ws = Workspace::for_graph(g).expect("ws");
+    {
+        let mut pack = VariantPack::new();
+        for (uid, d) in dev.iter_mut() {
+            pack.insert_device_uid(*uid, d);
+        }
+        pack.insert_device(&y, &mut dy);
+        g.execute(h, &mut pack, &mut ws).expect("execute");
+    }
+    dy.download().expect("download").to_f64_vec()
+}
+
+/// Runs a plan alone with device tensors.
+fn run_plan(
+    plan: &kiln::ExecutionPlan,
+    og: &kiln_core::OpGraph,
+    h: &kiln::Handle,
+    ord: u32,
+    ins: &[(kiln::Tensor, HostTensor)],
+    y_uid: i64,
+) -> Vec<f64> {
+    let dev: Vec<(i64, DeviceTensor)> = ins
+        .iter()
+        .map(|(t, hst)| {
+            (
+                t.uid().expect("uid"),
+                DeviceTensor::upload(hst, ord).expect("upload"),
+            )
+        })
+        .collect();
+    let dy = DeviceTensor::zeros(og.tensor(y_uid).expect("y"), ord).expect("y memory");
+    let mut b: Vec<(i64, *mut std::ffi::c_void)> = dev
+        .iter()
+        .map(|(u, d)| (*u, d.device_ptr() as *mut _))
+        .collect();
+    b.push((y_uid, dy.device_ptr() as *mut _));
+    // SAFETY: every pointer addresses device memory sized for its tensor's layout on `ord`.
+    unsafe { plan.execute(h, &b, std::ptr::null_mut(), 0) }.expect("execute plan");
+    dy.download().expect("download").to_f64_vec()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn build_save_load_resave_execute_on_gpu() {
+    for (what, make, atol, rtol) in cases() {
+        let h = handle(Device::Cuda(0)).expect("cuda:0 handle");
+        let mut g = make();
+        g.build(&h, &[HeurMode::A])
+            .unwrap_or_else(|e| panic!("{what}: build: {e}"));
+        let ins = inputs(&g);
+        let want = reference(&make, &ins);
+        let got = run_graph(&g, &h, 0, &ins);
+        let e = worst(&got, &want, atol, rtol);
+        assert!(
+            e <= 1.0,
+            "{what}: built plan differs from the reference (worst {e})"
+        );
+        let og = g.op_graph().expect("graph").clone();
+        let y_uid = g.tensor_by_name("y").expect("y").uid().expect("uid");
+        let container = g.to_binary().expect("save");
+        let plan_bytes = g.to_compiled_plan_binary().expect("save plan");
+        drop(g);
+        drop(h);
+        // Graph with plan: fresh handle, nothing compiled, byte-identical re-save, twice.
+        let (compiles, _) = kiln_engine_cuda::stats();
+        let h1 = handle(Device::Cuda(0)).expect("fresh handle");
+        let g1 = Graph::from_binary(Some(&h1), &container)
+            .unwrap_or_else(|e| panic!("{what}: load: {e}"));
+        assert_eq!(
+            kiln_engine_cuda::stats().0,
+            compiles,
+            "{what}: load compiled"
+        );
+        let again = g1.to_binary().expect("re-save");
+        assert_eq!(again, container, "{what}: re-saved container differs");
+        assert_eq!(
+            g1.to_compiled_plan_binary().expect("plan"),
+            plan_bytes,
+            "{what}: plan bytes differ"
+        );
+        let h2 = handle(Device::Cuda(0)).expect("fresh handle");
+        let g2 = Graph::from_binary(Some(&h2), &again).expect("load the re-saved bytes");
+        assert_eq!(
+            g2.to_compiled_plan_binary().expect("plan"),
+            plan_bytes,
+            "{what}: reloaded plan bytes differ"
+        );
+        for run in 0..2 {
+            let got = run_graph(&g2, &h2, 0, &ins);
+            let e = worst(&got, &want, atol, rtol);
+            assert!(
+                e <= 1.0,
+                "{what}: loaded graph run {run} differs (worst {e})"
+            );
+        }
+        // Plan alone.
+        let h3 = handle(Device::Cuda(0)).expect("fresh handle");
+        let p3 = kiln::from_compiled_plan_binary(&h3, &plan_bytes).expect("load plan");
+        let re = kiln::to_compiled_plan_binary(&p3).expect("re-save plan");
+        assert_eq!(re, plan_bytes, "{what}: re-saved plan differs");
+        let h4 = handle(Device::Cuda(0)).expect("fresh handle");
+        let p4 = kiln::from_compiled_plan_binary(&h4, &re).expect("load again");
+        for run in 0..2 {
+            let got = run_plan(&p4, &og, &h4, 0, &ins, y_uid);
+            let e = worst(&got, &want, atol, rtol);
+            assert!(
+                e <= 1.0,
+                "{what}: loaded plan run {run} differs (worst {e})"
+            );
+        }
+        assert_eq!(
+            kiln_engine_cuda::stats().0,
+            compiles,
+            "{what}: loading compiled"
+        );
+        eprintln!("ok: {what} ({} plan bytes)", plan_bytes.len());
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn foreign_arch_and_flipped_code_object_are_refused_on_gpu() {
+    let h80 = handle(Device::CudaTarget(80)).expect("sm_80 target");
+    let mut g = pointwise_graph(DataType::F32, 4, 64);
+    g.build(&h80, &[HeurMode::A]).expect("build for sm_80");
+    let bytes = g.to_compiled_plan_binary().expect("save");
+    let h = handle(Device::Cuda(0)).expect("cuda:0");
+    let e = kiln::from_compiled_plan_binary(&h, &bytes).expect_err("an sm_80 plan on sm_90");
+    let m = e.to_string();
+    assert!(
+        m.contains("NOT_APPLICABLE") && m.contains("sm_80") && m.contains("sm_90"),
+        "{m}"
+    );
+    // A flipped byte: refused on load (by the envelope checksum or the payload digests).
+    let mut g = pointwise_graph(DataType::F32, 4, 64);
+    g.build(&h, &[HeurMode::A]).expect("build");
+    let mut bytes = g.to_compiled_plan_binary().expect("save");
+    let at = bytes.len() - 200;
+    bytes[at] ^= 0x10;
+    assert!(
+        kiln::from_compiled_plan_binary(&h, &bytes).is_err(),
+        "a flipped byte must be refused"
+    );
+}
+
+#[test]
+#[ignore = "needs two CUDA GPUs"]
+fn plan_built_on_device_0_runs_on_device_1() {
+    let h0 = handle(Device::Cuda(0)).expect("cuda:0");
+    let Ok(h1) = handle(Device::Cuda(1)) else {
+        eprintln!("SKIPPED: no cuda:1 here");
+        return;
+    };
+    let make = || conv_graph(DataType::F16, 2, 32, 14, 14, 32, 3, 1, 1, true, true);
+    let mut g = make();
+    g.build(&h0, &[HeurMode::A]).expect("build on 0");
+    let ins = inputs(&g);
+    let want = reference(&make, &ins);
+    let bytes = g.to_binary().expect("save");
+    let g1 = Graph::from_binary(Some(&h1), &bytes).expect("load on 1");
+    let got = run_graph(&g1, &h1, 1, &ins);
+    assert!(worst(&got, &want, 1e-2, 1e-2) <= 1.0);
+    eprintln!("ok: plan from cuda:0 ran on cuda:1");
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""PyTorch peers of the CUDA provider's benchmarks (cuDNN / cuBLAS), printed as JSON lines in
+the same shape as the kiln bench (engines/kiln-engine-cuda/benches/h200.rs)."""
+import json
+import time
+import torch
+
+def timed(fn, iters=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(iters):
+        fn()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e) / iters
+
+def emit(case, ms, flops=0.0, nbytes=0.0):
+    print(json.dumps({"case": case, "ms": round(ms, 5), "tflops": round(flops / ms / 1e9, 2), "tbps": round(nbytes / ms / 1e9, 3)}), flush=True)
+
+torch.backends.cudnn.benchmark = True
+print(json.dumps({"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name()}), flush=True)
+n = 1 << 28
+x, z = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+y = torch.empty_like(x)
+emit("pointwise Add 2^28 f32", timed(lambda: torch.add(x, z, out=y)), nbytes=12.0 * n)
+emit("pointwise Relu 2^28 f32", timed(lambda: torch.relu(x, out=y) if False else torch.clamp_min(x, 0, out=y)), nbytes=8.0 * n)
+del x, z, y
+for dt, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
+    for (nb, c, hw, k, r, pad) in [(32, 64, 56, 64, 3, 1), (32, 256, 14, 256, 3, 1), (32, 128, 28, 128, 1, 0)]:
+        xi = torch.randn(nb, c, hw, hw, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
+        w = torch.randn(k, c, r, r, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
+        b = torch.randn(k, device="cuda", dtype=dt)
+        flops = 2.0 * nb * k * hw * hw * c * r * r
+        for fused in [False, True]:
+            if fused:
+                f = lambda: torch.relu(torch.nn.functional.conv2d(xi, w, b, padding=pad))
+            else:
+                f = lambda: torch.nn.functional.conv2d(xi, w, None, padding=pad)
+            emit(f"conv {name} N{nb} C{c} H{hw} K{k} R{r} pad{pad} bias_relu={str(fused).lower()}", timed(f), flops=flops)
+for s in [4096, 8192]:
+    a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+    bm = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+    emit(f"matmul bf16 {s}^3", timed(lambda: a @ bm), flops=2.0 * s ** 3)
