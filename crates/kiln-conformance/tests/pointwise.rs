@@ -234,7 +234,6 @@ fn special_values_propagate() {
 /// Relu on special values, with its default parameters (the engines' fast path) and with a
 /// leaky slope.
 #[test]
-#[ignore = "engine bug: KILN_CPU_POINTWISE_V1 relu maps NaN to 0 (reference: NaN); reference relu(-inf) is NaN (0 * -inf)"]
 fn relu_special_values() {
     let mut failures = special_values(PointwiseMode::Relu, PointwiseParams::default());
     failures.extend(special_values(

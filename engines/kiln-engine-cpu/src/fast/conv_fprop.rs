@@ -1,0 +1,375 @@
+//! `KILN_CPU_CONV_FPROP_GEMM_V1`: forward convolution as tiled im2col + GEMM, with a fused
+//! pointwise epilogue.
+//!
+//! The output is cut into tiles of (image, group, run of output positions). Each worker unrolls
+//! the input patches of its tile into its own slice of the caller's workspace (im2col), multiplies
+//! them with the group's weights through the `gemm` crate into a tile buffer, applies the
+//! epilogue to the tile while it is in cache and stores it into the output. The unrolled
+//! patches follow the input's layout: channels-first rows for NCHW-like inputs (runs along the
+//! output width), channels-last rows for NHWC-like inputs (runs along the channels); any other
+//! strides go through the same strided loads. A 1x1, stride-1, unpadded convolution of an f32
+//! input multiplies the input in place, with no im2col.
+
+use super::conv_geometry::{im2col, pack_weights, Shape};
+use super::element_io::SharedPtr;
+use super::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
+use crate::engine::{CpuEngine, Prepared};
+use crate::tensor_map::TensorMap;
+use kiln_core::{ConvDirection, DataType, Op, OpGraph};
+use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
+use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
+use rayon::prelude::*;
+
+/// The engine's unique name.
+pub const NAME: &str = "KILN_CPU_CONV_FPROP_GEMM_V1";
+
+/// Knob: 0 = choose (direct GEMM on the input for eligible 1x1 convolutions, im2col
+/// otherwise), 1 = always im2col.
+pub const KNOB_ALGO: i64 = 1;
+/// Knob: output positions per tile; 0 = choose from the patch size.
+pub const KNOB_TILE_POSITIONS: i64 = 2;
+
+/// Patch floats one tile aims for (512 KiB of f32: the unrolled tile stays in L2).
+const TARGET_COL_FLOATS: usize = 128 * 1024;
+/// Workspace alignment the engine keeps for its f32 buffers.
+const ALIGN: usize = 64;
+
+/// Forward convolution with a fused pointwise epilogue.
+pub struct ConvFpropEngine;
+
+fn find_conv(graph: &OpGraph) -> Result<usize, String> {
+    let convs: Vec<usize> = (0..graph.nodes.len())
+        .filter(|&i| matches!(graph.nodes[i].op, Op::Conv(_)))
+        .collect();
+    match convs[..] {
+        [i] => match &graph.nodes[i].op {
+            Op::Conv(c) if c.direction == ConvDirection::Fprop => Ok(i),
+            _ => Err(format!(
+                "node '{}' is {}; this engine runs conv_fprop only",
+                graph.nodes[i].name,
+                graph.nodes[i].op.describe()
+            )),
+        },
+        [] => Err("the graph has no convolution".into()),
+        _ => Err(format!(
+            "the graph has {} convolutions; this engine runs one",
+            convs.len()
+        )),
+    }
+}
+
+impl CpuEngine for ConvFpropEngine {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn behavior_notes(&self) -> u64 {
+        KILN_BEHAVIOR_DETERMINISTIC | KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
+    }
+
+    fn knobs(&self) -> Vec<KnobDescriptor> {
+        vec![
+            KnobDescriptor {
+                id: KNOB_ALGO,
+                name: "conv_algo",
+                min: 0,
+                max: 1,
+                stride: 1,
+                default: 0,
+            },
+            KnobDescriptor {
+                id: KNOB_TILE_POSITIONS,
+                name: "tile_positions",
+                min: 0,
+                max: 8192,
+                stride: 16,
+                default: 0,
+            },
+        ]
+    }
+
+    /// Accepts one conv_fprop node over f32/f16/bf16 tensors, alone or followed by a pointwise
+    /// epilogue chain (see the `epilogue` module).
+    fn supports(&self, graph: &OpGraph) -> Result<(), String> {
+        let i = find_conv(graph)?;
+        if let Op::Conv(c) = &graph.nodes[i].op {
+            check_data_type(graph, c.x)?;
+            check_data_type(graph, c.w)?;
+        }
+        Epilogue::parse(graph, i).map(|_| ())
+    }
+
+    fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
+        let fail = |why: String| PluginError::not_supported(format!("{NAME}: {why}"));
+        let i = find_conv(graph).map_err(fail)?;
+        self.supports(graph).map_err(fail)?;
+        let epilogue = Epilogue::parse(graph, i).map_err(fail)?;
+        let Op::Conv(conv) = &graph.nodes[i].op else {
+            return Err(PluginError::internal(format!(
+                "{NAME}: node {i} is not a convolution"
+            )));
+        };
+        let knob = |id: i64| knobs.get((id - 1) as usize).copied().unwrap_or(0);
+        Ok(Box::new(ConvPlan::new(
+            graph,
+            conv,
+            &epilogue,
+            knob(KNOB_ALGO) == 1,
+            knob(KNOB_TILE_POSITIONS) as usize,
+        )?))
+    }
+}
+
+struct ConvPlan {
+    s: Shape,
+    x_uid: i64,
+    w_uid: i64,
+    /// Patches laid out channels-last (rows of channels) instead of channels-first.
+    channels_last: bool,
+    /// 1x1 stride-1 unpadded convolution whose output positions walk the input linearly:
+    /// GEMM straight on the input (when it is f32 and aligned at execute).
+    direct_step: Option<isize>,
+    /// Tile rows are output positions (channels-last output) instead of output channels.
+    rows_are_positions: bool,
+    tile_positions: usize,
+    chunks: usize,
+    slots: usize,
+    epilogue: BoundEpilogue,
+}
+
+impl ConvPlan {
+    fn new(
+        graph: &OpGraph,
+        conv: &kiln_core::ConvOp,
+        epilogue: &Epilogue,
+        force_im2col: bool,
+        tile_knob: usize,
+    ) -> PluginResult<ConvPlan> {
+        let tensor = |uid: i64| {
+            graph.tensor(uid).ok_or_else(|| {
+                PluginError::internal(format!("tensor uid {uid} is not in the graph"))
+            })
+        };
+        let (x, y) = (tensor(conv.x)?, tensor(conv.y)?);
+        let out = tensor(epilogue.out_uid)?;
+        let s = Shape::new(graph, conv)?;
+        let min_spatial = x.strides[2..].iter().copied().min().unwrap_or(1);
+        let channels_last = s.cg > 1 && x.strides[1] < min_spatial;
+        let direct_step = if force_im2col || s.x_type != DataType::F32 {
+            None
+        } else {
+            direct_step(&s)
+        };
+        let k_stride = out.strides[1];
+        let rows_are_positions = out.strides[2..].iter().all(|&st| k_stride < st);
+        let positions = s.positions();
+        let tile_positions = if tile_knob > 0 {
+            tile_knob.min(positions)
+        } else {
+            // GEMM runs better on wide tiles: at least 128 positions, and a whole small image
+            // per tile when there are enough images to keep every worker busy.
+            let want = (TARGET_COL_FLOATS / s.patch().max(1)).clamp(128, 1024);
+            let images = s.n * s.groups;
+            let workers = rayon::current_num_threads().max(1);
+            let chunks = if positions <= 2 * want && images >= 2 * workers {
+                1
+            } else {
+                positions.div_ceil(want)
+            };
+            positions
+                .div_ceil(chunks)
+                .next_multiple_of(8)
+                .min(positions)
+        };
+        let geometry = Geometry {
+            dims: y.dims.clone(),
+            fixed: vec![0],
+            rows: if rows_are_positions {
+                (2..y.dims.len()).collect()
+            } else {
+                vec![1]
+            },
+            cols: if rows_are_positions {
+                vec![1]
+            } else {
+                (2..y.dims.len()).collect()
+            },
+        };
+        Ok(ConvPlan {
+            x_uid: conv.x,
+            w_uid: conv.w,
+            channels_last,
+            direct_step,
+            rows_are_positions,
+            tile_positions,
+            chunks: positions.div_ceil(tile_positions),
+            slots: rayon::current_num_threads().max(1),
+            epilogue: epilogue.bind(graph, &geometry)?,
+            s,
+        })
+    }
+
+    fn weight_floats(&self) -> usize {
+        self.s.weight_floats()
+    }
+
+    /// f32 per worker: patches, tile, epilogue scratch (each rounded to the alignment).
+    fn slot_floats(&self) -> [usize; 3] {
+        let round = |v: usize| v.next_multiple_of(ALIGN / 4);
+        [
+            round(self.s.patch() * self.tile_positions),
+            round(self.s.kg * self.tile_positions),
+            round(self.tile_positions.max(self.s.kg)),
+        ]
+    }
+}
+
+/// The input step between consecutive output positions of a 1x1, stride-1, unpadded
+/// convolution whose spatial dims the input walks as one; `None` when im2col is needed.
+fn direct_step(s: &Shape) -> Option<isize> {
+    let pointwise =
+        s.filter == [1, 1, 1] && s.stride == [1, 1, 1] && s.pad == [0, 0, 0] && s.output == s.input;
+    if !pointwise {
+        return None;
+    }
+    // The innermost spatial dim of size > 1 sets the step; outer ones must continue it.
+    let mut step: Option<isize> = None;
+    let mut span = 1isize;
+    for d in (0..3).rev() {
+        if s.input[d] == 1 {
+            continue;
+        }
+        match step {
+            None => {
+                step = Some(s.xs.2[d]);
+                span = s.xs.2[d] * s.input[d] as isize;
+            }
+            Some(_) if s.xs.2[d] == span => span *= s.input[d] as isize,
+            Some(_) => return None,
+        }
+    }
+    Some(step.unwrap_or(1))
+}
+
+impl Prepared for ConvPlan {
+    fn workspace_size(&self) -> usize {
+        let [a, b, c] = self.slot_floats();
+        ALIGN + 4 * (self.weight_floats().next_multiple_of(ALIGN / 4) + self.slots * (a + b + c))
+    }
+
+    unsafe fn execute(&self, tensors: &TensorMap<'_>, workspace: *mut u8) -> PluginResult<()> {
+        let s = &self.s;
+        if workspace.is_null() {
+            return Err(PluginError::bad_param(format!(
+                "{NAME}: the workspace is null but {} bytes are needed",
+                self.workspace_size()
+            )));
+        }
+        let x = SharedPtr(tensors.ptr(self.x_uid)?);
+        let w = SharedPtr(tensors.ptr(self.w_uid)?);
+        let ptrs = self.epilogue.pointers(tensors)?;
+        let skip = workspace.align_offset(ALIGN);
+        let floats = (self.workspace_size() - ALIGN) / 4;
+        // SAFETY: the caller provides workspace_size() bytes; after aligning we use at most
+        // workspace_size() - ALIGN of them, as f32 (any bit pattern is valid).
+        let ws = unsafe { std::slice::from_raw_parts_mut(workspace.add(skip) as *mut f32, floats) };
+        let (wpack, rest) = ws.split_at_mut(self.weight_floats().next_multiple_of(ALIGN / 4));
+        // SAFETY: w is bound for this call.
+        unsafe { pack_weights(&self.s, self.channels_last, w, wpack) };
+        let wpack: &[f32] = wpack;
+        let direct = self
+            .direct_step
+            .filter(|_| x.get().cast::<f32>().is_aligned());
+        let [col_f, tile_f, scratch_f] = self.slot_floats();
+        let items = s.n * s.groups * self.chunks;
+        let slots = self.slots.min(items).max(1);
+        let patch = s.patch();
+        let run_slot = |(slot, buf): (usize, &mut [f32])| {
+            let (col, rest) = buf.split_at_mut(col_f);
+            let (tile, scratch) = rest.split_at_mut(tile_f);
+            let scratch = &mut scratch[..scratch_f];
+            for item in (slot * items / slots)..((slot + 1) * items / slots) {
+                let (n, g, chunk) = (
+                    item / (s.groups * self.chunks),
+                    (item / self.chunks) % s.groups,
+                    item % self.chunks,
+                );
+                let p0 = chunk * self.tile_positions;
+                let len = self.tile_positions.min(s.positions() - p0);
+                let (rhs, rhs_rs, rhs_cs) = match direct {
+                    Some(step) => {
+                        let off =
+                            n as isize * s.xs.0 + (g * s.cg) as isize * s.xs.1 + p0 as isize * step;
+                        // SAFETY: offset of an in-range element of x.
+                        (unsafe { (x.get() as *const f32).offset(off) }, s.xs.1, step)
+                    }
+                    None => {
+                        // SAFETY: x is bound for this call.
+                        unsafe { im2col(&self.s, self.channels_last, x, n, g, p0, len, col) };
+                        if self.channels_last {
+                            (col.as_ptr(), 1, patch as isize)
+                        } else {
+                            (col.as_ptr(), len as isize, 1)
+                        }
+                    }
+                };
+                // Tile element (k, p) lives at k * ld + p, or p * ld + k.
+                let (dst_rs, dst_cs, ld) = if self.rows_are_positions {
+                    (1, s.kg as isize, s.kg)
+                } else {
+                    (len as isize, 1, len)
+                };
+                // SAFETY: lhs is the group's [kg, patch] block of the packed weights, rhs a
+                // [patch, len] matrix (the tile's patches or the input itself), dst the
+                // [kg, len] tile; all strides match those buffers.
+                unsafe {
+                    gemm::gemm(
+                        s.kg,
+                        len,
+                        patch,
+                        tile.as_mut_ptr(),
+                        dst_cs,
+                        dst_rs,
+                        false,
+                        wpack.as_ptr().add(g * s.kg * patch),
+                        1,
+                        patch as isize,
+                        rhs,
+                        rhs_cs,
+                        rhs_rs,
+                        0.0f32,
+                        1.0f32,
+                        false,
+                        false,
+                        false,
+                        gemm::Parallelism::None,
+                    )
+                };
+                let (row0, col0, rows, cols) = if self.rows_are_positions {
+                    (p0, g * s.kg, len, s.kg)
+                } else {
+                    (g * s.kg, p0, s.kg, len)
+                };
+                let t = Tile {
+                    fixed: n,
+                    row0,
+                    col0,
+                    rows,
+                    cols,
+                    values: &mut tile[..rows * ld],
+                    ld,
+                };
+                // SAFETY: pointers from this call; each item owns its tile of the output.
+                unsafe { self.epilogue.apply(&ptrs, t, scratch) };
+            }
+        };
+        let per_slot = col_f + tile_f + scratch_f;
+        let bufs = &mut rest[..slots * per_slot];
+        if slots == 1 {
+            run_slot((0, bufs));
+        } else {
+            bufs.par_chunks_mut(per_slot).enumerate().for_each(run_slot);
+        }
+        Ok(())
+    }
+}

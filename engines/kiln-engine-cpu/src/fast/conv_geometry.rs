@@ -1,0 +1,237 @@
+//! Convolution geometry shared by the GEMM convolution engines: sizes normalized to three
+//! spatial dims, weights packed as f32 matrices, and im2col (input patches unrolled into the
+//! columns of a matrix, for any layout and data type).
+
+use super::element_io::{load, load_one, SharedPtr};
+use kiln_core::{ConvOp, DataType, OpGraph};
+use kiln_plugin_sdk::{PluginError, PluginResult};
+use rayon::prelude::*;
+
+/// Sizes and strides normalized to three spatial dims (missing leading dims have size 1).
+#[derive(Debug, Clone)]
+pub(crate) struct Shape {
+    pub n: usize,
+    pub groups: usize,
+    pub cg: usize,
+    pub kg: usize,
+    pub input: [usize; 3],
+    pub filter: [usize; 3],
+    pub output: [usize; 3],
+    pub pad: [isize; 3],
+    pub stride: [isize; 3],
+    pub dilation: [isize; 3],
+    /// x strides: N, C, spatial.
+    pub xs: (isize, isize, [isize; 3]),
+    /// w strides: K, C, spatial.
+    pub ws: (isize, isize, [isize; 3]),
+    pub x_type: DataType,
+    pub w_type: DataType,
+}
+
+impl Shape {
+    /// The normalized shape of `conv` (any direction: x, w and y play their fprop roles).
+    pub fn new(graph: &OpGraph, conv: &ConvOp) -> PluginResult<Shape> {
+        let tensor = |uid: i64| {
+            graph.tensor(uid).ok_or_else(|| {
+                PluginError::internal(format!("tensor uid {uid} is not in the graph"))
+            })
+        };
+        let (x, w, y) = (tensor(conv.x)?, tensor(conv.w)?, tensor(conv.y)?);
+        let p = &conv.params;
+        let to_isize = |v: &[i64]| v.iter().map(|&a| a as isize).collect::<Vec<_>>();
+        let to_usize = |v: &[i64]| v.iter().map(|&a| a as usize).collect::<Vec<_>>();
+        let groups = (x.dims[1] / w.dims[1]) as usize;
+        Ok(Shape {
+            n: x.dims[0] as usize,
+            groups,
+            cg: w.dims[1] as usize,
+            kg: w.dims[0] as usize / groups,
+            input: spatial3(&to_usize(&x.dims[2..]), 1),
+            filter: spatial3(&to_usize(&w.dims[2..]), 1),
+            output: spatial3(&to_usize(&y.dims[2..]), 1),
+            pad: spatial3(&to_isize(&p.pre_padding), 0),
+            stride: spatial3(&to_isize(&p.stride), 1),
+            dilation: spatial3(&to_isize(&p.dilation), 1),
+            xs: (
+                x.strides[0] as isize,
+                x.strides[1] as isize,
+                spatial3(&to_isize(&x.strides[2..]), 0),
+            ),
+            ws: (
+                w.strides[0] as isize,
+                w.strides[1] as isize,
+                spatial3(&to_isize(&w.strides[2..]), 0),
+            ),
+            x_type: x.data_type,
+            w_type: w.data_type,
+        })
+    }
+
+    /// Floats of the weights packed as f32 [K, patch].
+    pub fn weight_floats(&self) -> usize {
+        self.kg * self.groups * self.patch()
+    }
+
+    pub fn positions(&self) -> usize {
+        self.output.iter().product()
+    }
+    pub fn taps(&self) -> usize {
+        self.filter.iter().product()
+    }
+    pub fn patch(&self) -> usize {
+        self.cg * self.taps()
+    }
+}
+
+fn spatial3<T: Copy>(v: &[T], fill: T) -> [T; 3] {
+    let mut out = [fill; 3];
+    let off = 3 - v.len().min(3);
+    for (o, &x) in out[off..].iter_mut().zip(v) {
+        *o = x;
+    }
+    out
+}
+
+/// Packs the weights as f32 [K, patch] in the patch order of the im2col layout.
+///
+/// # Safety
+/// `w` is the bound weight pointer of a live execute call.
+pub(crate) unsafe fn pack_weights(s: &Shape, channels_last: bool, w: SharedPtr, out: &mut [f32]) {
+    let (taps, patch) = (s.taps(), s.patch());
+    let out = &mut out[..s.weight_floats()];
+    out.par_chunks_mut(patch).enumerate().for_each(|(k, row)| {
+        for c in 0..s.cg {
+            for f0 in 0..s.filter[0] {
+                for f1 in 0..s.filter[1] {
+                    let base = k as isize * s.ws.0
+                        + c as isize * s.ws.1
+                        + f0 as isize * s.ws.2[0]
+                        + f1 as isize * s.ws.2[1];
+                    let tap0 = (f0 * s.filter[1] + f1) * s.filter[2];
+                    if channels_last {
+                        for f2 in 0..s.filter[2] {
+                            let off = base + f2 as isize * s.ws.2[2];
+                            let i = (tap0 + f2) * s.cg + c;
+                            // SAFETY: in-range indices of w's own layout.
+                            row[i] = unsafe { load_one(w.get(), s.w_type, off) };
+                        }
+                    } else {
+                        let i = c * taps + tap0;
+                        // SAFETY: a run of in-range filter positions of w's layout.
+                        unsafe {
+                            load(
+                                w.get(),
+                                s.w_type,
+                                base,
+                                s.ws.2[2],
+                                &mut row[i..i + s.filter[2]],
+                            )
+                        };
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Unrolls the patches of image `n`, group `g`, output positions `p0..p0 + len` into `col`.
+///
+/// # Safety
+/// `x` is the bound input pointer of a live execute call.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn im2col(
+    s: &Shape,
+    channels_last: bool,
+    x: SharedPtr,
+    n: usize,
+    g: usize,
+    p0: usize,
+    len: usize,
+    col: &mut [f32],
+) {
+    let (o1, o2) = (s.output[1], s.output[2]);
+    let xbase = n as isize * s.xs.0 + (g * s.cg) as isize * s.xs.1;
+    let taps = s.taps();
+    let coord = |o: usize, f: usize, d: usize| -> isize {
+        o as isize * s.stride[d] - s.pad[d] + f as isize * s.dilation[d]
+    };
+    let inside = |i: isize, d: usize| i >= 0 && i < s.input[d] as isize;
+    if channels_last {
+        let patch = s.patch();
+        for pl in 0..len {
+            let p = p0 + pl;
+            let (od, oh, ow) = (p / (o1 * o2), (p / o2) % o1, p % o2);
+            let row = &mut col[pl * patch..(pl + 1) * patch];
+            for f0 in 0..s.filter[0] {
+                for f1 in 0..s.filter[1] {
+                    for f2 in 0..s.filter[2] {
+                        let tap = (f0 * s.filter[1] + f1) * s.filter[2] + f2;
+                        let dst = &mut row[tap * s.cg..(tap + 1) * s.cg];
+                        let (i0, i1, i2) = (coord(od, f0, 0), coord(oh, f1, 1), coord(ow, f2, 2));
+                        if inside(i0, 0) && inside(i1, 1) && inside(i2, 2) {
+                            let off = xbase + i0 * s.xs.2[0] + i1 * s.xs.2[1] + i2 * s.xs.2[2];
+                            // SAFETY: in-range input coordinates of x's layout.
+                            unsafe { load(x.get(), s.x_type, off, s.xs.1, dst) };
+                        } else {
+                            dst.fill(0.0);
+                        }
+                    }
+                }
+            }
+        }
+        return;
+    }
+    for c in 0..s.cg {
+        for f0 in 0..s.filter[0] {
+            for f1 in 0..s.filter[1] {
+                for f2 in 0..s.filter[2] {
+                    let tap = (f0 * s.filter[1] + f1) * s.filter[2] + f2;
+                    let row = &mut col[(c * taps + tap) * len..(c * taps + tap + 1) * len];
+                    // Output widths whose input column is inside: lo..hi.
+                    let first = s.pad[2] - (f2 as isize) * s.dilation[2];
+                    let lo = if first <= 0 {
+                        0
+                    } else {
+                        (first + s.stride[2] - 1) / s.stride[2]
+                    };
+                    let last = s.input[2] as isize - 1 + first;
+                    let hi = if last < 0 { 0 } else { last / s.stride[2] + 1 };
+                    let (lo, hi) = (lo.min(o2 as isize) as usize, hi.min(o2 as isize) as usize);
+                    let mut p = p0;
+                    let mut pos = 0;
+                    while pos < len {
+                        let (od, oh, ow) = (p / (o1 * o2), (p / o2) % o1, p % o2);
+                        let seg = (o2 - ow).min(len - pos);
+                        let dst = &mut row[pos..pos + seg];
+                        let (i0, i1) = (coord(od, f0, 0), coord(oh, f1, 1));
+                        let (a, b) = (ow.max(lo).min(ow + seg), hi.min(ow + seg).max(ow));
+                        if !inside(i0, 0) || !inside(i1, 1) || a >= b {
+                            dst.fill(0.0);
+                        } else {
+                            dst[..a - ow].fill(0.0);
+                            dst[b - ow..].fill(0.0);
+                            let i2 = coord(a, f2, 2);
+                            let off = xbase
+                                + c as isize * s.xs.1
+                                + i0 * s.xs.2[0]
+                                + i1 * s.xs.2[1]
+                                + i2 * s.xs.2[2];
+                            // SAFETY: every position in a..b reads an in-range column.
+                            unsafe {
+                                load(
+                                    x.get(),
+                                    s.x_type,
+                                    off,
+                                    s.stride[2] * s.xs.2[2],
+                                    &mut dst[a - ow..b - ow],
+                                )
+                            };
+                        }
+                        pos += seg;
+                        p += seg;
+                    }
+                }
+            }
+        }
+    }
+}

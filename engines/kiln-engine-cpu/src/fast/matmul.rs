@@ -1,0 +1,446 @@
+//! `KILN_CPU_MATMUL_GEMM_V1`: batched matmul through the `gemm` crate, with a fused pointwise
+//! epilogue.
+//!
+//! f32 operands are read in place with their own row and column strides (batch dims broadcast
+//! through stride 0); f16/bf16 operands are widened to f32 in the workspace first. Without an
+//! epilogue an f32 output is written by GEMM directly (parallel inside each GEMM, or across
+//! batches when there are enough); otherwise the output is cut into tiles of rows that a worker
+//! multiplies into its workspace, runs the epilogue over while they are in cache, and stores.
+
+use super::element_io::{load, SharedPtr};
+use super::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
+use crate::engine::{CpuEngine, Prepared};
+use crate::tensor_map::{for_each_offset, TensorMap};
+use kiln_core::{DataType, Op, OpGraph, TensorDesc};
+use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
+use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
+use rayon::prelude::*;
+
+/// The engine's unique name.
+pub const NAME: &str = "KILN_CPU_MATMUL_GEMM_V1";
+
+/// Knob: how work is split across threads: 0 = choose, 1 = inside each GEMM, 2 = across tiles
+/// of output rows.
+pub const KNOB_SPLIT: i64 = 1;
+
+/// Output floats one tile aims for (1 MiB of f32).
+const TARGET_TILE_FLOATS: usize = 256 * 1024;
+const ALIGN: usize = 64;
+
+/// Batched matmul with a fused pointwise epilogue.
+pub struct MatmulEngine;
+
+fn find_matmul(graph: &OpGraph) -> Result<usize, String> {
+    let found: Vec<usize> = (0..graph.nodes.len())
+        .filter(|&i| matches!(graph.nodes[i].op, Op::Matmul(_)))
+        .collect();
+    match found[..] {
+        [i] => Ok(i),
+        [] => Err("the graph has no matmul".into()),
+        _ => Err(format!(
+            "the graph has {} matmuls; this engine runs one",
+            found.len()
+        )),
+    }
+}
+
+impl CpuEngine for MatmulEngine {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn behavior_notes(&self) -> u64 {
+        KILN_BEHAVIOR_DETERMINISTIC | KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
+    }
+
+    fn knobs(&self) -> Vec<KnobDescriptor> {
+        vec![KnobDescriptor {
+            id: KNOB_SPLIT,
+            name: "parallel_split",
+            min: 0,
+            max: 2,
+            stride: 1,
+            default: 0,
+        }]
+    }
+
+    /// Accepts one matmul node over f32/f16/bf16 tensors, alone or followed by a pointwise
+    /// epilogue chain (see the `epilogue` module).
+    fn supports(&self, graph: &OpGraph) -> Result<(), String> {
+        let i = find_matmul(graph)?;
+        if let Op::Matmul(m) = &graph.nodes[i].op {
+            check_data_type(graph, m.a)?;
+            check_data_type(graph, m.b)?;
+        }
+        Epilogue::parse(graph, i).map(|_| ())
+    }
+
+    fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
+        let fail = |why: String| PluginError::not_supported(format!("{NAME}: {why}"));
+        let i = find_matmul(graph).map_err(fail)?;
+        self.supports(graph).map_err(fail)?;
+        let epilogue = Epilogue::parse(graph, i).map_err(fail)?;
+        let Op::Matmul(m) = &graph.nodes[i].op else {
+            return Err(PluginError::internal(format!(
+                "{NAME}: node {i} is not a matmul"
+            )));
+        };
+        let tensor = |uid: i64| {
+            graph.tensor(uid).ok_or_else(|| {
+                PluginError::internal(format!("tensor uid {uid} is not in the graph"))
+            })
+        };
+        let (a, b, c) = (tensor(m.a)?, tensor(m.b)?, tensor(m.c)?);
+        let r = c.dims.len();
+        let (rows, cols, inner) = (
+            c.dims[r - 2] as usize,
+            c.dims[r - 1] as usize,
+            a.dims[r - 1] as usize,
+        );
+        let batch_dims = &c.dims[..r - 2];
+        let batches: usize = batch_dims.iter().map(|&d| d as usize).product();
+        // Tall, narrow tiles: GEMM repacks the left operand once per column of tiles and the
+        // right one once per row of tiles; keep at least two tiles per worker.
+        let slots = rayon::current_num_threads().max(1);
+        let tile_cols = cols.min(256);
+        let col_tiles = cols.div_ceil(tile_cols);
+        let want_row_tiles = (2 * slots).div_ceil(batches * col_tiles).max(1);
+        let tile_rows = (TARGET_TILE_FLOATS / tile_cols)
+            .min(rows.div_ceil(want_row_tiles))
+            .clamp(1, rows);
+        let geometry = Geometry {
+            dims: c.dims.clone(),
+            fixed: (0..r - 2).collect(),
+            rows: vec![r - 2],
+            cols: vec![r - 1],
+        };
+        let bound = epilogue.bind(graph, &geometry)?;
+        let out = tensor(epilogue.out_uid)?;
+        // GEMM straight into an f32 output, then the epilogue (if any) in place over it.
+        let direct_out = out.data_type == DataType::F32 && knobs.first().copied().unwrap_or(0) != 2;
+        Ok(Box::new(MatmulPlan {
+            a: Operand::new(a, batch_dims),
+            b: Operand::new(b, batch_dims),
+            c_uid: out.uid,
+            c_strides: (out.strides[r - 2] as isize, out.strides[r - 1] as isize),
+            c_batch: batch_offsets(batch_dims, &c.dims[..r - 2], &out.strides[..r - 2]),
+            has_epilogue: epilogue.len() > 0,
+            rows,
+            cols,
+            inner,
+            batches,
+            tile_rows,
+            tile_cols,
+            direct_out,
+            split: knobs.first().copied().unwrap_or(0),
+            slots,
+            epilogue: bound,
+        }))
+    }
+}
+
+/// Element offsets of each batch (flat, row-major over `out_batch`) into a tensor with batch
+/// dims `dims` and strides `strides` (broadcast dims read element 0).
+fn batch_offsets(out_batch: &[i64], dims: &[i64], strides: &[i64]) -> Vec<isize> {
+    let eff: Vec<i64> = out_batch
+        .iter()
+        .zip(dims.iter().zip(strides))
+        .map(|(&o, (&d, &s))| if d == o { s } else { 0 })
+        .collect();
+    let mut offs = Vec::new();
+    if out_batch.is_empty() {
+        return vec![0];
+    }
+    for_each_offset(out_batch, &eff, |o| offs.push(o as isize));
+    offs
+}
+
+/// One matmul input: how each batch's matrix is found, directly or after widening to f32.
+struct Operand {
+    uid: i64,
+    data_type: DataType,
+    dims: Vec<i64>,
+    strides: Vec<i64>,
+    /// Batch offsets into the tensor itself, and into its packed f32 copy.
+    batch: Vec<isize>,
+    packed_batch: Vec<isize>,
+    rs: isize,
+    cs: isize,
+    packed_rs: isize,
+}
+
+impl Operand {
+    fn new(t: &TensorDesc, out_batch: &[i64]) -> Operand {
+        let r = t.dims.len();
+        let packed = kiln_core::tensor::packed_strides(&t.dims);
+        Operand {
+            uid: t.uid,
+            data_type: t.data_type,
+            dims: t.dims.clone(),
+            strides: t.strides.clone(),
+            batch: batch_offsets(out_batch, &t.dims[..r - 2], &t.strides[..r - 2]),
+            packed_batch: batch_offsets(out_batch, &t.dims[..r - 2], &packed[..r - 2]),
+            rs: t.strides[r - 2] as isize,
+            cs: t.strides[r - 1] as isize,
+            packed_rs: packed[r - 2] as isize,
+        }
+    }
+
+    /// f32 floats the widened copy needs (0 when the tensor is read in place).
+    fn widened_floats(&self) -> usize {
+        if self.data_type == DataType::F32 {
+            0
+        } else {
+            self.dims
+                .iter()
+                .map(|&d| d as usize)
+                .product::<usize>()
+                .next_multiple_of(ALIGN / 4)
+        }
+    }
+
+    /// The matrix of batch `f`: pointer, row stride, column stride.
+    fn matrix(&self, base: *const f32, widened: bool, f: usize) -> (*const f32, isize, isize) {
+        let (offs, rs, cs) = if widened {
+            (&self.packed_batch, self.packed_rs, 1)
+        } else {
+            (&self.batch, self.rs, self.cs)
+        };
+        (
+            base.wrapping_offset(offs.get(f).copied().unwrap_or(0)),
+            rs,
+            cs,
+        )
+    }
+
+    /// Reads the tensor into `out` as packed row-major f32 (rows in parallel).
+    ///
+    /// # Safety
+    /// `ptr` is this tensor's bound pointer for a live execute call.
+    unsafe fn widen(&self, ptr: SharedPtr, out: &mut [f32]) {
+        let r = self.dims.len();
+        let cols = self.dims[r - 1] as usize;
+        let mut row_offsets = Vec::new();
+        let (outer_dims, outer_strides) = (&self.dims[..r - 1], &self.strides[..r - 1]);
+        for_each_offset(outer_dims, outer_strides, |o| row_offsets.push(o as isize));
+        let cs = self.strides[r - 1] as isize;
+        out.par_chunks_mut(cols)
+            .zip(row_offsets.par_iter())
+            .for_each(|(row, &off)| {
+                // SAFETY: a row of the tensor's own layout.
+                unsafe { load(ptr.get(), self.data_type, off, cs, row) }
+            });
+    }
+}
+
+struct MatmulPlan {
+    a: Operand,
+    b: Operand,
+    /// The tensor GEMM writes on the direct path: the epilogue's output (the matmul's own when
+    /// there is no epilogue).
+    c_uid: i64,
+    has_epilogue: bool,
+    c_strides: (isize, isize),
+    c_batch: Vec<isize>,
+    rows: usize,
+    cols: usize,
+    inner: usize,
+    batches: usize,
+    tile_rows: usize,
+    tile_cols: usize,
+    direct_out: bool,
+    split: i64,
+    slots: usize,
+    epilogue: BoundEpilogue,
+}
+
+impl MatmulPlan {
+    fn tile_floats(&self) -> usize {
+        if self.direct_out {
+            (2 * self.cols).next_multiple_of(ALIGN / 4)
+        } else {
+            (self.tile_rows * self.tile_cols + self.tile_cols).next_multiple_of(ALIGN / 4)
+        }
+    }
+}
+
+fn check_aligned(p: *const u8, what: &TensorDesc) -> PluginResult<()> {
+    if !p.cast::<f32>().is_aligned() {
+        return Err(PluginError::bad_param(format!(
+            "{NAME}: {} is f32 but its pointer {p:?} is not 4-byte aligned",
+            what.label()
+        )));
+    }
+    Ok(())
+}
+
+/// # Safety
+/// All pointers address matrices of the given sizes and strides.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_f32(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: (*mut f32, isize, isize),
+    lhs: (*const f32, isize, isize),
+    rhs: (*const f32, isize, isize),
+    par: gemm::Parallelism,
+) {
+    // SAFETY: forwarded contract; (ptr, row stride, column stride) triples.
+    unsafe {
+        gemm::gemm(
+            m, n, k, dst.0, dst.2, dst.1, false, lhs.0, lhs.2, lhs.1, rhs.0, rhs.2, rhs.1, 0.0f32,
+            1.0f32, false, false, false, par,
+        )
+    }
+}
+
+impl Prepared for MatmulPlan {
+    fn workspace_size(&self) -> usize {
+        ALIGN
+            + 4 * (self.a.widened_floats()
+                + self.b.widened_floats()
+                + self.slots * self.tile_floats())
+    }
+
+    unsafe fn execute(&self, tensors: &TensorMap<'_>, workspace: *mut u8) -> PluginResult<()> {
+        if workspace.is_null() {
+            return Err(PluginError::bad_param(format!(
+                "{NAME}: the workspace is null but {} bytes are needed",
+                self.workspace_size()
+            )));
+        }
+        let skip = workspace.align_offset(ALIGN);
+        let floats = (self.workspace_size() - ALIGN) / 4;
+        // SAFETY: the caller provides workspace_size() bytes; after aligning we use at most
+        // workspace_size() - ALIGN of them, as f32.
+        let ws = unsafe { std::slice::from_raw_parts_mut(workspace.add(skip) as *mut f32, floats) };
+        let (wa, rest) = ws.split_at_mut(self.a.widened_floats());
+        let (wb, tiles) = rest.split_at_mut(self.b.widened_floats());
+        let mut bases = [std::ptr::null::<f32>(); 2];
+        for ((op, wide), base) in [(&self.a, wa), (&self.b, wb)].into_iter().zip(&mut bases) {
+            let p = tensors.ptr(op.uid)?;
+            if op.data_type == DataType::F32 {
+                check_aligned(p, tensors.desc(op.uid)?)?;
+                *base = p as *const f32;
+            } else {
+                // SAFETY: p is bound for this call.
+                unsafe { op.widen(SharedPtr(p), wide) };
+                *base = wide.as_ptr();
+            }
+        }
+        let a_wide = self.a.data_type != DataType::F32;
+        let b_wide = self.b.data_type != DataType::F32;
+        let (a_base, b_base) = (
+            SharedPtr(bases[0] as *mut u8),
+            SharedPtr(bases[1] as *mut u8),
+        );
+        let lhs = |f: usize| self.a.matrix(a_base.get() as *const f32, a_wide, f);
+        let rhs = |f: usize| self.b.matrix(b_base.get() as *const f32, b_wide, f);
+        let (m, n, k) = (self.rows, self.cols, self.inner);
+
+        if self.direct_out {
+            let c = tensors.ptr(self.c_uid)?;
+            check_aligned(c, tensors.desc(self.c_uid)?)?;
+            let c = SharedPtr(c);
+            let dst = |f: usize| {
+                (
+                    (c.get() as *mut f32).wrapping_offset(self.c_batch[f]),
+                    self.c_strides.0,
+                    self.c_strides.1,
+                )
+            };
+            let across_batches = self.split == 0 && self.batches >= self.slots && self.slots > 1;
+            if across_batches {
+                (0..self.batches).into_par_iter().for_each(|f| {
+                    // SAFETY: batch f's matrices; outputs of distinct batches are disjoint.
+                    unsafe { gemm_f32(m, n, k, dst(f), lhs(f), rhs(f), gemm::Parallelism::None) }
+                });
+            } else {
+                let par = if self.slots > 1 {
+                    gemm::Parallelism::Rayon(self.slots)
+                } else {
+                    gemm::Parallelism::None
+                };
+                for f in 0..self.batches {
+                    // SAFETY: batch f's matrices.
+                    unsafe { gemm_f32(m, n, k, dst(f), lhs(f), rhs(f), par) }
+                }
+            }
+            if self.has_epilogue {
+                let ptrs = self.epilogue.pointers(tensors)?;
+                let rows = self.batches * m;
+                let slots = self.slots.min(rows).max(1);
+                let per_slot = self.tile_floats();
+                let bufs = &mut tiles[..slots * per_slot];
+                bufs.par_chunks_mut(per_slot)
+                    .enumerate()
+                    .for_each(|(slot, buf)| {
+                        let (row_buf, scratch) = buf.split_at_mut(n);
+                        for r in (slot * rows / slots)..((slot + 1) * rows / slots) {
+                            // SAFETY: pointers from this call; each worker owns its rows.
+                            unsafe {
+                                self.epilogue.apply_in_output(
+                                    &ptrs,
+                                    r / m,
+                                    r % m,
+                                    0,
+                                    row_buf,
+                                    scratch,
+                                )
+                            };
+                        }
+                    });
+            }
+            return Ok(());
+        }
+
+        let ptrs = self.epilogue.pointers(tensors)?;
+        let (row_tiles, col_tiles) = (m.div_ceil(self.tile_rows), n.div_ceil(self.tile_cols));
+        let items = self.batches * row_tiles * col_tiles;
+        let slots = self.slots.min(items).max(1);
+        let per_slot = self.tile_floats();
+        let run_slot = |(slot, buf): (usize, &mut [f32])| {
+            let (tile, scratch) = buf.split_at_mut(self.tile_rows * self.tile_cols);
+            for item in (slot * items / slots)..((slot + 1) * items / slots) {
+                let f = item / (row_tiles * col_tiles);
+                let (rt, ct) = ((item / col_tiles) % row_tiles, item % col_tiles);
+                let (r0, c0) = (rt * self.tile_rows, ct * self.tile_cols);
+                let (rows, cols) = (self.tile_rows.min(m - r0), self.tile_cols.min(n - c0));
+                let (ap, ars, acs) = lhs(f);
+                let (bp, brs, bcs) = rhs(f);
+                // SAFETY: sub-matrices of batch f: rows r0.. of a, columns c0.. of b, into the
+                // [rows, cols] tile with row stride cols.
+                unsafe {
+                    gemm_f32(
+                        rows,
+                        cols,
+                        k,
+                        (tile.as_mut_ptr(), cols as isize, 1),
+                        (ap.wrapping_offset(r0 as isize * ars), ars, acs),
+                        (bp.wrapping_offset(c0 as isize * bcs), brs, bcs),
+                        gemm::Parallelism::None,
+                    )
+                };
+                let t = Tile {
+                    fixed: f,
+                    row0: r0,
+                    col0: c0,
+                    rows,
+                    cols,
+                    values: &mut tile[..rows * cols],
+                    ld: cols,
+                };
+                // SAFETY: pointers from this call; each item owns its tile of the output.
+                unsafe { self.epilogue.apply(&ptrs, t, scratch) };
+            }
+        };
+        let bufs = &mut tiles[..slots * per_slot];
+        if slots == 1 {
+            run_slot((0, bufs));
+        } else {
+            bufs.par_chunks_mut(per_slot).enumerate().for_each(run_slot);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,862 @@
+//! The optimized engines against the reference engine on random data.
+
+use super::{ConvDgradEngine, ConvFpropEngine, ConvWgradEngine, MatmulEngine, PointwiseEngine};
+use crate::engine::CpuEngine;
+use crate::reference;
+use crate::tensor_map::{for_each_offset, TensorMap};
+use kiln_core::tensor::{channels_last_strides, packed_strides};
+use kiln_core::{
+    ConvDirection, ConvOp, ConvParams, DataType, MatmulOp, Node, Op, OpGraph, PointwiseMode,
+    PointwiseOp, PointwiseParams, TensorDesc,
+};
+use kiln_plugin_sdk::KilnTensorBinding;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+
+fn tensor(uid: i64, dims: &[i64], strides: &[i64], dt: DataType) -> TensorDesc {
+    TensorDesc {
+        uid,
+        name: format!("t{uid}"),
+        dims: dims.to_vec(),
+        strides: strides.to_vec(),
+        data_type: dt,
+        is_virtual: false,
+        alignment: 0,
+        scalar: None,
+    }
+}
+
+fn virt(uid: i64, dims: &[i64], dt: DataType) -> TensorDesc {
+    TensorDesc {
+        is_virtual: true,
+        ..tensor(uid, dims, &packed_strides(dims), dt)
+    }
+}
+
+fn scalar(uid: i64, v: f64) -> TensorDesc {
+    TensorDesc {
+        scalar: Some(v),
+        ..tensor(uid, &[1], &[1], DataType::F32)
+    }
+}
+
+/// Strides with every dim padded by one extra element of storage ("odd" strides).
+fn padded_strides(dims: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1i64; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * (dims[i + 1] + 1);
+    }
+    strides
+}
+
+fn pw(name: &str, mode: PointwiseMode, a: i64, b: Option<i64>, out: i64) -> Node {
+    pw_params(name, mode, a, b, out, PointwiseParams::default())
+}
+
+fn pw_params(
+    name: &str,
+    mode: PointwiseMode,
+    a: i64,
+    b: Option<i64>,
+    out: i64,
+    params: PointwiseParams,
+) -> Node {
+    Node {
+        name: name.into(),
+        compute_type: DataType::F32,
+        op: Op::Pointwise(PointwiseOp {
+            mode,
+            a,
+            b,
+            out,
+            params,
+        }),
+    }
+}
+
+/// Host storage of one bound tensor and its logical values (as stored, in f64).
+struct Host {
+    bytes: Vec<u64>,
+    values: Vec<f64>,
+}
+
+fn offsets(t: &TensorDesc) -> Vec<usize> {
+    let mut v = Vec::new();
+    for_each_offset(&t.dims, &t.strides, |o| v.push(o));
+    v
+}
+
+fn host_random(t: &TensorDesc, rng: &mut StdRng) -> Host {
+    let size = t.data_type.size();
+    let words = (t.storage_bytes().unwrap_or(0) + 16) / 8 + 1;
+    // Fill the gaps between elements with garbage so a read of the wrong element shows.
+    let mut bytes: Vec<u64> = (0..words).map(|_| rng.random()).collect();
+    let mut values = Vec::new();
+    // SAFETY: a u64 buffer viewed as bytes.
+    let raw = unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u8, words * 8) };
+    for o in offsets(t) {
+        // Magnitudes in [0.25, 2) with either sign: away from the poles of log, 1/x, rsqrt.
+        let m: f64 = rng.random_range(0.25..2.0);
+        let v = if rng.random_bool(0.5) { m } else { -m };
+        let v = t.data_type.round_trip(v);
+        t.data_type.write_f64(v, &mut raw[o * size..]).unwrap();
+        values.push(v);
+    }
+    Host { bytes, values }
+}
+
+fn host_read(t: &TensorDesc, h: &Host) -> Vec<f64> {
+    let size = t.data_type.size();
+    // SAFETY: a u64 buffer viewed as bytes.
+    let raw =
+        unsafe { std::slice::from_raw_parts(h.bytes.as_ptr() as *const u8, h.bytes.len() * 8) };
+    offsets(t)
+        .into_iter()
+        .map(|o| t.data_type.read_f64(&raw[o * size..]).unwrap())
+        .collect()
+}
+
+/// Runs `engine` on random inputs and compares every output with the reference engine:
+/// |got - want| <= tol * (|want| + scale), with `scale` the expected magnitude of the values.
+fn check(
+    engine: &dyn CpuEngine,
+    mut graph: OpGraph,
+    knobs: &[i64],
+    tol: f64,
+    scale: f64,
+    seed: u64,
+) {
+    graph.validate().unwrap();
+    engine.supports(&graph).unwrap();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut hosts: HashMap<i64, Host> = HashMap::new();
+    let mut inputs = HashMap::new();
+    for t in graph.bound_tensors() {
+        let h = host_random(t, &mut rng);
+        if graph.producer(t.uid).is_none() {
+            inputs.insert(t.uid, h.values.clone());
+        }
+        hosts.insert(t.uid, h);
+    }
+    let want = reference::evaluate(&graph, &inputs).unwrap();
+    let mut all_knobs: Vec<i64> = engine.knobs().iter().map(|k| k.default).collect();
+    all_knobs[..knobs.len()].copy_from_slice(knobs);
+    let prepared = engine.prepare(&graph, &all_knobs).unwrap();
+    let mut workspace = vec![0u8; prepared.workspace_size() + 1];
+    let bindings: Vec<KilnTensorBinding> = hosts
+        .iter_mut()
+        .map(|(&uid, h)| KilnTensorBinding {
+            uid,
+            ptr: h.bytes.as_mut_ptr() as *mut _,
+        })
+        .collect();
+    // SAFETY: every binding points at storage for its tensor's layout; the workspace holds
+    // workspace_size() bytes (offset by one so that its alignment is exercised).
+    unsafe {
+        let map = TensorMap::new(&graph, &bindings).unwrap();
+        prepared
+            .execute(&map, workspace.as_mut_ptr().add(1))
+            .unwrap();
+    }
+    assert!(!want.is_empty());
+    for (uid, want) in &want {
+        let t = graph.tensor(*uid).unwrap();
+        let got = host_read(t, &hosts[uid]);
+        let tol = tol.max(t.data_type.epsilon() * 4.0);
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            let ok =
+                (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= tol * (w.abs() + scale);
+            assert!(
+                ok,
+                "{}: {} element {i}: got {g}, want {w} (tol {tol}, graph {})",
+                engine.name(),
+                t.label(),
+                graph.name
+            );
+        }
+    }
+}
+
+fn tol_of(dt: DataType) -> f64 {
+    match dt {
+        DataType::F32 => 1e-5,
+        DataType::F16 => 2e-3,
+        _ => 1.6e-2,
+    }
+}
+
+// ---------------------------------------------------------------- pointwise
+
+#[test]
+fn pointwise_every_mode_broadcast_and_scalar() {
+    let dt = DataType::F32;
+    for (i, mode) in PointwiseMode::ALL.into_iter().enumerate() {
+        let mut tensors = vec![tensor(1, &[3, 5, 7], &packed_strides(&[3, 5, 7]), dt)];
+        let mut nodes = Vec::new();
+        if mode.is_binary() {
+            tensors.push(tensor(2, &[1, 5, 1], &[5, 1, 1], dt));
+            tensors.push(tensor(3, &[3, 5, 7], &padded_strides(&[3, 5, 7]), dt));
+            tensors.push(scalar(4, 0.75));
+            tensors.push(tensor(5, &[3, 5, 7], &packed_strides(&[3, 5, 7]), dt));
+            nodes.push(pw("n1", mode, 1, Some(2), 3));
+            nodes.push(pw("n2", mode, 4, Some(1), 5));
+        } else {
+            tensors.push(tensor(3, &[3, 5, 7], &padded_strides(&[3, 5, 7]), dt));
+            nodes.push(pw_params(
+                "n1",
+                mode,
+                1,
+                None,
+                3,
+                PointwiseParams {
+                    relu_lower_clip: Some(-0.5),
+                    relu_upper_clip: Some(1.5),
+                    relu_lower_clip_slope: Some(0.1),
+                    elu_alpha: Some(0.7),
+                    softplus_beta: Some(2.0),
+                    swish_beta: Some(1.5),
+                },
+            ));
+        }
+        let graph = OpGraph {
+            name: mode.name().into(),
+            tensors,
+            nodes,
+        };
+        check(&PointwiseEngine, graph, &[], 2e-6, 1e-6, i as u64);
+    }
+}
+
+/// a*b feeds relu (an output) and an add with a row vector; a second output is smaller than
+/// the iteration space (it broadcasts), and the space spans several blocks.
+fn pointwise_dag(dt: DataType, strided: bool) -> OpGraph {
+    let d = [4i64, 33, 65];
+    let st = |dims: &[i64]| {
+        if strided {
+            padded_strides(dims)
+        } else {
+            packed_strides(dims)
+        }
+    };
+    OpGraph {
+        name: format!("dag {dt} strided={strided}"),
+        tensors: vec![
+            tensor(1, &d, &st(&d), dt),
+            tensor(2, &d, &channels_last_strides(&d), dt),
+            tensor(3, &[1, 1, 65], &[65, 65, 1], dt),
+            virt(4, &d, dt),
+            tensor(5, &d, &st(&d), dt),
+            tensor(6, &d, &st(&d), dt),
+            tensor(7, &[4, 1, 65], &st(&[4, 1, 65]), dt),
+            scalar(8, -0.25),
+            tensor(9, &[4, 1, 65], &st(&[4, 1, 65]), dt),
+            virt(10, &d, dt),
+            tensor(11, &d, &st(&d), dt),
+            tensor(12, &[4, 33, 1], &st(&[4, 33, 1]), dt),
+            tensor(13, &[4, 33, 1], &st(&[4, 33, 1]), dt),
+            tensor(14, &d, &st(&d), dt),
+        ],
+        nodes: vec![
+            pw("mul", PointwiseMode::Mul, 1, Some(2), 4),
+            pw("relu", PointwiseMode::Relu, 4, None, 5),
+            pw("add", PointwiseMode::Add, 4, Some(3), 6),
+            pw("small", PointwiseMode::Mul, 8, Some(7), 9),
+            pw("big", PointwiseMode::Sub, 9, Some(5), 10),
+            pw("tanh", PointwiseMode::Tanh, 10, None, 11),
+            // An output broadcast along the innermost dim of the space.
+            pw("column", PointwiseMode::Mul, 12, Some(8), 13),
+            pw("wide", PointwiseMode::Add, 13, Some(1), 14),
+        ],
+    }
+}
+
+#[test]
+fn pointwise_dag_every_type_and_layout() {
+    for (i, dt) in [DataType::F32, DataType::F16, DataType::Bf16]
+        .into_iter()
+        .enumerate()
+    {
+        for strided in [false, true] {
+            check(
+                &PointwiseEngine,
+                pointwise_dag(dt, strided),
+                &[],
+                tol_of(dt),
+                1.0,
+                i as u64,
+            );
+        }
+    }
+}
+
+#[test]
+fn pointwise_refuses_other_ops_and_f64() {
+    let mut g = pointwise_dag(DataType::F32, false);
+    g.tensors[0].data_type = DataType::F64;
+    let why = PointwiseEngine.supports(&g).unwrap_err();
+    assert!(why.contains("t1") && why.contains("f64"), "{why}");
+    let why = PointwiseEngine
+        .supports(&conv_graph(&ConvCase::basic(), &[], DataType::F32))
+        .unwrap_err();
+    assert!(why.contains("conv_fprop"), "{why}");
+}
+
+// ---------------------------------------------------------------- convolution
+
+#[derive(Clone, Debug)]
+struct ConvCase {
+    n: i64,
+    c: i64,
+    k: i64,
+    input: Vec<i64>,
+    filter: Vec<i64>,
+    pad: (Vec<i64>, Vec<i64>),
+    stride: Vec<i64>,
+    dilation: Vec<i64>,
+    groups: i64,
+    layout: Layout,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Layout {
+    Nchw,
+    Nhwc,
+    Odd,
+}
+
+impl ConvCase {
+    fn basic() -> ConvCase {
+        ConvCase {
+            n: 2,
+            c: 3,
+            k: 4,
+            input: vec![7, 6],
+            filter: vec![3, 3],
+            pad: (vec![1, 1], vec![1, 1]),
+            stride: vec![1, 1],
+            dilation: vec![1, 1],
+            groups: 1,
+            layout: Layout::Nchw,
+        }
+    }
+}
+
+/// Epilogue steps: (mode, other operand).
+#[derive(Clone, Copy, Debug)]
+enum Other {
+    None,
+    Bias,
+    Full,
+    Scalar(f64),
+    ScalarLeft(f64),
+    BiasLeft,
+    Acc,
+}
+
+fn layout_strides(dims: &[i64], layout: Layout) -> Vec<i64> {
+    match layout {
+        Layout::Nchw => packed_strides(dims),
+        Layout::Nhwc => channels_last_strides(dims),
+        Layout::Odd => {
+            // Channels outermost-but-one with padded rows: neither NCHW nor NHWC.
+            let mut order: Vec<usize> = vec![1, 0];
+            order.extend(2..dims.len());
+            let mut strides = vec![0i64; dims.len()];
+            let mut acc = 1i64;
+            for &axis in order.iter().rev() {
+                strides[axis] = acc;
+                acc *= dims[axis] + 1;
+            }
+            strides
+        }
+    }
+}
+
+/// A conv graph with uids x=1, w=2, y=3 and an epilogue of `steps` over dtype `dt`.
+fn conv_graph(case: &ConvCase, steps: &[(PointwiseMode, Other)], dt: DataType) -> OpGraph {
+    let mut xd = vec![case.n, case.c];
+    xd.extend(&case.input);
+    let mut wd = vec![case.k, case.c / case.groups];
+    wd.extend(&case.filter);
+    let params = ConvParams {
+        pre_padding: case.pad.0.clone(),
+        post_padding: case.pad.1.clone(),
+        stride: case.stride.clone(),
+        dilation: case.dilation.clone(),
+    };
+    let yd = kiln_core::shape::conv_output_dims(&xd, &wd, &params, "test").unwrap();
+    let mut tensors = vec![
+        tensor(1, &xd, &layout_strides(&xd, case.layout), dt),
+        tensor(2, &wd, &layout_strides(&wd, case.layout), dt),
+    ];
+    let mut nodes = vec![Node {
+        name: "conv".into(),
+        compute_type: DataType::F32,
+        op: Op::Conv(ConvOp {
+            direction: ConvDirection::Fprop,
+            x: 1,
+            w: 2,
+            y: 3,
+            params,
+        }),
+    }];
+    append_epilogue(&mut tensors, &mut nodes, &yd, steps, dt, case.layout);
+    OpGraph {
+        name: format!("{case:?} {steps:?} {dt}"),
+        tensors,
+        nodes,
+    }
+}
+
+/// Appends the anchor output (uid 3) and an epilogue chain after it.
+fn append_epilogue(
+    tensors: &mut Vec<TensorDesc>,
+    nodes: &mut Vec<Node>,
+    yd: &[i64],
+    steps: &[(PointwiseMode, Other)],
+    dt: DataType,
+    layout: Layout,
+) {
+    let out_strides = layout_strides(yd, layout);
+    let mut cur = 3i64;
+    tensors.push(if steps.is_empty() {
+        tensor(3, yd, &out_strides, dt)
+    } else {
+        virt(3, yd, dt)
+    });
+    for (i, &(mode, other)) in steps.iter().enumerate() {
+        // Step i writes uid 100 + 10 i and reads its operand from uid 105 + 10 i.
+        let out = 100 + 10 * i as i64;
+        let last = i + 1 == steps.len();
+        tensors.push(if last {
+            tensor(out, yd, &out_strides, dt)
+        } else {
+            virt(out, yd, dt)
+        });
+        let mut bias_dims = vec![1i64; yd.len()];
+        bias_dims[1] = yd[1];
+        if yd.len() == 2 {
+            // Matmul outputs: a row vector over the columns.
+            bias_dims = vec![1, yd[1]];
+        }
+        let mut operand = |dims: &[i64], scalar_value: Option<f64>| {
+            let uid = out + 5;
+            tensors.push(match scalar_value {
+                Some(v) => scalar(uid, v),
+                None => tensor(uid, dims, &layout_strides(dims, layout), dt),
+            });
+            uid
+        };
+        let (a, b) = match other {
+            Other::None => (cur, None),
+            Other::Bias => (cur, Some(operand(&bias_dims, None))),
+            Other::BiasLeft => (operand(&bias_dims, None), Some(cur)),
+            Other::Full => (cur, Some(operand(yd, None))),
+            Other::Scalar(v) => (cur, Some(operand(&[1], Some(v)))),
+            Other::ScalarLeft(v) => (operand(&[1], Some(v)), Some(cur)),
+            Other::Acc => (cur, Some(cur)),
+        };
+        nodes.push(pw(&format!("ep{i}"), mode, a, b, out));
+        cur = out;
+    }
+}
+
+fn epilogues() -> Vec<Vec<(PointwiseMode, Other)>> {
+    use PointwiseMode as M;
+    vec![
+        vec![],
+        vec![(M::Add, Other::Bias), (M::Relu, Other::None)],
+        vec![
+            (M::Mul, Other::Scalar(0.5)),
+            (M::Sub, Other::BiasLeft),
+            (M::Add, Other::Full),
+            (M::Gelu, Other::None),
+        ],
+        vec![
+            (M::Mul, Other::Acc),
+            (M::Sub, Other::ScalarLeft(2.0)),
+            (M::Div, Other::Scalar(4.0)),
+            (M::Max, Other::Bias),
+        ],
+    ]
+}
+
+fn conv_cases() -> Vec<ConvCase> {
+    let b = ConvCase::basic();
+    vec![
+        b.clone(),
+        ConvCase {
+            layout: Layout::Nhwc,
+            c: 8,
+            k: 6,
+            ..b.clone()
+        },
+        ConvCase {
+            layout: Layout::Odd,
+            ..b.clone()
+        },
+        // Stride, dilation and uneven padding.
+        ConvCase {
+            input: vec![11, 9],
+            pad: (vec![2, 0], vec![1, 3]),
+            stride: vec![2, 3],
+            dilation: vec![2, 1],
+            ..b.clone()
+        },
+        ConvCase {
+            input: vec![11, 9],
+            pad: (vec![2, 0], vec![1, 3]),
+            stride: vec![2, 1],
+            dilation: vec![1, 2],
+            layout: Layout::Nhwc,
+            ..b.clone()
+        },
+        // Groups, and depthwise.
+        ConvCase {
+            c: 6,
+            k: 9,
+            groups: 3,
+            ..b.clone()
+        },
+        ConvCase {
+            c: 4,
+            k: 4,
+            groups: 4,
+            layout: Layout::Nhwc,
+            ..b.clone()
+        },
+        // 1x1 (the direct path), NCHW and NHWC, and strided 1x1.
+        ConvCase {
+            c: 5,
+            k: 7,
+            filter: vec![1, 1],
+            pad: (vec![0, 0], vec![0, 0]),
+            ..b.clone()
+        },
+        ConvCase {
+            c: 5,
+            k: 7,
+            filter: vec![1, 1],
+            pad: (vec![0, 0], vec![0, 0]),
+            layout: Layout::Nhwc,
+            ..b.clone()
+        },
+        ConvCase {
+            filter: vec![1, 1],
+            pad: (vec![0, 0], vec![0, 0]),
+            stride: vec![2, 2],
+            ..b.clone()
+        },
+        // 1-d and 3-d.
+        ConvCase {
+            input: vec![13],
+            filter: vec![4],
+            pad: (vec![2], vec![1]),
+            stride: vec![2],
+            dilation: vec![1],
+            ..b.clone()
+        },
+        ConvCase {
+            input: vec![5, 4, 6],
+            filter: vec![3, 2, 3],
+            pad: (vec![1, 0, 1], vec![1, 1, 0]),
+            stride: vec![1, 2, 1],
+            dilation: vec![1, 1, 2],
+            ..b.clone()
+        },
+        ConvCase {
+            input: vec![5, 4, 6],
+            filter: vec![3, 2, 3],
+            pad: (vec![1, 0, 1], vec![1, 1, 0]),
+            stride: vec![1, 1, 1],
+            dilation: vec![1, 1, 1],
+            layout: Layout::Nhwc,
+            ..b.clone()
+        },
+    ]
+}
+
+#[test]
+fn conv_fprop_matches_reference_f32() {
+    for (i, case) in conv_cases().iter().enumerate() {
+        for (j, steps) in epilogues().iter().enumerate() {
+            let reduction = (case.c / case.groups * case.filter.iter().product::<i64>()) as f64;
+            let g = conv_graph(case, steps, DataType::F32);
+            let seed = (i * 10 + j) as u64;
+            check(
+                &ConvFpropEngine,
+                g.clone(),
+                &[],
+                1e-5,
+                reduction.sqrt(),
+                seed,
+            );
+            // Always im2col, and small tiles that split rows of output positions.
+            check(&ConvFpropEngine, g, &[1, 16], 1e-5, reduction.sqrt(), seed);
+        }
+    }
+}
+
+#[test]
+fn conv_fprop_matches_reference_f16_bf16() {
+    for dt in [DataType::F16, DataType::Bf16] {
+        for (i, case) in conv_cases().iter().enumerate().step_by(2) {
+            let reduction = (case.c / case.groups * case.filter.iter().product::<i64>()) as f64;
+            let steps = &epilogues()[i % 4];
+            let g = conv_graph(case, steps, dt);
+            check(
+                &ConvFpropEngine,
+                g,
+                &[],
+                tol_of(dt),
+                reduction.sqrt(),
+                i as u64,
+            );
+        }
+    }
+}
+
+#[test]
+fn conv_fprop_random_geometries() {
+    let mut rng = StdRng::seed_from_u64(42);
+    for i in 0..40 {
+        let rank = rng.random_range(1..=3usize);
+        let groups = [1i64, 1, 2, 3][rng.random_range(0..4)];
+        let filter: Vec<i64> = (0..rank).map(|_| rng.random_range(1..=3)).collect();
+        let dilation: Vec<i64> = (0..rank).map(|_| rng.random_range(1..=2)).collect();
+        let pre: Vec<i64> = (0..rank).map(|_| rng.random_range(0..=2)).collect();
+        let post: Vec<i64> = (0..rank).map(|_| rng.random_range(0..=2)).collect();
+        let input: Vec<i64> = (0..rank)
+            .map(|d| (filter[d] - 1) * dilation[d] + 1 + rng.random_range(0..6))
+            .collect();
+        let case = ConvCase {
+            n: rng.random_range(1..=2),
+            c: groups * rng.random_range(1..=4),
+            k: groups * rng.random_range(1..=4),
+            input,
+            filter,
+            pad: (pre, post),
+            stride: (0..rank).map(|_| rng.random_range(1..=2)).collect(),
+            dilation,
+            groups,
+            layout: [Layout::Nchw, Layout::Nhwc, Layout::Odd][rng.random_range(0..3)],
+        };
+        let dt = [DataType::F32, DataType::F16, DataType::Bf16][rng.random_range(0..3)];
+        let steps = &epilogues()[rng.random_range(0..4)];
+        let reduction = (case.c / case.groups * case.filter.iter().product::<i64>()) as f64;
+        let tile = [0, 16, 32][rng.random_range(0..3)];
+        let g = conv_graph(&case, steps, dt);
+        check(
+            &ConvFpropEngine,
+            g,
+            &[0, tile],
+            tol_of(dt),
+            reduction.sqrt(),
+            i,
+        );
+    }
+}
+
+#[test]
+fn conv_dgrad_and_wgrad_match_reference() {
+    let mut cases = conv_cases();
+    cases.push(ConvCase {
+        n: 3,
+        c: 16,
+        k: 24,
+        input: vec![23, 21],
+        ..ConvCase::basic()
+    });
+    for (i, case) in cases.iter().enumerate() {
+        for dt in [DataType::F32, DataType::Bf16] {
+            for direction in [ConvDirection::Dgrad, ConvDirection::Wgrad] {
+                let mut g = conv_graph(case, &[], dt);
+                if let Op::Conv(c) = &mut g.nodes[0].op {
+                    c.direction = direction;
+                }
+                g.name = format!("{direction:?} {}", g.name);
+                let (engine, reduction): (&dyn CpuEngine, i64) = match direction {
+                    ConvDirection::Dgrad => (
+                        &ConvDgradEngine,
+                        case.k / case.groups * case.filter.iter().product::<i64>(),
+                    ),
+                    _ => (
+                        &ConvWgradEngine,
+                        case.n * g.tensor(3).unwrap().dims[2..].iter().product::<i64>(),
+                    ),
+                };
+                check(
+                    engine,
+                    g,
+                    &[],
+                    tol_of(dt),
+                    (reduction as f64).sqrt(),
+                    i as u64,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn conv_gradients_refuse_other_graphs() {
+    let g = conv_graph(&ConvCase::basic(), &epilogues()[1], DataType::F32);
+    let why = ConvDgradEngine.supports(&g).unwrap_err();
+    assert!(why.contains("3 nodes"), "{why}");
+    let g = conv_graph(&ConvCase::basic(), &[], DataType::F32);
+    let why = ConvWgradEngine.supports(&g).unwrap_err();
+    assert!(
+        why.contains("conv_fprop") && why.contains("conv_wgrad"),
+        "{why}"
+    );
+}
+
+#[test]
+fn conv_fprop_larger_case_spans_many_tiles() {
+    let case = ConvCase {
+        n: 3,
+        c: 16,
+        k: 24,
+        input: vec![23, 21],
+        ..ConvCase::basic()
+    };
+    let steps = &epilogues()[1];
+    for layout in [Layout::Nchw, Layout::Nhwc] {
+        let g = conv_graph(
+            &ConvCase {
+                layout,
+                ..case.clone()
+            },
+            steps,
+            DataType::F32,
+        );
+        check(&ConvFpropEngine, g.clone(), &[], 1e-5, 12.0, 7);
+        check(&ConvFpropEngine, g, &[0, 48], 1e-5, 12.0, 7);
+    }
+}
+
+#[test]
+fn conv_fprop_refusals_say_why() {
+    let case = ConvCase::basic();
+    let mut g = conv_graph(&case, &[], DataType::F32);
+    if let Op::Conv(c) = &mut g.nodes[0].op {
+        c.direction = ConvDirection::Dgrad;
+    }
+    let why = ConvFpropEngine.supports(&g).unwrap_err();
+    assert!(why.contains("conv_dgrad"), "{why}");
+
+    // The conv result feeds two nodes: not a chain.
+    let mut g = conv_graph(&case, &epilogues()[1], DataType::F32);
+    let yd = g.tensor(3).unwrap().dims.clone();
+    g.tensors
+        .push(tensor(50, &yd, &packed_strides(&yd), DataType::F32));
+    g.nodes.push(pw("extra", PointwiseMode::Neg, 3, None, 50));
+    g.validate().unwrap();
+    let why = ConvFpropEngine.supports(&g).unwrap_err();
+    assert!(why.contains("read by 2 nodes"), "{why}");
+
+    let g = pointwise_dag(DataType::F32, false);
+    assert!(ConvFpropEngine
+        .supports(&g)
+        .unwrap_err()
+        .contains("no convolution"));
+    let mut g = conv_graph(&case, &[], DataType::F32);
+    g.tensors[0].data_type = DataType::F64;
+    assert!(ConvFpropEngine.supports(&g).unwrap_err().contains("f64"));
+}
+
+// ---------------------------------------------------------------- matmul
+
+fn matmul_graph(
+    a_dims: &[i64],
+    b_dims: &[i64],
+    b_transposed: bool,
+    steps: &[(PointwiseMode, Other)],
+    dt: DataType,
+) -> OpGraph {
+    let cd = kiln_core::shape::matmul_output_dims(a_dims, b_dims, "test").unwrap();
+    let r = b_dims.len();
+    let b_strides = if b_transposed {
+        let mut order: Vec<usize> = (0..r - 2).collect();
+        order.extend([r - 1, r - 2]);
+        kiln_core::tensor::packed_strides_in_order(b_dims, &order)
+    } else {
+        padded_strides(b_dims)
+    };
+    let mut tensors = vec![
+        tensor(1, a_dims, &packed_strides(a_dims), dt),
+        tensor(2, b_dims, &b_strides, dt),
+    ];
+    let mut nodes = vec![Node {
+        name: "matmul".into(),
+        compute_type: DataType::F32,
+        op: Op::Matmul(MatmulOp { a: 1, b: 2, c: 3 }),
+    }];
+    // Bias over the output columns: [1, .., 1, N].
+    let mut steps_tensors = Vec::new();
+    append_epilogue(&mut steps_tensors, &mut nodes, &cd, steps, dt, Layout::Nchw);
+    for t in &mut steps_tensors {
+        if t.dims.len() == cd.len() && t.dims != cd && t.scalar.is_none() {
+            let mut d = vec![1i64; cd.len()];
+            d[cd.len() - 1] = cd[cd.len() - 1];
+            t.strides = packed_strides(&d);
+            t.dims = d;
+        }
+    }
+    tensors.extend(steps_tensors);
+    OpGraph {
+        name: format!("matmul {a_dims:?} x {b_dims:?} t={b_transposed} {steps:?} {dt}"),
+        tensors,
+        nodes,
+    }
+}
+
+#[test]
+fn matmul_matches_reference() {
+    let shapes: [(&[i64], &[i64]); 5] = [
+        (&[5, 7], &[7, 3]),
+        (&[2, 1, 33, 17], &[1, 3, 17, 40]),
+        (&[3, 70, 9], &[3, 9, 65]),
+        (&[1, 1], &[1, 1]),
+        (&[130, 64], &[64, 20]),
+    ];
+    for (i, (a, b)) in shapes.iter().enumerate() {
+        for (j, steps) in epilogues().iter().enumerate() {
+            for dt in [DataType::F32, DataType::F16, DataType::Bf16] {
+                let k = a[a.len() - 1] as f64;
+                for (split, transposed) in [(0, false), (1, true), (2, false)] {
+                    let g = matmul_graph(a, b, transposed, steps, dt);
+                    let seed = (i * 100 + j * 10) as u64 + split as u64;
+                    check(&MatmulEngine, g, &[split], tol_of(dt), k.sqrt(), seed);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn matmul_refuses_non_matmul_graphs() {
+    let why = MatmulEngine
+        .supports(&pointwise_dag(DataType::F32, false))
+        .unwrap_err();
+    assert!(why.contains("no matmul"), "{why}");
+    let mut g = conv_graph(&ConvCase::basic(), &[], DataType::F32);
+    g.validate().unwrap();
+    assert!(MatmulEngine.supports(&g).unwrap_err().contains("no matmul"));
+}
+
+#[test]
+fn engines_are_listed_most_specific_first() {
+    let names: Vec<&str> = super::engines().iter().map(|e| e.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "KILN_CPU_CONV_FPROP_GEMM_V1",
+            "KILN_CPU_MATMUL_GEMM_V1",
+            "KILN_CPU_CONV_DGRAD_GEMM_V1",
+            "KILN_CPU_CONV_WGRAD_GEMM_V1",
+            "KILN_CPU_POINTWISE_V1"
+        ]
+    );
+}

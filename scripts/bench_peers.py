@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Times kiln's CPU engine against its peers on the standard cases and prints the ratios.
+
+Peers: ONNX Runtime's CPU provider (Conv [+ Add + Relu] graphs, opset 17, intra-op threads 2)
+for every case, and numpy (matmul through its BLAS) for the matmul cases. kiln's figures come
+from `cargo run --release -p kiln-cli -- bench --json`. Each peer case is warmed up, then timed
+several times; the median is reported. The ratio is peer_ms / kiln_ms: above 1 means kiln is
+faster.
+
+This script installs nothing: `python3 -m pip install -r scripts/requirements-bench.txt` first.
+
+    python3 scripts/bench_peers.py [--runs 15] [--repeat 3] [--json-out FILE] [--skip-kiln]
+                                   [--threads 2]
+
+With --repeat R, kiln and the peers are measured R times, alternately, and each keeps its best
+median: on a shared machine this keeps a burst of someone else's load from deciding a ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# (N, C, H, W, K, R, S, pad, fused bias + relu): the cases of `kiln bench`.
+CONV_CASES = [
+    (1, 64, 56, 56, 64, 3, 3, 1, False),
+    (8, 64, 56, 56, 64, 3, 3, 1, True),
+    (8, 256, 14, 14, 256, 3, 3, 1, True),
+    (8, 128, 28, 28, 128, 1, 1, 0, True),
+]
+# (M, N, K)
+MATMUL_CASES = [(1024, 1024, 1024), (2048, 2048, 2048)]
+
+
+def need(module: str):
+    try:
+        return __import__(module)
+    except ImportError:
+        sys.exit(
+            f"bench_peers: the Python package '{module}' is missing; install the peers with\n"
+            f"    python3 -m pip install -r {REPO / 'scripts' / 'requirements-bench.txt'}"
+        )
+
+
+def time_ms(fn, runs: int, warmup: int = 2, budget_s: float = 5.0) -> float:
+    """Median wall time of `fn()` in milliseconds, after `warmup` calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    start = time.perf_counter()
+    for i in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+        if i >= 3 and time.perf_counter() - start > budget_s:
+            break
+    return statistics.median(times)
+
+
+def conv_flops(case) -> float:
+    n, c, h, w, k, r, s, pad, _ = case
+    oh, ow = h + 2 * pad - r + 1, w + 2 * pad - s + 1
+    return 2.0 * n * k * oh * ow * c * r * s
+
+
+def ort_conv_session(case, threads: int):
+    np = need("numpy")
+    onnx = need("onnx")
+    ort = need("onnxruntime")
+    from onnx import TensorProto, helper
+
+    n, c, h, w, k, r, s, pad, fused = case
+    oh, ow = h + 2 * pad - r + 1, w + 2 * pad - s + 1
+    rng = np.random.default_rng(7)
+    weight = rng.uniform(-1, 1, (k, c, r, s)).astype(np.float32)
+    inits = [helper.make_tensor("w", TensorProto.FLOAT, weight.shape, weight.ravel())]
+    conv_out = "conv" if fused else "y"
+    nodes = [
+        helper.make_node(
+            "Conv", ["x", "w"], [conv_out], pads=[pad, pad, pad, pad], kernel_shape=[r, s]
+        )
+    ]
+    if fused:
+        bias = rng.uniform(-1, 1, (1, k, 1, 1)).astype(np.float32)
+        inits.append(helper.make_tensor("b", TensorProto.FLOAT, bias.shape, bias.ravel()))
+        nodes.append(helper.make_node("Add", ["conv", "b"], ["biased"]))
+        nodes.append(helper.make_node("Relu", ["biased"], ["y"]))
+    graph = helper.make_graph(
+        nodes,
+        "conv_case",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, w])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, k, oh, ow])],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = min(model.ir_version, 9)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(
+        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+    )
+    x = rng.uniform(-1, 1, (n, c, h, w)).astype(np.float32)
+    return lambda: sess.run(None, {"x": x})
+
+
+def ort_matmul_session(case, threads: int):
+    np = need("numpy")
+    need("onnx")
+    ort = need("onnxruntime")
+    from onnx import TensorProto, helper
+
+    m, n, k = case
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["c"])],
+        "matmul_case",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [m, k]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, [k, n]),
+        ],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [m, n])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = min(model.ir_version, 9)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(
+        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+    )
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    return lambda: sess.run(None, {"a": a, "b": b})
+
+
+def numpy_matmul(case):
+    np = need("numpy")
+    m, n, k = case
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    out = np.empty((m, n), dtype=np.float32)
+    return lambda: np.matmul(a, b, out=out)
+
+
+def run_kiln(runs: int) -> list[dict] | None:
+    """kiln's results from `kiln bench --json`, or None (with a message) when unavailable."""
+    cmd = ["cargo", "run", "--quiet", "--release", "-p", "kiln-cli", "--", "bench", "--json",
+           "--runs", str(runs)]
+    try:
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        print("bench_peers: cargo is not on PATH; kiln's column is left empty", file=sys.stderr)
+        return None
+    if proc.returncode != 0:
+        print(
+            "bench_peers: `kiln bench --json` failed (does this checkout have the bench "
+            f"command yet?); kiln's column is left empty.\n{proc.stderr.strip()[-2000:]}",
+            file=sys.stderr,
+        )
+        return None
+    try:
+        start = proc.stdout.index("[")
+        cases = json.loads(proc.stdout[start:])
+    except ValueError as e:
+        print(f"bench_peers: could not read kiln's JSON ({e}); kiln's column is left empty",
+              file=sys.stderr)
+        return None
+    return cases
+
+
+def kiln_lookup(kiln: list[dict] | None, op: str, shape: list[int]) -> float | None:
+    for case in kiln or []:
+        if case.get("op") == op and list(case.get("shape", [])) == shape:
+            return case.get("median_ms")
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15, help="timed runs per case (median)")
+    ap.add_argument("--threads", type=int, default=2, help="ONNX Runtime intra-op threads")
+    ap.add_argument("--json-out", type=Path, help="also write the table as JSON here")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="measure kiln and the peers this many times, alternately; keep the best")
+    ap.add_argument("--skip-kiln", action="store_true", help="time the peers only")
+    args = ap.parse_args()
+
+    need("numpy")
+    need("onnx")
+    need("onnxruntime")
+    # numpy's BLAS gets the same thread count as ONNX Runtime when the caller sets none.
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+
+    best: dict[tuple, float] = {}
+
+    def keep(key, ms):
+        if ms is not None and (key not in best or ms < best[key]):
+            best[key] = ms
+
+    kiln_ran = False
+    for _ in range(max(1, args.repeat)):
+        kiln = None if args.skip_kiln else run_kiln(args.runs)
+        kiln_ran = kiln_ran or kiln is not None
+        for case in CONV_CASES:
+            shape = list(case[:8])
+            keep(("kiln", "conv_fprop", str(shape)), kiln_lookup(kiln, "conv_fprop", shape))
+            keep(("onnxruntime", "conv_fprop", str(shape)),
+                 time_ms(ort_conv_session(case, args.threads), args.runs))
+        for case in MATMUL_CASES:
+            shape = list(case)
+            keep(("kiln", "matmul", str(shape)), kiln_lookup(kiln, "matmul", shape))
+            keep(("onnxruntime", "matmul", str(shape)),
+                 time_ms(ort_matmul_session(case, args.threads), args.runs))
+            keep(("numpy", "matmul", str(shape)), time_ms(numpy_matmul(case), args.runs))
+
+    rows = []
+    for case in CONV_CASES:
+        shape = list(case[:8])
+        rows.append(("conv_fprop", shape, case[8], "onnxruntime",
+                     best[("onnxruntime", "conv_fprop", str(shape))],
+                     best.get(("kiln", "conv_fprop", str(shape))), conv_flops(case)))
+    for case in MATMUL_CASES:
+        shape = list(case)
+        flops = 2.0 * case[0] * case[1] * case[2]
+        for peer in ("onnxruntime", "numpy"):
+            rows.append(("matmul", shape, False, peer, best[(peer, "matmul", str(shape))],
+                         best.get(("kiln", "matmul", str(shape))), flops))
+    if not kiln_ran and not args.skip_kiln:
+        print("bench_peers: no kiln figures (see above); the table shows the peers only",
+              file=sys.stderr)
+
+    header = f"{'op':11} {'shape':32} {'fused':5} {'peer':12} {'peer ms':>9} {'GF/s':>7} " \
+             f"{'kiln ms':>9} {'GF/s':>7} {'peer/kiln':>9}"
+    print(header)
+    print("-" * len(header))
+    out = []
+    for op, shape, fused, peer, p_ms, k_ms, flops in rows:
+        ratio = p_ms / k_ms if k_ms else None
+        k_txt = f"{k_ms:9.2f} {flops / k_ms / 1e6:7.1f}" if k_ms else f"{'-':>9} {'-':>7}"
+        r_txt = f"{ratio:9.2f}" if ratio else f"{'-':>9}"
+        print(f"{op:11} {str(shape):32} {str(fused):5} {peer:12} {p_ms:9.2f} "
+              f"{flops / p_ms / 1e6:7.1f} {k_txt} {r_txt}")
+        out.append({
+            "op": op, "shape": shape, "dtype": "f32", "fused": fused, "peer": peer,
+            "peer_ms": p_ms, "peer_gflops": flops / p_ms / 1e6,
+            "kiln_ms": k_ms, "kiln_gflops": flops / k_ms / 1e6 if k_ms else None,
+            "ratio_peer_over_kiln": ratio,
+        })
+    if args.json_out:
+        args.json_out.write_text(json.dumps(out, indent=2) + "\n")
+        print(f"wrote {args.json_out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
