@@ -5,6 +5,7 @@
 //! and numpy and reports ratios.
 
 use crate::graphs::{ConvCase, MatmulCase};
+use crate::progress;
 use anyhow::Result;
 use kiln::{Graph, Handle, HeurMode, HostTensor, Tensor, VariantPack, Workspace};
 use serde::Serialize;
@@ -12,6 +13,12 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  kiln bench
+  kiln bench --filter matmul --runs 5 --json > bench.json
+
+A progress bar shows on stderr when it is a terminal. Exit status: 0; 1 error.")]
 pub struct Args {
     /// Print the results as a JSON array.
     #[arg(long)]
@@ -37,11 +44,23 @@ struct CaseResult {
     gflops: f64,
 }
 
-fn time_graph(handle: &Handle, graph: &mut Graph, inputs: &[Tensor], output: &Tensor, runs: usize) -> Result<(String, Vec<f64>)> {
+fn time_graph(
+    handle: &Handle,
+    graph: &mut Graph,
+    inputs: &[Tensor],
+    output: &Tensor,
+    runs: usize,
+) -> Result<(String, Vec<f64>)> {
     graph.build(handle, &[HeurMode::A])?;
-    let engine = graph.plan().map(|p| p.engine_name().to_string()).unwrap_or_default();
-    let mut hosts: Vec<HostTensor> =
-        inputs.iter().enumerate().map(|(i, t)| HostTensor::random(&t.desc()?, 7 + i as u64)).collect::<kiln::Result<_>>()?;
+    let engine = graph
+        .plan()
+        .map(|p| p.engine_name().to_string())
+        .unwrap_or_default();
+    let mut hosts: Vec<HostTensor> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| HostTensor::random(&t.desc()?, 7 + i as u64))
+        .collect::<kiln::Result<_>>()?;
     let mut out = HostTensor::for_tensor(output)?;
     let mut ws = Workspace::for_graph(graph)?;
     let mut times = Vec::new();
@@ -71,19 +90,78 @@ fn median(v: &mut [f64]) -> f64 {
         return f64::NAN;
     }
     let m = v.len() / 2;
-    if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 }
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let handle = Handle::cpu()?;
     let convs = [
-        ConvCase { n: 1, c: 64, h: 56, w: 56, k: 64, r: 3, s: 3, pad: 1, fused: false },
-        ConvCase { n: 8, c: 64, h: 56, w: 56, k: 64, r: 3, s: 3, pad: 1, fused: true },
-        ConvCase { n: 8, c: 256, h: 14, w: 14, k: 256, r: 3, s: 3, pad: 1, fused: true },
-        ConvCase { n: 8, c: 128, h: 28, w: 28, k: 128, r: 1, s: 1, pad: 0, fused: true },
+        ConvCase {
+            n: 1,
+            c: 64,
+            h: 56,
+            w: 56,
+            k: 64,
+            r: 3,
+            s: 3,
+            pad: 1,
+            fused: false,
+        },
+        ConvCase {
+            n: 8,
+            c: 64,
+            h: 56,
+            w: 56,
+            k: 64,
+            r: 3,
+            s: 3,
+            pad: 1,
+            fused: true,
+        },
+        ConvCase {
+            n: 8,
+            c: 256,
+            h: 14,
+            w: 14,
+            k: 256,
+            r: 3,
+            s: 3,
+            pad: 1,
+            fused: true,
+        },
+        ConvCase {
+            n: 8,
+            c: 128,
+            h: 28,
+            w: 28,
+            k: 128,
+            r: 1,
+            s: 1,
+            pad: 0,
+            fused: true,
+        },
     ];
-    let matmuls = [MatmulCase { m: 1024, n: 1024, k: 1024 }, MatmulCase { m: 2048, n: 2048, k: 2048 }];
+    let matmuls = [
+        MatmulCase {
+            m: 1024,
+            n: 1024,
+            k: 1024,
+        },
+        MatmulCase {
+            m: 2048,
+            n: 2048,
+            k: 2048,
+        },
+    ];
     let wanted = |op: &str| args.filter.as_deref().is_none_or(|f| op.contains(f));
+    let steps = convs.iter().filter(|_| wanted("conv_fprop")).count()
+        + matmuls.iter().filter(|_| wanted("matmul")).count()
+        + usize::from(wanted("plan_save") || wanted("plan_load"));
+    let pb = progress::bar(steps as u64, "kiln bench");
     let mut results = Vec::new();
     for case in convs.iter().filter(|_| wanted("conv_fprop")) {
         let (mut g, inputs, y) = case.graph();
@@ -101,8 +179,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             gflops: case.flops() / (med * 1e6),
         });
         if !args.json {
-            print_row(results.last());
+            pb.suspend(|| print_row(results.last()));
         }
+        pb.inc(1);
     }
     for case in matmuls.iter().filter(|_| wanted("matmul")) {
         let (mut g, inputs, c) = case.graph();
@@ -120,19 +199,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
             gflops: case.flops() / (med * 1e6),
         });
         if !args.json {
-            print_row(results.last());
+            pb.suspend(|| print_row(results.last()));
         }
+        pb.inc(1);
     }
     if wanted("plan_save") || wanted("plan_load") {
         for r in bench_save_load(&handle, args.runs.max(50))? {
             if wanted(r.op) {
                 if !args.json {
-                    print_row(Some(&r));
+                    pb.suspend(|| print_row(Some(&r)));
                 }
                 results.push(r);
             }
         }
+        pb.inc(1);
     }
+    pb.finish_and_clear();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     }
@@ -142,10 +224,23 @@ pub fn run(args: Args) -> Result<ExitCode> {
 /// First save of a freshly built demo plan, and load of its bytes on a fresh handle (the
 /// plugin restores its context; nothing is compiled).
 fn bench_save_load(handle: &Handle, runs: usize) -> Result<Vec<CaseResult>> {
-    let case = ConvCase { n: 2, c: 32, h: 28, w: 28, k: 64, r: 3, s: 3, pad: 1, fused: true };
+    let case = ConvCase {
+        n: 2,
+        c: 32,
+        h: 28,
+        w: 28,
+        k: 64,
+        r: 3,
+        s: 3,
+        pad: 1,
+        fused: true,
+    };
     let (mut g, _, _) = case.graph();
     g.build(handle, &[HeurMode::A])?;
-    let engine = g.plan().map(|p| p.engine_name().to_string()).unwrap_or_default();
+    let engine = g
+        .plan()
+        .map(|p| p.engine_name().to_string())
+        .unwrap_or_default();
     let mut save = Vec::with_capacity(runs);
     let mut bytes = Vec::new();
     for _ in 0..runs {

@@ -9,6 +9,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  kiln demo
+  kiln demo --json
+
+Exit status: 0 the built and the loaded plans match the reference and the re-save is
+byte-identical; 2 they do not; 1 error.")]
 pub struct Args {
     /// Print the report as one JSON object.
     #[arg(long)]
@@ -44,14 +51,29 @@ struct Report {
 pub fn run(args: Args) -> Result<ExitCode> {
     let device = Device::parse(&args.device)?;
     let handle = Handle::new(device)?;
-    let case = ConvCase { n: 2, c: 32, h: 28, w: 28, k: 64, r: 3, s: 3, pad: 1, fused: true };
+    let case = ConvCase {
+        n: 2,
+        c: 32,
+        h: 28,
+        w: 28,
+        k: 64,
+        r: 3,
+        s: 3,
+        pad: 1,
+        fused: true,
+    };
 
     let (mut graph, inputs, y) = case.graph();
     let t0 = Instant::now();
     graph.build(&handle, &[HeurMode::A])?;
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let plan = graph.plan().ok_or_else(|| anyhow::anyhow!("no plan was built"))?;
-    let (engine, plugin) = (plan.engine_name().to_string(), plan.plugin_name().to_string());
+    let plan = graph
+        .plan()
+        .ok_or_else(|| anyhow::anyhow!("no plan was built"))?;
+    let (engine, plugin) = (
+        plan.engine_name().to_string(),
+        plan.plugin_name().to_string(),
+    );
 
     let mut hosts: Vec<HostTensor> = inputs
         .iter()
@@ -99,7 +121,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     ref_graph.validate()?;
     let mut pairs: Vec<_> = ref_inputs.into_iter().zip(hosts).collect();
     let want = run_reference(&ref_handle, &mut ref_graph, &mut pairs, &ref_y)?;
-    let reference_engine = ref_graph.plan().map(|p| p.engine_name().to_string()).unwrap_or_default();
+    let reference_engine = ref_graph
+        .plan()
+        .map(|p| p.engine_name().to_string())
+        .unwrap_or_default();
     let err = max_rel_error(&out.to_f64_vec(), &want);
     let loaded_err = max_rel_error(&loaded_out.to_f64_vec(), &want);
     let validated = err <= TOLERANCE && loaded_err <= TOLERANCE && resave_identical;
@@ -125,19 +150,45 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
-        println!("kiln demo: {} {:?} on {}", report.graph, report.shape, report.device);
-        println!("  engine          {} (plugin {})", report.engine, report.plugin);
+        println!(
+            "kiln demo: {} {:?} on {}",
+            report.graph, report.shape, report.device
+        );
+        println!(
+            "  engine          {} (plugin {})",
+            report.engine, report.plugin
+        );
         println!("  build           {:.3} ms", report.build_ms);
         println!("  execute         {:.3} ms", report.execute_ms);
         println!("  reference       {}", report.reference_engine);
-        println!("  max rel. error  {:.3e} (tolerance {:.0e})", report.max_rel_error, report.tolerance);
-        println!("  saved plan      {} bytes in {:.1} us", report.plan_bytes, report.save_us);
-        println!("  loaded plan     {:.1} us on a fresh handle; re-save byte-identical: {}", report.load_us, report.resave_identical);
-        println!("  loaded result   max rel. error {:.3e}", report.loaded_max_rel_error);
+        println!(
+            "  max rel. error  {:.3e} (tolerance {:.0e})",
+            report.max_rel_error, report.tolerance
+        );
+        println!(
+            "  saved plan      {} bytes in {:.1} us",
+            report.plan_bytes, report.save_us
+        );
+        println!(
+            "  loaded plan     {:.1} us on a fresh handle; re-save byte-identical: {}",
+            report.load_us, report.resave_identical
+        );
+        println!(
+            "  loaded result   max rel. error {:.3e}",
+            report.loaded_max_rel_error
+        );
         println!(
             "  result          {}",
-            if validated { "matches the reference (built and loaded plans)" } else { "DOES NOT MATCH" }
+            if validated {
+                "matches the reference (built and loaded plans)"
+            } else {
+                "DOES NOT MATCH"
+            }
         );
     }
-    Ok(if validated { ExitCode::SUCCESS } else { ExitCode::from(2) })
+    Ok(if validated {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }

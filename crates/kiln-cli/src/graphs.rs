@@ -27,28 +27,47 @@ impl ConvCase {
     }
 
     pub fn shape(&self) -> Vec<i64> {
-        vec![self.n, self.c, self.h, self.w, self.k, self.r, self.s, self.pad]
+        vec![
+            self.n, self.c, self.h, self.w, self.k, self.r, self.s, self.pad,
+        ]
     }
 
     /// The graph and its tensors: inputs (x, w[, bias]) and the output.
     pub fn graph(&self) -> (Graph, Vec<Tensor>, Tensor) {
         let mut g = Graph::new();
         g.set_name("conv_bias_relu");
-        let f32t = |name: &str, dims: &[i64]| TensorAttributes::new().name(name).dim(dims).data_type(DataType::F32);
+        let f32t = |name: &str, dims: &[i64]| {
+            TensorAttributes::new()
+                .name(name)
+                .dim(dims)
+                .data_type(DataType::F32)
+        };
         let x = g.tensor(f32t("x", &[self.n, self.c, self.h, self.w]));
         let w = g.tensor(f32t("w", &[self.k, self.c, self.r, self.s]));
         let conv = g.conv_fprop(
             &x,
             &w,
-            ConvFpropAttributes::new().name("conv").padding(&[self.pad, self.pad]).stride(&[1, 1]).dilation(&[1, 1]),
+            ConvFpropAttributes::new()
+                .name("conv")
+                .padding(&[self.pad, self.pad])
+                .stride(&[1, 1])
+                .dilation(&[1, 1]),
         );
         if !self.fused {
             conv.set_output(true).set_name("y");
             return (g, vec![x, w], conv);
         }
         let b = g.tensor(f32t("bias", &[1, self.k, 1, 1]));
-        let biased = g.pointwise(&conv, Some(&b), PointwiseAttributes::new(PointwiseMode::Add).name("bias"));
-        let y = g.pointwise(&biased, None, PointwiseAttributes::new(PointwiseMode::Relu).name("relu"));
+        let biased = g.pointwise(
+            &conv,
+            Some(&b),
+            PointwiseAttributes::new(PointwiseMode::Add).name("bias"),
+        );
+        let y = g.pointwise(
+            &biased,
+            None,
+            PointwiseAttributes::new(PointwiseMode::Relu).name("relu"),
+        );
         y.set_output(true).set_name("y");
         (g, vec![x, w, b], y)
     }
@@ -68,8 +87,18 @@ impl MatmulCase {
 
     pub fn graph(&self) -> (Graph, Vec<Tensor>, Tensor) {
         let mut g = Graph::new();
-        let a = g.tensor(TensorAttributes::new().name("a").dim(&[1, self.m, self.k]).data_type(DataType::F32));
-        let b = g.tensor(TensorAttributes::new().name("b").dim(&[1, self.k, self.n]).data_type(DataType::F32));
+        let a = g.tensor(
+            TensorAttributes::new()
+                .name("a")
+                .dim(&[1, self.m, self.k])
+                .data_type(DataType::F32),
+        );
+        let b = g.tensor(
+            TensorAttributes::new()
+                .name("b")
+                .dim(&[1, self.k, self.n])
+                .data_type(DataType::F32),
+        );
         let c = g.matmul(&a, &b, MatmulAttributes::new().name("matmul"));
         c.set_output(true).set_name("c");
         (g, vec![a, b], c)

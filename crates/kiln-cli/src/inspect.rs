@@ -1,10 +1,17 @@
 //! `kiln inspect FILE`: what a saved blob is, without loading it.
 
-use anyhow::{Context, Result};
+use crate::failure::{Failure, EXIT_NOT_LOADABLE};
+use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  kiln inspect conv.kiln
+  kiln inspect conv.plan --json
+
+Exit status: 0 loadable; 1 the file cannot be read; 3 not loadable (damaged, foreign, newer).")]
 pub struct Args {
     /// A file written by kiln (graph, plan, or graph with plan).
     file: PathBuf,
@@ -14,13 +21,26 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
-    let info = kiln::probe(&bytes).map_err(|e| anyhow::anyhow!("{}: {}", args.file.display(), e))?;
+    let bytes = crate::files::read(&args.file)?;
+    let info = kiln::probe(&bytes).map_err(|e| {
+        Failure::new(
+            EXIT_NOT_LOADABLE,
+            format!("{}: not loadable: {e}", args.file.display()),
+        )
+    })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {
-        println!("{}: kiln {} blob, format version {}", args.file.display(), info.kind.name(), info.format_version);
-        println!("  size            {} bytes (header {}, body {})", info.total_bytes, info.header_bytes, info.body_bytes);
+        println!(
+            "{}: kiln {} blob, format version {}",
+            args.file.display(),
+            info.kind.name(),
+            info.format_version
+        );
+        println!(
+            "  size            {} bytes (header {}, body {})",
+            info.total_bytes, info.header_bytes, info.body_bytes
+        );
         println!(
             "  checksum        {} {:#010x} ({})",
             info.checksum_algorithm,
@@ -28,7 +48,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             if info.checksum_ok { "ok" } else { "MISMATCH" }
         );
         if let Some(n) = &info.graph_name {
-            println!("  graph           '{}': {} tensors, {} nodes", n, info.graph_tensors.unwrap_or(0), info.graph_nodes.unwrap_or(0));
+            println!(
+                "  graph           '{}': {} tensors, {} nodes",
+                n,
+                info.graph_tensors.unwrap_or(0),
+                info.graph_nodes.unwrap_or(0)
+            );
         }
         if let Some(v) = info.envelope_version {
             println!("  plan envelope   version {v}");
@@ -37,7 +62,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             println!("  engine          {e} ({id:#018x})");
         }
         if let Some(p) = &info.plugin_name {
-            println!("  plugin          {p} {}", info.plugin_version.as_deref().unwrap_or(""));
+            println!(
+                "  plugin          {p} {}",
+                info.plugin_version.as_deref().unwrap_or("")
+            );
         }
         if let Some(w) = info.workspace_size {
             println!("  workspace       {w} bytes");
@@ -54,7 +82,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         for p in &info.problems {
             println!("  problem         {p}");
         }
-        println!("  loadable        {}", if info.loadable { "yes" } else { "no" });
+        println!(
+            "  loadable        {}",
+            if info.loadable { "yes" } else { "no" }
+        );
     }
-    Ok(if info.loadable { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    Ok(if info.loadable {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_NOT_LOADABLE)
+    })
 }

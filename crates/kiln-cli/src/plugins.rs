@@ -6,6 +6,13 @@ use serde::Serialize;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  kiln plugins
+  KILN_PLUGIN_PATH=/opt/kiln/plugins kiln plugins --json
+
+Plugins are found in this order: built-in engines, the folders or files of KILN_PLUGIN_PATH
+(separated by ':'), then kiln-plugins/ next to the kiln executable. Exit status: 0.")]
 pub struct Args {
     /// Print the list as JSON.
     #[arg(long)]
@@ -38,11 +45,15 @@ struct Listing {
 
 fn notes(bits: u64) -> Vec<&'static str> {
     use kiln::BehaviorNote::*;
-    [(SupportsPlanSerialization, "supports_plan_serialization"), (Deterministic, "deterministic"), (Reference, "reference")]
-        .into_iter()
-        .filter(|(n, _)| bits & n.bit() != 0)
-        .map(|(_, s)| s)
-        .collect()
+    [
+        (SupportsPlanSerialization, "supports_plan_serialization"),
+        (Deterministic, "deterministic"),
+        (Reference, "reference"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| bits & n.bit() != 0)
+    .map(|(_, s)| s)
+    .collect()
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -64,21 +75,41 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         name: e.name.clone(),
                         id: format!("{:#018x}", e.id),
                         behavior_notes: notes(e.behavior_notes),
-                        knobs: e.knobs.iter().map(|k| format!("{}={} ({}..={})", k.name, k.default, k.min, k.max)).collect(),
+                        knobs: e
+                            .knobs
+                            .iter()
+                            .map(|k| format!("{}={} ({}..={})", k.name, k.default, k.min, k.max))
+                            .collect(),
                     })
                     .collect(),
             })
             .collect(),
-        skipped: registry.skipped().iter().map(|s| (s.path.display().to_string(), s.reason.clone())).collect(),
+        skipped: registry
+            .skipped()
+            .iter()
+            .map(|s| (s.path.display().to_string(), s.reason.clone()))
+            .collect(),
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&listing)?);
         return Ok(ExitCode::SUCCESS);
     }
     for p in &listing.plugins {
-        println!("{} {} ({}; ABI {}; plan serialization: {})", p.name, p.version, p.source, p.abi, if p.plan_serialization { "yes" } else { "no" });
+        println!(
+            "{} {} ({}; ABI {}; plan serialization: {})",
+            p.name,
+            p.version,
+            p.source,
+            p.abi,
+            if p.plan_serialization { "yes" } else { "no" }
+        );
         for e in &p.engines {
-            println!("  {:<32} {}  [{}]", e.name, e.id, e.behavior_notes.join(", "));
+            println!(
+                "  {:<32} {}  [{}]",
+                e.name,
+                e.id,
+                e.behavior_notes.join(", ")
+            );
             for k in &e.knobs {
                 println!("      knob {k}");
             }

@@ -32,12 +32,18 @@ pub fn max_rel_error(got: &[f64], want: &[f64]) -> f64 {
     if got.len() != want.len() || want.is_empty() {
         return f64::INFINITY;
     }
-    let floor = (want.iter().map(|w| w * w).sum::<f64>() / want.len() as f64).sqrt().max(f64::MIN_POSITIVE);
+    let floor = (want.iter().map(|w| w * w).sum::<f64>() / want.len() as f64)
+        .sqrt()
+        .max(f64::MIN_POSITIVE);
     got.iter()
         .zip(want)
         .map(|(g, w)| {
             let e = (g - w).abs() / w.abs().max(floor);
-            if e.is_nan() { f64::INFINITY } else { e }
+            if e.is_nan() {
+                f64::INFINITY
+            } else {
+                e
+            }
         })
         .fold(0.0, f64::max)
 }
