@@ -38,15 +38,26 @@ impl Device {
                 }
             }
         }
-        Err(Error::BadParam(format!("device '{s}': expected \"cpu\", \"cuda:N\" or \"sm_NN\"")))
+        Err(Error::BadParam(format!(
+            "device '{s}': expected \"cpu\", \"cuda:N\" or \"sm_NN\""
+        )))
     }
 
     /// The C ABI form.
     pub fn to_abi(self) -> KilnDevice {
         match self {
-            Device::Cpu => KilnDevice { kind: KILN_DEVICE_CPU, ordinal: 0 },
-            Device::Cuda(n) => KilnDevice { kind: KILN_DEVICE_CUDA, ordinal: n as i32 },
-            Device::CudaTarget(sm) => KilnDevice { kind: KILN_DEVICE_CUDA_TARGET, ordinal: sm as i32 },
+            Device::Cpu => KilnDevice {
+                kind: KILN_DEVICE_CPU,
+                ordinal: 0,
+            },
+            Device::Cuda(n) => KilnDevice {
+                kind: KILN_DEVICE_CUDA,
+                ordinal: n as i32,
+            },
+            Device::CudaTarget(sm) => KilnDevice {
+                kind: KILN_DEVICE_CUDA_TARGET,
+                ordinal: sm as i32,
+            },
         }
     }
 }
@@ -69,7 +80,10 @@ mod tests {
     fn parses_devices_and_refuses_others() {
         assert_eq!(Device::parse("cpu").unwrap(), Device::Cpu);
         assert_eq!(Device::parse("cuda:3").unwrap(), Device::Cuda(3));
-        assert!(Device::parse("tpu").unwrap_err().to_string().contains("tpu"));
+        assert!(Device::parse("tpu")
+            .unwrap_err()
+            .to_string()
+            .contains("tpu"));
         assert!(Device::parse("cuda:-1").is_err());
         assert_eq!(Device::parse("sm_90").unwrap(), Device::CudaTarget(90));
         assert_eq!(Device::CudaTarget(90).to_string(), "sm_90");

@@ -57,7 +57,13 @@ impl Handle {
                 }
             )));
         }
-        Ok(Handle { inner: Arc::new(HandleInner { device, registry, instances }) })
+        Ok(Handle {
+            inner: Arc::new(HandleInner {
+                device,
+                registry,
+                instances,
+            }),
+        })
     }
 
     /// The device this handle is bound to.
@@ -99,7 +105,10 @@ impl Handle {
     }
 
     pub(crate) fn instance_for_engine(&self, id: u64) -> Option<&Arc<Instance>> {
-        self.inner.instances.iter().find(|i| i.plugin.engine(id).is_some())
+        self.inner
+            .instances
+            .iter()
+            .find(|i| i.plugin.engine(id).is_some())
     }
 }
 
@@ -107,7 +116,13 @@ impl std::fmt::Debug for Handle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Handle")
             .field("device", &self.inner.device)
-            .field("plugins", &self.plugins().map(|p| p.name().to_string()).collect::<Vec<_>>())
+            .field(
+                "plugins",
+                &self
+                    .plugins()
+                    .map(|p| p.name().to_string())
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }

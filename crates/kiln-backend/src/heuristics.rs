@@ -72,14 +72,24 @@ fn applicable(handle: &Handle, plugin_index: usize, graph_blob: &[u8]) -> Result
     p.read_ids(|out, cap, count| {
         // SAFETY: the instance is live; graph_blob outlives the call; out/count are valid.
         unsafe {
-            (p.table.get_applicable_engine_ids)(inst.raw, KilnBytes::from_slice(graph_blob), out, cap, count)
+            (p.table.get_applicable_engine_ids)(
+                inst.raw,
+                KilnBytes::from_slice(graph_blob),
+                out,
+                cap,
+                count,
+            )
         }
     })
 }
 
 /// The engine configurations for `graph_blob` (a validated graph's blob) on `handle`, per
 /// `modes`. A plugin that fails to answer is logged and left out.
-pub fn engine_configs(handle: &Handle, graph_blob: &[u8], modes: &[HeurMode]) -> Result<Vec<EngineConfig>> {
+pub fn engine_configs(
+    handle: &Handle,
+    graph_blob: &[u8],
+    modes: &[HeurMode],
+) -> Result<Vec<EngineConfig>> {
     let mut optimized = Vec::new();
     let mut reference = Vec::new();
     for (i, inst) in handle.instances().iter().enumerate() {
@@ -87,7 +97,10 @@ pub fn engine_configs(handle: &Handle, graph_blob: &[u8], modes: &[HeurMode]) ->
         let ids = match applicable(handle, i, graph_blob) {
             Ok(ids) => ids,
             Err(e) => {
-                tracing::warn!("plugin {} gave no engines for the graph: {e}", plugin.name());
+                tracing::warn!(
+                    "plugin {} gave no engines for the graph: {e}",
+                    plugin.name()
+                );
                 continue;
             }
         };

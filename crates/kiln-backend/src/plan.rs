@@ -5,7 +5,9 @@ use crate::plugin::{EngineInfo, Instance};
 use crate::{Device, EngineConfig, Handle};
 use kiln_core::{Error, OpGraph, Result};
 use kiln_format::TensorLayout;
-use kiln_plugin_abi::{KilnBytes, KilnEngineConfig, KilnExecutionContext, KilnKnobSetting, KilnTensorBinding};
+use kiln_plugin_abi::{
+    KilnBytes, KilnEngineConfig, KilnExecutionContext, KilnKnobSetting, KilnTensorBinding,
+};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
@@ -46,36 +48,58 @@ impl ExecutionPlan {
     ///
     /// Refuses an engine that no plugin on `handle` provides; the plugin's own refusal (graph not
     /// supported, bad knob) is returned with its message.
-    pub fn build(handle: &Handle, config: &EngineConfig, graph: &OpGraph, graph_blob: &[u8]) -> Result<ExecutionPlan> {
-        let instance = handle.instance_for_engine(config.engine_id).ok_or_else(|| {
-            Error::NotSupported(format!(
-                "engine '{}' ({:#x}) is not available on {}",
-                config.engine_name,
-                config.engine_id,
-                handle.device()
-            ))
-        })?;
+    pub fn build(
+        handle: &Handle,
+        config: &EngineConfig,
+        graph: &OpGraph,
+        graph_blob: &[u8],
+    ) -> Result<ExecutionPlan> {
+        let instance = handle
+            .instance_for_engine(config.engine_id)
+            .ok_or_else(|| {
+                Error::NotSupported(format!(
+                    "engine '{}' ({:#x}) is not available on {}",
+                    config.engine_name,
+                    config.engine_id,
+                    handle.device()
+                ))
+            })?;
         let plugin = &instance.plugin;
         let engine = plugin
             .engine(config.engine_id)
             .cloned()
             .ok_or_else(|| Error::Internal("engine vanished from its plugin".into()))?;
-        let knobs: Vec<KilnKnobSetting> =
-            config.knobs.iter().map(|&(knob_id, value)| KilnKnobSetting { knob_id, value }).collect();
+        let knobs: Vec<KilnKnobSetting> = config
+            .knobs
+            .iter()
+            .map(|&(knob_id, value)| KilnKnobSetting { knob_id, value })
+            .collect();
         let cfg = KilnEngineConfig {
             engine_id: config.engine_id,
-            knobs: if knobs.is_empty() { std::ptr::null() } else { knobs.as_ptr() },
+            knobs: if knobs.is_empty() {
+                std::ptr::null()
+            } else {
+                knobs.as_ptr()
+            },
             num_knobs: knobs.len(),
         };
         let mut context: KilnExecutionContext = std::ptr::null_mut();
         // SAFETY: instance is live, cfg/knobs/graph_blob outlive the call, context is writable.
         let st = unsafe {
-            (plugin.table.create_execution_context)(instance.raw, &cfg, KilnBytes::from_slice(graph_blob), &mut context)
+            (plugin.table.create_execution_context)(
+                instance.raw,
+                &cfg,
+                KilnBytes::from_slice(graph_blob),
+                &mut context,
+            )
         };
         plugin.check(st, &format!("building a plan with engine {}", engine.name))?;
         let bound: Vec<_> = graph.bound_tensors().collect();
         let uids = bound.iter().map(|t| t.uid).collect();
-        let alignments = bound.iter().map(|t| t.alignment.max(t.data_type.size() as u32)).collect();
+        let alignments = bound
+            .iter()
+            .map(|t| t.alignment.max(t.data_type.size() as u32))
+            .collect();
         let layouts = bound.iter().map(|t| TensorLayout::of(t)).collect();
         ExecutionPlan::finalize(
             instance.clone(),
@@ -99,7 +123,10 @@ impl ExecutionPlan {
         saved: Option<Arc<[u8]>>,
     ) -> Result<ExecutionPlan> {
         if context.is_null() {
-            return Err(instance.plugin.error(format!("engine {} returned a null execution context", engine.name)));
+            return Err(instance.plugin.error(format!(
+                "engine {} returned a null execution context",
+                engine.name
+            )));
         }
         let mut plan = ExecutionPlan {
             instance,
@@ -116,7 +143,8 @@ impl ExecutionPlan {
         let mut ws = 0usize;
         let plugin = &plan.instance.plugin;
         // SAFETY: instance and context are live; ws is writable.
-        let st = unsafe { (plugin.table.get_workspace_size)(plan.instance.raw, plan.context, &mut ws) };
+        let st =
+            unsafe { (plugin.table.get_workspace_size)(plan.instance.raw, plan.context, &mut ws) };
         plugin.check(st, "get_workspace_size")?; // Drop destroys the context on this path.
         plan.workspace_size = ws;
         Ok(plan)
@@ -202,7 +230,9 @@ impl ExecutionPlan {
                 return Err(Error::BadParam(format!("tensor uid {uid} is bound twice")));
             }
             if ptr.is_null() {
-                return Err(Error::NullPointer(format!("tensor uid {uid} is bound to a null pointer")));
+                return Err(Error::NullPointer(format!(
+                    "tensor uid {uid} is bound to a null pointer"
+                )));
             }
             let align = self.alignments[k];
             if align > 1 && !(ptr as usize).is_multiple_of(align as usize) {
@@ -212,8 +242,14 @@ impl ExecutionPlan {
             }
             abi.push(KilnTensorBinding { uid, ptr });
         }
-        if let Some(missing) = self.tensor_uids.iter().find(|u| !bindings.iter().any(|b| b.0 == **u)) {
-            return Err(Error::BadParam(format!("tensor uid {missing} is not bound")));
+        if let Some(missing) = self
+            .tensor_uids
+            .iter()
+            .find(|u| !bindings.iter().any(|b| b.0 == **u))
+        {
+            return Err(Error::BadParam(format!(
+                "tensor uid {missing} is not bound"
+            )));
         }
         if self.workspace_size > 0 {
             if workspace.is_null() {
@@ -233,9 +269,18 @@ impl ExecutionPlan {
         // SAFETY: the context is live; bindings were checked above and their memory is the
         // caller's contract.
         let st = unsafe {
-            (plugin.table.execute)(self.instance.raw, self.context, abi.as_ptr(), abi.len(), workspace)
+            (plugin.table.execute)(
+                self.instance.raw,
+                self.context,
+                abi.as_ptr(),
+                abi.len(),
+                workspace,
+            )
         };
-        plugin.check(st, &format!("executing a plan of engine {}", self.engine.name))
+        plugin.check(
+            st,
+            &format!("executing a plan of engine {}", self.engine.name),
+        )
     }
 }
 
@@ -243,7 +288,8 @@ impl Drop for ExecutionPlan {
     fn drop(&mut self) {
         let plugin = &self.instance.plugin;
         // SAFETY: the context came from this plugin instance and is destroyed once.
-        let st = unsafe { (plugin.table.destroy_execution_context)(self.instance.raw, self.context) };
+        let st =
+            unsafe { (plugin.table.destroy_execution_context)(self.instance.raw, self.context) };
         if let Err(e) = plugin.check(st, "destroying an execution context") {
             tracing::warn!("{e}");
         }

@@ -23,7 +23,8 @@ impl ExecutionPlan {
     /// three hooks (restored plans can always be saved: they return their loaded bytes).
     pub fn can_be_saved(&self) -> bool {
         self.origin == PlanOrigin::Restored
-            || (self.engine.supports_plan_serialization() && self.instance.plugin.has_serialization_hooks())
+            || (self.engine.supports_plan_serialization()
+                && self.instance.plugin.has_serialization_hooks())
     }
 
     /// The plan's saved bytes (a plan blob).
@@ -57,7 +58,8 @@ impl ExecutionPlan {
         })?;
         let mut out = KilnBytes::EMPTY;
         // SAFETY: instance and context are live; out is writable.
-        let status = unsafe { (hooks.save)(self.instance.raw, self.engine.id, self.context, &mut out) };
+        let status =
+            unsafe { (hooks.save)(self.instance.raw, self.engine.id, self.context, &mut out) };
         let payload = plugin.check(status, "saving a plan").and_then(|()| {
             // SAFETY: on success the plugin returned `len` readable bytes, valid until freed.
             match unsafe { out.as_slice() } {
@@ -107,8 +109,9 @@ impl ExecutionPlan {
     pub fn restore(handle: &Handle, bytes: &[u8]) -> Result<ExecutionPlan> {
         let plan_bytes = kiln_format::plan_part(bytes)?;
         let env = kiln_format::decode_plan(plan_bytes)?;
-        let instance = handle.instance_for_engine(env.engine_id).ok_or_else(|| {
-            Error::NotSupported(format!(
+        let instance =
+            handle.instance_for_engine(env.engine_id).ok_or_else(|| {
+                Error::NotSupported(format!(
                 "the plan needs engine {} ({:#x}) of plugin {} {}, which is not available on {} \
                  (plugins here: {})",
                 env.engine_name,
@@ -118,7 +121,7 @@ impl ExecutionPlan {
                 handle.device(),
                 handle.plugins().map(|p| p.name()).collect::<Vec<_>>().join(", ")
             ))
-        })?;
+            })?;
         let plugin = &instance.plugin;
         let engine = plugin
             .engine(env.engine_id)
@@ -140,16 +143,31 @@ impl ExecutionPlan {
         let mut context: KilnExecutionContext = std::ptr::null_mut();
         // SAFETY: the instance is live; the payload view is valid for the call; context is writable.
         let status = unsafe {
-            (hooks.restore)(instance.raw, env.engine_id, KilnBytes::from_slice(env.payload), &mut context)
+            (hooks.restore)(
+                instance.raw,
+                env.engine_id,
+                KilnBytes::from_slice(env.payload),
+                &mut context,
+            )
         };
-        plugin.check(status, &format!("restoring a plan of engine {}", engine.name))?;
-        let alignments = env.alignments.clone().unwrap_or_else(|| vec![0; env.tensor_uids.len()]);
+        plugin.check(
+            status,
+            &format!("restoring a plan of engine {}", engine.name),
+        )?;
+        let alignments = env
+            .alignments
+            .clone()
+            .unwrap_or_else(|| vec![0; env.tensor_uids.len()]);
         let plan = ExecutionPlan::finalize(
             instance.clone(),
             context,
             engine,
             handle.device(),
-            (env.tensor_uids.clone(), alignments, env.tensor_layouts.clone()),
+            (
+                env.tensor_uids.clone(),
+                alignments,
+                env.tensor_layouts.clone(),
+            ),
             PlanOrigin::Restored,
             Some(Arc::from(plan_bytes)),
         )?;
@@ -167,7 +185,9 @@ impl ExecutionPlan {
     pub fn envelope_version(&self) -> u32 {
         let cache = self.saved.lock().unwrap_or_else(|p| p.into_inner());
         match (self.origin, cache.as_ref()) {
-            (PlanOrigin::Restored, Some(b)) => kiln_format::decode_plan(b).map(|e| e.version).unwrap_or(0),
+            (PlanOrigin::Restored, Some(b)) => {
+                kiln_format::decode_plan(b).map(|e| e.version).unwrap_or(0)
+            }
             _ => kiln_format::PLAN_ENVELOPE_VERSION,
         }
     }

@@ -100,7 +100,10 @@ pub(crate) unsafe fn read_cstr(p: *const c_char) -> Option<String> {
         return None;
     }
     // SAFETY: non-null and NUL-terminated per the caller's contract.
-    unsafe { CStr::from_ptr(p) }.to_str().ok().map(str::to_owned)
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .ok()
+        .map(str::to_owned)
 }
 
 impl Plugin {
@@ -119,7 +122,9 @@ impl Plugin {
     ) -> Result<Plugin> {
         let bad = |why: String| Error::Plugin(format!("plugin at {source}: {why}"));
         if table.is_null() {
-            return Err(bad("the entry point returned no table (refused ABI major 1)".into()));
+            return Err(bad(
+                "the entry point returned no table (refused ABI major 1)".into(),
+            ));
         }
         // SAFETY: non-null; the first three fields exist in every table version.
         let (size, major, minor) =
@@ -149,7 +154,11 @@ impl Plugin {
             table.destroy_serialized_execution_context,
             table.create_execution_context_from_serialized,
         ) {
-            (Some(save), Some(free), Some(restore)) => Some(SerializationHooks { save, free, restore }),
+            (Some(save), Some(free), Some(restore)) => Some(SerializationHooks {
+                save,
+                free,
+                restore,
+            }),
             (None, None, None) => None,
             _ => {
                 tracing::warn!(
@@ -217,7 +226,12 @@ impl Plugin {
                     })
                     .collect()
             };
-            engines.push(EngineInfo { id, name, behavior_notes: d.behavior_notes, knobs });
+            engines.push(EngineInfo {
+                id,
+                name,
+                behavior_notes: d.behavior_notes,
+                knobs,
+            });
         }
         Ok(engines)
     }
@@ -246,7 +260,12 @@ impl Plugin {
         }
         // SAFETY: get_last_error returns the calling thread's message, valid until its next call.
         let text = unsafe { read_cstr((self.table.get_last_error)()) }.unwrap_or_default();
-        let msg = format!("{} ({}) failed in {what}: {}: {text}", self.name, self.source, status.name());
+        let msg = format!(
+            "{} ({}) failed in {what}: {}: {text}",
+            self.name,
+            self.source,
+            status.name()
+        );
         Err(match status {
             KilnPluginStatus::NOT_SUPPORTED => Error::NotSupported(msg),
             KilnPluginStatus::ALLOC_FAILED => Error::AllocFailed(msg),

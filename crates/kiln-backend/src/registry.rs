@@ -31,7 +31,12 @@ pub struct RegistryOptions {
 
 impl Default for RegistryOptions {
     fn default() -> Self {
-        RegistryOptions { builtins: true, env_path: true, default_dir: true, extra_paths: Vec::new() }
+        RegistryOptions {
+            builtins: true,
+            env_path: true,
+            default_dir: true,
+            extra_paths: Vec::new(),
+        }
     }
 }
 
@@ -72,7 +77,9 @@ impl Registry {
     /// The process-wide registry, discovered with default options on first use.
     pub fn global() -> Arc<Registry> {
         static GLOBAL: OnceLock<Arc<Registry>> = OnceLock::new();
-        GLOBAL.get_or_init(|| Arc::new(Registry::discover(&RegistryOptions::default()))).clone()
+        GLOBAL
+            .get_or_init(|| Arc::new(Registry::discover(&RegistryOptions::default())))
+            .clone()
     }
 
     /// A registry with no plugins.
@@ -100,7 +107,10 @@ impl Registry {
         }
         paths.extend(options.extra_paths.iter().cloned());
         if options.default_dir {
-            if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+            if let Some(dir) = std::env::current_exe()
+                .ok()
+                .and_then(|e| e.parent().map(Path::to_path_buf))
+            {
                 paths.push(dir.join(DEFAULT_PLUGIN_DIR));
             }
         }
@@ -113,7 +123,10 @@ impl Registry {
     fn note(&mut self, result: Result<()>, path: &Path) {
         if let Err(e) = result {
             tracing::warn!("skipping plugin {}: {e}", path.display());
-            self.skipped.push(SkippedPlugin { path: path.to_path_buf(), reason: e.to_string() });
+            self.skipped.push(SkippedPlugin {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            });
         }
     }
 
@@ -122,9 +135,15 @@ impl Registry {
     pub fn add_path(&mut self, path: &Path) {
         if path.is_dir() {
             let mut files: Vec<PathBuf> = match std::fs::read_dir(path) {
-                Ok(d) => d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| is_library(p)).collect(),
+                Ok(d) => d
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| is_library(p))
+                    .collect(),
                 Err(e) => {
-                    self.note(Err(Error::Plugin(format!("cannot read the folder: {e}"))), path);
+                    self.note(
+                        Err(Error::Plugin(format!("cannot read the folder: {e}"))),
+                        path,
+                    );
                     return;
                 }
             };

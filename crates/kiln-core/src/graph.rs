@@ -321,9 +321,11 @@ impl OpGraph {
                         let b = t(b)?;
                         // A by-value scalar broadcasts against a tensor of any rank.
                         match (a.scalar.is_some(), b.scalar.is_some()) {
-                            (true, true) => return Err(Error::BadParam(format!(
+                            (true, true) => {
+                                return Err(Error::BadParam(format!(
                                 "{what}: both operands are by-value scalars; one must be a tensor"
-                            ))),
+                            )))
+                            }
                             (true, false) => b.dims.clone(),
                             (false, true) => a.dims.clone(),
                             (false, false) => broadcast(&a.dims, &b.dims, &what)?,

@@ -26,7 +26,13 @@ fn pw(name: &str, mode: PointwiseMode, a: i64, b: Option<i64>, out: i64) -> Node
     Node {
         name: name.into(),
         compute_type: DataType::F32,
-        op: Op::Pointwise(PointwiseOp { mode, a, b, out, params: PointwiseParams::default() }),
+        op: Op::Pointwise(PointwiseOp {
+            mode,
+            a,
+            b,
+            out,
+            params: PointwiseParams::default(),
+        }),
     }
 }
 
@@ -39,7 +45,12 @@ fn conv(name: &str, x: i64, w: i64, y: i64, pad: i64) -> Node {
             x,
             w,
             y,
-            params: ConvParams { pre_padding: vec![pad; 2], post_padding: vec![pad; 2], stride: vec![1; 2], dilation: vec![1; 2] },
+            params: ConvParams {
+                pre_padding: vec![pad; 2],
+                post_padding: vec![pad; 2],
+                stride: vec![1; 2],
+                dilation: vec![1; 2],
+            },
         }),
     }
 }
@@ -117,7 +128,11 @@ fn output_shape_mismatch_is_refused() {
 fn non_f32_compute_type_is_not_supported() {
     let mut g = relu_graph();
     g.nodes[0].compute_type = DataType::F16;
-    check_err(g, Status::NotSupported, &["node 'relu'", "compute type f16"]);
+    check_err(
+        g,
+        Status::NotSupported,
+        &["node 'relu'", "compute type f16"],
+    );
 }
 
 #[test]
@@ -159,17 +174,32 @@ fn two_writers_are_refused() {
     let g = OpGraph {
         name: String::new(),
         tensors: vec![t(1, "a", &[2]), t(2, "b", &[2])],
-        nodes: vec![pw("n1", PointwiseMode::Exp, 1, None, 2), pw("n2", PointwiseMode::Abs, 1, None, 2)],
+        nodes: vec![
+            pw("n1", PointwiseMode::Exp, 1, None, 2),
+            pw("n2", PointwiseMode::Abs, 1, None, 2),
+        ],
     };
-    check_err(g, Status::BadParam, &["'b'", "both node 'n1' and node 'n2'"]);
+    check_err(
+        g,
+        Status::BadParam,
+        &["'b'", "both node 'n1' and node 'n2'"],
+    );
 }
 
 #[test]
 fn disconnected_graphs_are_refused() {
     let g = OpGraph {
         name: String::new(),
-        tensors: vec![t(1, "a", &[2]), t(2, "b", &[2]), t(3, "c", &[2]), t(4, "d", &[2])],
-        nodes: vec![pw("n1", PointwiseMode::Exp, 1, None, 2), pw("n2", PointwiseMode::Abs, 3, None, 4)],
+        tensors: vec![
+            t(1, "a", &[2]),
+            t(2, "b", &[2]),
+            t(3, "c", &[2]),
+            t(4, "d", &[2]),
+        ],
+        nodes: vec![
+            pw("n1", PointwiseMode::Exp, 1, None, 2),
+            pw("n2", PointwiseMode::Abs, 3, None, 4),
+        ],
     };
     check_err(g, Status::BadParam, &["not connected", "node 'n2'"]);
 }
@@ -181,10 +211,18 @@ fn unused_and_dangling_tensors_are_refused() {
     check_err(g, Status::BadParam, &["'stray'", "not used"]);
     let mut g = relu_graph();
     g.tensors[1].is_virtual = true;
-    check_err(g, Status::BadParam, &["'y'", "virtual but no node reads it"]);
+    check_err(
+        g,
+        Status::BadParam,
+        &["'y'", "virtual but no node reads it"],
+    );
     let mut g = relu_graph();
     g.tensors[0].is_virtual = true;
-    check_err(g, Status::BadParam, &["'x'", "virtual but no node writes it"]);
+    check_err(
+        g,
+        Status::BadParam,
+        &["'x'", "virtual but no node writes it"],
+    );
 }
 
 #[test]
@@ -196,7 +234,10 @@ fn scalars_follow_their_rules() {
         tensors: vec![t(1, "a", &[2, 3]), s.clone(), t(2, "b", &[2, 3])],
         nodes: vec![pw("mul", PointwiseMode::Mul, 1, Some(5), 2)],
     };
-    { let mut g = g.clone(); g.validate().unwrap(); }
+    {
+        let mut g = g.clone();
+        g.validate().unwrap();
+    }
     let mut g2 = g.clone();
     g2.nodes[0] = pw("mul", PointwiseMode::Exp, 1, None, 5);
     g2.tensors[2].uid = 6;
@@ -211,16 +252,31 @@ fn scalars_follow_their_rules() {
 fn conv_geometry_is_checked() {
     let ok = OpGraph {
         name: String::new(),
-        tensors: vec![t(1, "x", &[1, 4, 8, 8]), t(2, "w", &[6, 2, 3, 3]), t(3, "y", &[1, 6, 8, 8])],
+        tensors: vec![
+            t(1, "x", &[1, 4, 8, 8]),
+            t(2, "w", &[6, 2, 3, 3]),
+            t(3, "y", &[1, 6, 8, 8]),
+        ],
         nodes: vec![conv("conv", 1, 2, 3, 1)],
     };
-    { let mut g = ok.clone(); g.validate().unwrap(); }
+    {
+        let mut g = ok.clone();
+        g.validate().unwrap();
+    }
     let mut bad_groups = ok.clone();
     bad_groups.tensors[1] = t(2, "w", &[6, 3, 3, 3]);
-    check_err(bad_groups, Status::BadParam, &["node 'conv'", "not a multiple"]);
+    check_err(
+        bad_groups,
+        Status::BadParam,
+        &["node 'conv'", "not a multiple"],
+    );
     let mut bad_y = ok.clone();
     bad_y.tensors[2] = t(3, "y", &[1, 6, 6, 6]);
-    check_err(bad_y, Status::BadParam, &["node 'conv'", "'y'", "[1, 6, 8, 8]"]);
+    check_err(
+        bad_y,
+        Status::BadParam,
+        &["node 'conv'", "'y'", "[1, 6, 8, 8]"],
+    );
     let mut bad_stride = ok;
     if let Op::Conv(c) = &mut bad_stride.nodes[0].op {
         c.params.stride = vec![0, 1];
@@ -233,21 +289,43 @@ fn matmul_and_reduction_shapes_are_checked() {
     let mm = |b_dims: &[i64], c_dims: &[i64]| OpGraph {
         name: String::new(),
         tensors: vec![t(1, "a", &[2, 4, 5]), t(2, "b", b_dims), t(3, "c", c_dims)],
-        nodes: vec![Node { name: "mm".into(), compute_type: DataType::F32, op: Op::Matmul(MatmulOp { a: 1, b: 2, c: 3 }) }],
+        nodes: vec![Node {
+            name: "mm".into(),
+            compute_type: DataType::F32,
+            op: Op::Matmul(MatmulOp { a: 1, b: 2, c: 3 }),
+        }],
     };
-    { let mut g = mm(&[1, 5, 6], &[2, 4, 6]); g.validate().unwrap(); }
-    check_err(mm(&[2, 4, 6], &[2, 4, 6]), Status::BadParam, &["node 'mm'", "inner dims"]);
+    {
+        let mut g = mm(&[1, 5, 6], &[2, 4, 6]);
+        g.validate().unwrap();
+    }
+    check_err(
+        mm(&[2, 4, 6], &[2, 4, 6]),
+        Status::BadParam,
+        &["node 'mm'", "inner dims"],
+    );
     let red = |y: &[i64]| OpGraph {
         name: String::new(),
         tensors: vec![t(1, "x", &[2, 3, 4]), t(2, "y", y)],
         nodes: vec![Node {
             name: "sum".into(),
             compute_type: DataType::F32,
-            op: Op::Reduction(ReductionOp { mode: ReductionMode::Sum, x: 1, y: 2 }),
+            op: Op::Reduction(ReductionOp {
+                mode: ReductionMode::Sum,
+                x: 1,
+                y: 2,
+            }),
         }],
     };
-    { let mut g = red(&[1, 3, 1]); g.validate().unwrap(); }
-    check_err(red(&[2, 2, 4]), Status::BadParam, &["node 'sum'", "y dim 1"]);
+    {
+        let mut g = red(&[1, 3, 1]);
+        g.validate().unwrap();
+    }
+    check_err(
+        red(&[2, 2, 4]),
+        Status::BadParam,
+        &["node 'sum'", "y dim 1"],
+    );
 }
 
 #[test]
@@ -255,7 +333,10 @@ fn validate_sorts_nodes_topologically() {
     let mut g = OpGraph {
         name: String::new(),
         tensors: vec![t(1, "a", &[2]), virt(t(2, "v", &[2])), t(3, "out", &[2])],
-        nodes: vec![pw("second", PointwiseMode::Abs, 2, None, 3), pw("first", PointwiseMode::Exp, 1, None, 2)],
+        nodes: vec![
+            pw("second", PointwiseMode::Abs, 2, None, 3),
+            pw("first", PointwiseMode::Exp, 1, None, 2),
+        ],
     };
     g.validate().unwrap();
     assert_eq!(g.nodes[0].name, "first");

@@ -30,8 +30,8 @@ pub use container::{decode_container, encode_container, Container};
 pub use graph_blob::{decode_graph, encode_graph};
 pub use graph_json::{graph_from_json, graph_to_json};
 pub use plan_envelope::{
-    decode_plan, encode_plan, encode_plan_as_given, encode_plan_v1, plan_part, PlanEnvelope, TensorLayout,
-    PLAN_ENVELOPE_VERSION, SUPPORTED_PLAN_ENVELOPE_VERSIONS,
+    decode_plan, encode_plan, encode_plan_as_given, encode_plan_v1, plan_part, PlanEnvelope,
+    TensorLayout, PLAN_ENVELOPE_VERSION, SUPPORTED_PLAN_ENVELOPE_VERSIONS,
 };
 pub use preamble::{BlobKind, BLOB_ALIGN, FORMAT_VERSION, HEADER_SIZE, MAGIC};
 pub use probe::{probe, BlobInfo, CHECKSUM_ALGORITHM};

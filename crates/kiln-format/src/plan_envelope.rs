@@ -131,7 +131,8 @@ pub fn encode_plan(env: &PlanEnvelope<'_>) -> Vec<u8> {
     alignments.resize(env.tensor_uids.len(), 0);
     // Layouts are written only when they describe exactly the UIDs, in order.
     let layouts = env.tensor_layouts.as_deref().filter(|ls| {
-        ls.len() == env.tensor_uids.len() && ls.iter().zip(&env.tensor_uids).all(|(l, &u)| l.uid == u)
+        ls.len() == env.tensor_uids.len()
+            && ls.iter().zip(&env.tensor_uids).all(|(l, &u)| l.uid == u)
     });
     write_envelope(env, PLAN_ENVELOPE_VERSION, Some(&alignments), layouts)
 }
@@ -200,8 +201,16 @@ pub(crate) fn read_envelope<'a>(body: &'a [u8], what: &str) -> Result<RawEnvelop
                 out.push(RawLayout {
                     uid: l.uid().map_err(bad)?,
                     data_type: l.data_type().map_err(bad)?,
-                    dims: l.dims().map_err(bad)?.map(|d| d.iter().collect()).unwrap_or_default(),
-                    strides: l.strides().map_err(bad)?.map(|d| d.iter().collect()).unwrap_or_default(),
+                    dims: l
+                        .dims()
+                        .map_err(bad)?
+                        .map(|d| d.iter().collect())
+                        .unwrap_or_default(),
+                    strides: l
+                        .strides()
+                        .map_err(bad)?
+                        .map(|d| d.iter().collect())
+                        .unwrap_or_default(),
                 });
             }
             Some(out)

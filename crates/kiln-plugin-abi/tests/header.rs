@@ -8,7 +8,8 @@ use std::path::PathBuf;
 fn committed_header_matches_the_abi() {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let header = crate_dir.join("../../include/kiln_plugin.h");
-    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
+    let config =
+        cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
     let bindings = cbindgen::Builder::new()
         .with_crate(&crate_dir)
         .with_config(config)

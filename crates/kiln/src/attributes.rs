@@ -13,7 +13,11 @@ pub struct PointwiseAttributes {
 impl PointwiseAttributes {
     /// A pointwise node of `mode`.
     pub fn new(mode: PointwiseMode) -> Self {
-        PointwiseAttributes { name: String::new(), mode, params: PointwiseParams::default() }
+        PointwiseAttributes {
+            name: String::new(),
+            mode,
+            params: PointwiseParams::default(),
+        }
     }
     /// Names the node.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -128,7 +132,10 @@ pub struct ReductionAttributes {
 
 impl ReductionAttributes {
     pub fn new(mode: ReductionMode) -> Self {
-        ReductionAttributes { name: String::new(), mode }
+        ReductionAttributes {
+            name: String::new(),
+            mode,
+        }
     }
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();

@@ -1,6 +1,8 @@
 //! The frontend graph and its lifecycle.
 
-use crate::attributes::{ConvAttributes, MatmulAttributes, PointwiseAttributes, ReductionAttributes};
+use crate::attributes::{
+    ConvAttributes, MatmulAttributes, PointwiseAttributes, ReductionAttributes,
+};
 use crate::host::{VariantPack, Workspace};
 use crate::tensor::{Tensor, TensorAttributes};
 use kiln_backend::{heuristics, BehaviorNote, EngineConfig, ExecutionPlan, Handle, HeurMode};
@@ -22,19 +24,51 @@ pub enum BuildPlanPolicy {
 
 #[derive(Debug, Clone)]
 enum NodeSpec {
-    Pointwise { a: Tensor, b: Option<Tensor>, out: Tensor, mode: PointwiseMode, params: PointwiseParams },
-    Conv { direction: ConvDirection, x: Tensor, w: Tensor, y: Tensor, attrs: ConvAttributes },
-    Matmul { a: Tensor, b: Tensor, c: Tensor },
-    Reduction { x: Tensor, y: Tensor, mode: ReductionMode },
+    Pointwise {
+        a: Tensor,
+        b: Option<Tensor>,
+        out: Tensor,
+        mode: PointwiseMode,
+        params: PointwiseParams,
+    },
+    Conv {
+        direction: ConvDirection,
+        x: Tensor,
+        w: Tensor,
+        y: Tensor,
+        attrs: ConvAttributes,
+    },
+    Matmul {
+        a: Tensor,
+        b: Tensor,
+        c: Tensor,
+    },
+    Reduction {
+        x: Tensor,
+        y: Tensor,
+        mode: ReductionMode,
+    },
 }
 
 impl NodeSpec {
     fn output(&self) -> &Tensor {
         match self {
             NodeSpec::Pointwise { out, .. } => out,
-            NodeSpec::Conv { direction: ConvDirection::Fprop, y, .. } => y,
-            NodeSpec::Conv { direction: ConvDirection::Dgrad, x, .. } => x,
-            NodeSpec::Conv { direction: ConvDirection::Wgrad, w, .. } => w,
+            NodeSpec::Conv {
+                direction: ConvDirection::Fprop,
+                y,
+                ..
+            } => y,
+            NodeSpec::Conv {
+                direction: ConvDirection::Dgrad,
+                x,
+                ..
+            } => x,
+            NodeSpec::Conv {
+                direction: ConvDirection::Wgrad,
+                w,
+                ..
+            } => w,
             NodeSpec::Matmul { c, .. } => c,
             NodeSpec::Reduction { y, .. } => y,
         }
@@ -45,7 +79,11 @@ impl NodeSpec {
         match self {
             NodeSpec::Pointwise { a, b: Some(b), .. } if a.scalar().is_some() => b,
             NodeSpec::Pointwise { a, .. } => a,
-            NodeSpec::Conv { direction: ConvDirection::Dgrad, y, .. } => y,
+            NodeSpec::Conv {
+                direction: ConvDirection::Dgrad,
+                y,
+                ..
+            } => y,
             NodeSpec::Conv { x, .. } => x,
             NodeSpec::Matmul { a, .. } => a,
             NodeSpec::Reduction { x, .. } => x,
@@ -125,7 +163,10 @@ impl Graph {
     }
 
     fn output(&mut self) -> Tensor {
-        self.tensor(TensorAttributes { is_virtual: true, ..TensorAttributes::default() })
+        self.tensor(TensorAttributes {
+            is_virtual: true,
+            ..TensorAttributes::default()
+        })
     }
 
     fn node_name(&self, given: &str, kind: &str) -> String {
@@ -138,12 +179,23 @@ impl Graph {
 
     /// Adds a pointwise node: `mode(a)` for unary modes, `mode(a, b)` for binary ones. Returns the
     /// new output tensor (virtual until `set_output(true)`).
-    pub fn pointwise(&mut self, a: &Tensor, b: Option<&Tensor>, attrs: PointwiseAttributes) -> Tensor {
+    pub fn pointwise(
+        &mut self,
+        a: &Tensor,
+        b: Option<&Tensor>,
+        attrs: PointwiseAttributes,
+    ) -> Tensor {
         let name = self.node_name(&attrs.name, attrs.mode.name());
         let out = self.output();
         self.nodes.push((
             name,
-            NodeSpec::Pointwise { a: a.clone(), b: b.cloned(), out: out.clone(), mode: attrs.mode, params: attrs.params },
+            NodeSpec::Pointwise {
+                a: a.clone(),
+                b: b.cloned(),
+                out: out.clone(),
+                mode: attrs.mode,
+                params: attrs.params,
+            },
         ));
         out
     }
@@ -153,7 +205,16 @@ impl Graph {
     pub fn conv_fprop(&mut self, x: &Tensor, w: &Tensor, attrs: ConvAttributes) -> Tensor {
         let name = self.node_name(&attrs.name, "conv_fprop");
         let y = self.output();
-        self.nodes.push((name, NodeSpec::Conv { direction: ConvDirection::Fprop, x: x.clone(), w: w.clone(), y: y.clone(), attrs }));
+        self.nodes.push((
+            name,
+            NodeSpec::Conv {
+                direction: ConvDirection::Fprop,
+                x: x.clone(),
+                w: w.clone(),
+                y: y.clone(),
+                attrs,
+            },
+        ));
         y
     }
 
@@ -162,7 +223,16 @@ impl Graph {
     pub fn conv_dgrad(&mut self, dy: &Tensor, w: &Tensor, attrs: ConvAttributes) -> Tensor {
         let name = self.node_name(&attrs.name, "conv_dgrad");
         let dx = self.output();
-        self.nodes.push((name, NodeSpec::Conv { direction: ConvDirection::Dgrad, x: dx.clone(), w: w.clone(), y: dy.clone(), attrs }));
+        self.nodes.push((
+            name,
+            NodeSpec::Conv {
+                direction: ConvDirection::Dgrad,
+                x: dx.clone(),
+                w: w.clone(),
+                y: dy.clone(),
+                attrs,
+            },
+        ));
         dx
     }
 
@@ -171,7 +241,16 @@ impl Graph {
     pub fn conv_wgrad(&mut self, dy: &Tensor, x: &Tensor, attrs: ConvAttributes) -> Tensor {
         let name = self.node_name(&attrs.name, "conv_wgrad");
         let dw = self.output();
-        self.nodes.push((name, NodeSpec::Conv { direction: ConvDirection::Wgrad, x: x.clone(), w: dw.clone(), y: dy.clone(), attrs }));
+        self.nodes.push((
+            name,
+            NodeSpec::Conv {
+                direction: ConvDirection::Wgrad,
+                x: x.clone(),
+                w: dw.clone(),
+                y: dy.clone(),
+                attrs,
+            },
+        ));
         dw
     }
 
@@ -179,7 +258,14 @@ impl Graph {
     pub fn matmul(&mut self, a: &Tensor, b: &Tensor, attrs: MatmulAttributes) -> Tensor {
         let name = self.node_name(&attrs.name, "matmul");
         let c = self.output();
-        self.nodes.push((name, NodeSpec::Matmul { a: a.clone(), b: b.clone(), c: c.clone() }));
+        self.nodes.push((
+            name,
+            NodeSpec::Matmul {
+                a: a.clone(),
+                b: b.clone(),
+                c: c.clone(),
+            },
+        ));
         c
     }
 
@@ -187,7 +273,14 @@ impl Graph {
     pub fn reduction(&mut self, x: &Tensor, attrs: ReductionAttributes) -> Tensor {
         let name = self.node_name(&attrs.name, attrs.mode.name());
         let y = self.output();
-        self.nodes.push((name, NodeSpec::Reduction { x: x.clone(), y: y.clone(), mode: attrs.mode }));
+        self.nodes.push((
+            name,
+            NodeSpec::Reduction {
+                x: x.clone(),
+                y: y.clone(),
+                mode: attrs.mode,
+            },
+        ));
         y
     }
 
@@ -205,7 +298,14 @@ impl Graph {
     pub fn validate(&mut self) -> Result<()> {
         self.changed();
         // Uids: keep the user's, assign fresh ones after the largest.
-        let mut next = self.tensors.iter().filter_map(|t| t.uid()).max().unwrap_or(0).max(0) + 1;
+        let mut next = self
+            .tensors
+            .iter()
+            .filter_map(|t| t.uid())
+            .max()
+            .unwrap_or(0)
+            .max(0)
+            + 1;
         for t in &self.tensors {
             if t.uid().is_none() {
                 t.set_uid(next);
@@ -218,7 +318,11 @@ impl Graph {
                 a.strides = packed_strides(&a.dims);
             }
             if a.data_type.is_none() && !self.is_output(t) {
-                a.data_type = if a.is_virtual { self.intermediate_data_type } else { self.io_data_type };
+                a.data_type = if a.is_virtual {
+                    self.intermediate_data_type
+                } else {
+                    self.io_data_type
+                };
             }
         }
         for (name, node) in &self.nodes {
@@ -231,9 +335,17 @@ impl Graph {
         }
         let mut nodes = Vec::with_capacity(self.nodes.len());
         for (name, node) in &self.nodes {
-            nodes.push(Node { name: name.clone(), compute_type: DataType::F32, op: self.lower(node)? });
+            nodes.push(Node {
+                name: name.clone(),
+                compute_type: DataType::F32,
+                op: self.lower(node)?,
+            });
         }
-        let mut g = OpGraph { name: self.name.clone(), tensors, nodes };
+        let mut g = OpGraph {
+            name: self.name.clone(),
+            tensors,
+            nodes,
+        };
         g.validate()?;
         self.op_graph = Some(g);
         Ok(())
@@ -249,7 +361,10 @@ impl Graph {
         let src = node.layout_source();
         let (src_dims, src_strides, src_type) = (src.dims(), src.strides(), src.data_type());
         if src_dims.is_empty() {
-            return Err(Error::BadParam(format!("{what}: input tensor '{}' has no dims", src.name())));
+            return Err(Error::BadParam(format!(
+                "{what}: input tensor '{}' has no dims",
+                src.name()
+            )));
         }
         if out.dims().is_empty() {
             let dims = match node {
@@ -262,15 +377,27 @@ impl Graph {
                         Some(b) => shape::broadcast(&a_dims, &b.dims(), &what)?,
                     }
                 }
-                NodeSpec::Conv { direction: ConvDirection::Fprop, x, w, attrs, .. } => {
+                NodeSpec::Conv {
+                    direction: ConvDirection::Fprop,
+                    x,
+                    w,
+                    attrs,
+                    ..
+                } => {
                     let params = conv_params(attrs, x.dims().len().saturating_sub(2));
                     shape::conv_output_dims(&x.dims(), &w.dims(), &params, &what)?
                 }
-                NodeSpec::Matmul { a, b, .. } => shape::matmul_output_dims(&a.dims(), &b.dims(), &what)?,
+                NodeSpec::Matmul { a, b, .. } => {
+                    shape::matmul_output_dims(&a.dims(), &b.dims(), &what)?
+                }
                 _ => {
                     return Err(Error::BadParam(format!(
                         "{what}: set the dims of its output tensor{}; they cannot be inferred",
-                        if out.name().is_empty() { String::new() } else { format!(" '{}'", out.name()) }
+                        if out.name().is_empty() {
+                            String::new()
+                        } else {
+                            format!(" '{}'", out.name())
+                        }
                     )))
                 }
             };
@@ -278,39 +405,67 @@ impl Graph {
         }
         let dims = out.dims();
         if out.strides().is_empty() {
-            let strides = if matches!(node, NodeSpec::Matmul { .. }) || src_strides.len() != dims.len() {
-                packed_strides(&dims)
-            } else {
-                packed_strides_in_order(&dims, &stride_order(&src_strides))
-            };
+            let strides =
+                if matches!(node, NodeSpec::Matmul { .. }) || src_strides.len() != dims.len() {
+                    packed_strides(&dims)
+                } else {
+                    packed_strides_in_order(&dims, &stride_order(&src_strides))
+                };
             out.set_stride(&strides);
         }
         if out.data_type().is_none() {
-            let default = if out.is_virtual() { self.intermediate_data_type } else { self.io_data_type };
+            let default = if out.is_virtual() {
+                self.intermediate_data_type
+            } else {
+                self.io_data_type
+            };
             out.set_data_type(default.or(src_type).unwrap_or(DataType::F32));
         }
         Ok(())
     }
 
     fn lower(&self, node: &NodeSpec) -> Result<Op> {
-        let uid = |t: &Tensor| t.uid().ok_or_else(|| Error::Internal("uid unassigned after validate".into()));
+        let uid = |t: &Tensor| {
+            t.uid()
+                .ok_or_else(|| Error::Internal("uid unassigned after validate".into()))
+        };
         Ok(match node {
-            NodeSpec::Pointwise { a, b, out, mode, params } => Op::Pointwise(PointwiseOp {
+            NodeSpec::Pointwise {
+                a,
+                b,
+                out,
+                mode,
+                params,
+            } => Op::Pointwise(PointwiseOp {
                 mode: *mode,
                 a: uid(a)?,
                 b: b.as_ref().map(uid).transpose()?,
                 out: uid(out)?,
                 params: *params,
             }),
-            NodeSpec::Conv { direction, x, w, y, attrs } => Op::Conv(ConvOp {
+            NodeSpec::Conv {
+                direction,
+                x,
+                w,
+                y,
+                attrs,
+            } => Op::Conv(ConvOp {
                 direction: *direction,
                 x: uid(x)?,
                 w: uid(w)?,
                 y: uid(y)?,
                 params: conv_params(attrs, x.dims().len().saturating_sub(2)),
             }),
-            NodeSpec::Matmul { a, b, c } => Op::Matmul(MatmulOp { a: uid(a)?, b: uid(b)?, c: uid(c)? }),
-            NodeSpec::Reduction { x, y, mode } => Op::Reduction(ReductionOp { mode: *mode, x: uid(x)?, y: uid(y)? }),
+            NodeSpec::Matmul { a, b, c } => Op::Matmul(MatmulOp {
+                a: uid(a)?,
+                b: uid(b)?,
+                c: uid(c)?,
+            }),
+            NodeSpec::Reduction { x, y, mode } => Op::Reduction(ReductionOp {
+                mode: *mode,
+                x: uid(x)?,
+                y: uid(y)?,
+            }),
         })
     }
 
@@ -324,7 +479,10 @@ impl Graph {
         if self.op_graph.is_none() {
             self.validate()?;
         }
-        let g = self.op_graph.as_ref().ok_or_else(|| Error::Internal("no graph after validate".into()))?;
+        let g = self
+            .op_graph
+            .as_ref()
+            .ok_or_else(|| Error::Internal("no graph after validate".into()))?;
         self.blob = Some(kiln_format::encode_graph(g));
         self.handle = Some(handle.clone());
         self.configs.clear();
@@ -333,15 +491,18 @@ impl Graph {
     }
 
     fn require_handle(&self) -> Result<&Handle> {
-        self.handle
-            .as_ref()
-            .ok_or_else(|| Error::NotInitialized("call build_operation_graph(&handle) first".into()))
+        self.handle.as_ref().ok_or_else(|| {
+            Error::NotInitialized("call build_operation_graph(&handle) first".into())
+        })
     }
 
     /// Asks the heuristics for engine configurations, in order, for each of `modes`.
     pub fn create_execution_plans(&mut self, modes: &[HeurMode]) -> Result<()> {
         let handle = self.require_handle()?.clone();
-        let blob = self.blob.as_ref().ok_or_else(|| Error::NotInitialized("call build_operation_graph first".into()))?;
+        let blob = self
+            .blob
+            .as_ref()
+            .ok_or_else(|| Error::NotInitialized("call build_operation_graph first".into()))?;
         self.configs = heuristics::engine_configs(&handle, blob, modes)?;
         self.plans.clear();
         Ok(())
@@ -372,7 +533,11 @@ impl Graph {
     pub fn check_support(&self) -> Result<()> {
         self.require_handle()?;
         if self.candidate_configs().is_empty() {
-            let device = self.handle.as_ref().map(|h| h.device().to_string()).unwrap_or_default();
+            let device = self
+                .handle
+                .as_ref()
+                .map(|h| h.device().to_string())
+                .unwrap_or_default();
             return Err(Error::NotSupported(if self.configs.is_empty() {
                 format!("no engine on {device} supports this graph (did you call create_execution_plans?)")
             } else {
@@ -393,7 +558,11 @@ impl Graph {
         let handle = self.require_handle()?.clone();
         let (g, blob) = match (&self.op_graph, &self.blob) {
             (Some(g), Some(b)) => (g, b),
-            _ => return Err(Error::NotInitialized("call build_operation_graph first".into())),
+            _ => {
+                return Err(Error::NotInitialized(
+                    "call build_operation_graph first".into(),
+                ))
+            }
         };
         let mut plans = Vec::new();
         let mut failures = Vec::new();
@@ -412,7 +581,10 @@ impl Graph {
             }
         }
         if plans.is_empty() {
-            return Err(Error::NotSupported(format!("no plan could be built: {}", failures.join("; "))));
+            return Err(Error::NotSupported(format!(
+                "no plan could be built: {}",
+                failures.join("; ")
+            )));
         }
         self.plans = plans;
         Ok(())
@@ -449,7 +621,9 @@ impl Graph {
     }
 
     fn selected(&self) -> Result<&ExecutionPlan> {
-        self.plans.first().ok_or_else(|| Error::NotInitialized("no plan: call build_plans (or build) first".into()))
+        self.plans.first().ok_or_else(|| {
+            Error::NotInitialized("no plan: call build_plans (or build) first".into())
+        })
     }
 
     /// Workspace bytes the selected plan needs.
@@ -461,9 +635,17 @@ impl Graph {
     ///
     /// Each bound tensor is checked against the graph: present, right data type and large
     /// enough for the tensor's layout; the plan then checks binding set, alignment and workspace.
-    pub fn execute(&self, handle: &Handle, pack: &mut VariantPack<'_>, workspace: &mut Workspace) -> Result<()> {
+    pub fn execute(
+        &self,
+        handle: &Handle,
+        pack: &mut VariantPack<'_>,
+        workspace: &mut Workspace,
+    ) -> Result<()> {
         let plan = self.selected()?;
-        let g = self.op_graph.as_ref().ok_or_else(|| Error::NotInitialized("the graph is not validated".into()))?;
+        let g = self
+            .op_graph
+            .as_ref()
+            .ok_or_else(|| Error::NotInitialized("the graph is not validated".into()))?;
         pack.check_device(handle.device())?;
         if plan.tensor_layouts().is_none() {
             return Err(Error::NotSupported(format!(
@@ -492,7 +674,11 @@ impl Graph {
 
     /// A graph holding `g` (validated), with tensors and nodes as handles, as if built through
     /// the API; `handle` and `plan` are attached when given.
-    pub(crate) fn from_loaded(g: OpGraph, handle: Option<&Handle>, plan: Option<ExecutionPlan>) -> Result<Graph> {
+    pub(crate) fn from_loaded(
+        g: OpGraph,
+        handle: Option<&Handle>,
+        plan: Option<ExecutionPlan>,
+    ) -> Result<Graph> {
         let mut graph = Graph::new();
         graph.name = g.name.clone();
         for d in &g.tensors {
@@ -513,7 +699,11 @@ impl Graph {
                 .iter()
                 .find(|t| t.uid() == Some(uid))
                 .cloned()
-                .ok_or_else(|| Error::BadParam(format!("the saved graph refers to missing tensor uid {uid}")))
+                .ok_or_else(|| {
+                    Error::BadParam(format!(
+                        "the saved graph refers to missing tensor uid {uid}"
+                    ))
+                })
         };
         let mut nodes = Vec::with_capacity(g.nodes.len());
         for n in &g.nodes {
@@ -538,8 +728,16 @@ impl Graph {
                         dilation: c.params.dilation.clone(),
                     },
                 },
-                Op::Matmul(m) => NodeSpec::Matmul { a: find(m.a)?, b: find(m.b)?, c: find(m.c)? },
-                Op::Reduction(r) => NodeSpec::Reduction { x: find(r.x)?, y: find(r.y)?, mode: r.mode },
+                Op::Matmul(m) => NodeSpec::Matmul {
+                    a: find(m.a)?,
+                    b: find(m.b)?,
+                    c: find(m.c)?,
+                },
+                Op::Reduction(r) => NodeSpec::Reduction {
+                    x: find(r.x)?,
+                    y: find(r.y)?,
+                    mode: r.mode,
+                },
             };
             nodes.push((n.name.clone(), spec));
         }
@@ -572,7 +770,13 @@ impl Graph {
 }
 
 fn conv_params(attrs: &ConvAttributes, spatial: usize) -> ConvParams {
-    let or = |v: &Vec<i64>, d: i64| if v.is_empty() { vec![d; spatial] } else { v.clone() };
+    let or = |v: &Vec<i64>, d: i64| {
+        if v.is_empty() {
+            vec![d; spatial]
+        } else {
+            v.clone()
+        }
+    };
     ConvParams {
         pre_padding: or(&attrs.pre_padding, 0),
         post_padding: or(&attrs.post_padding, 0),

@@ -21,9 +21,9 @@ impl AlignedBytes {
     fn zeroed(len: usize) -> Result<AlignedBytes> {
         let n = len.div_ceil(64);
         let mut chunks = Vec::new();
-        chunks
-            .try_reserve_exact(n)
-            .map_err(|_| Error::AllocFailed(format!("cannot allocate {len} bytes of host memory")))?;
+        chunks.try_reserve_exact(n).map_err(|_| {
+            Error::AllocFailed(format!("cannot allocate {len} bytes of host memory"))
+        })?;
         chunks.resize(n, Chunk([0; 64]));
         Ok(AlignedBytes { chunks, len })
     }
@@ -54,7 +54,10 @@ impl HostTensor {
         let bytes = desc
             .storage_bytes()
             .ok_or_else(|| Error::BadParam(format!("{}: size overflows", desc.label())))?;
-        Ok(HostTensor { desc: desc.clone(), data: AlignedBytes::zeroed(bytes)? })
+        Ok(HostTensor {
+            desc: desc.clone(),
+            data: AlignedBytes::zeroed(bytes)?,
+        })
     }
 
     /// Zeroed memory for tensor `t` of a validated graph.
@@ -176,7 +179,10 @@ impl HostTensor {
 
 impl std::fmt::Debug for HostTensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostTensor").field("desc", &self.desc).field("bytes", &self.data.len).finish()
+        f.debug_struct("HostTensor")
+            .field("desc", &self.desc)
+            .field("bytes", &self.data.len)
+            .finish()
     }
 }
 
@@ -233,12 +239,15 @@ pub struct VariantPack<'a> {
 
 impl<'a> VariantPack<'a> {
     pub fn new() -> Self {
-        VariantPack { entries: Vec::new() }
+        VariantPack {
+            entries: Vec::new(),
+        }
     }
 
     /// Binds `memory` to `tensor`.
     pub fn insert(&mut self, tensor: &Tensor, memory: &'a mut HostTensor) -> &mut Self {
-        self.entries.push((Key::Tensor(tensor.clone()), Memory::Host(memory)));
+        self.entries
+            .push((Key::Tensor(tensor.clone()), Memory::Host(memory)));
         self
     }
 
@@ -251,14 +260,23 @@ impl<'a> VariantPack<'a> {
     /// Binds device memory to `tensor` (checked like host memory at execute, and against the
     /// handle's device).
     #[cfg(feature = "cuda")]
-    pub fn insert_device(&mut self, tensor: &Tensor, memory: &'a mut crate::DeviceTensor) -> &mut Self {
-        self.entries.push((Key::Tensor(tensor.clone()), Memory::Device(memory)));
+    pub fn insert_device(
+        &mut self,
+        tensor: &Tensor,
+        memory: &'a mut crate::DeviceTensor,
+    ) -> &mut Self {
+        self.entries
+            .push((Key::Tensor(tensor.clone()), Memory::Device(memory)));
         self
     }
 
     /// Binds device memory to the tensor with `uid`.
     #[cfg(feature = "cuda")]
-    pub fn insert_device_uid(&mut self, uid: i64, memory: &'a mut crate::DeviceTensor) -> &mut Self {
+    pub fn insert_device_uid(
+        &mut self,
+        uid: i64,
+        memory: &'a mut crate::DeviceTensor,
+    ) -> &mut Self {
         self.entries.push((Key::Uid(uid), Memory::Device(memory)));
         self
     }
@@ -297,11 +315,17 @@ impl<'a> VariantPack<'a> {
             let uid = match key {
                 Key::Uid(u) => *u,
                 Key::Tensor(t) => t.uid().ok_or_else(|| {
-                    Error::BadParam(format!("tensor '{}' has no uid yet: validate the graph first", t.name()))
+                    Error::BadParam(format!(
+                        "tensor '{}' has no uid yet: validate the graph first",
+                        t.name()
+                    ))
                 })?,
             };
-            let want = desc_of(uid)
-                .ok_or_else(|| Error::BadParam(format!("tensor uid {uid} is bound but the graph has no such tensor")))?;
+            let want = desc_of(uid).ok_or_else(|| {
+                Error::BadParam(format!(
+                    "tensor uid {uid} is bound but the graph has no such tensor"
+                ))
+            })?;
             if mem.desc().data_type != want.data_type {
                 return Err(Error::BadParam(format!(
                     "{}: memory holds {} but the tensor is {}",
@@ -332,7 +356,9 @@ pub struct Workspace {
 impl Workspace {
     /// A workspace of `bytes` bytes.
     pub fn new(bytes: usize) -> Result<Workspace> {
-        Ok(Workspace { data: AlignedBytes::zeroed(bytes)? })
+        Ok(Workspace {
+            data: AlignedBytes::zeroed(bytes)?,
+        })
     }
 
     /// A workspace sized for `graph`'s selected plan.

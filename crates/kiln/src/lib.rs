@@ -34,25 +34,27 @@ mod serialize;
 mod tensor;
 
 pub use attributes::{
-    ConvAttributes, ConvDgradAttributes, ConvFpropAttributes, ConvWgradAttributes, MatmulAttributes,
-    PointwiseAttributes, ReductionAttributes,
+    ConvAttributes, ConvDgradAttributes, ConvFpropAttributes, ConvWgradAttributes,
+    MatmulAttributes, PointwiseAttributes, ReductionAttributes,
 };
-pub use graph::{BuildPlanPolicy, Graph};
-pub use host::{HostTensor, VariantPack, Workspace};
 #[cfg(feature = "cuda")]
 pub use device_tensor::DeviceTensor;
+pub use graph::{BuildPlanPolicy, Graph};
+pub use host::{HostTensor, VariantPack, Workspace};
+pub use kiln_format::{BlobInfo, BlobKind};
 pub use serialize::{
     deserialize_compiled_plan, from_compiled_plan_binary, probe, serialize_compiled_plan,
     to_compiled_plan_binary,
 };
-pub use kiln_format::{BlobInfo, BlobKind};
 pub use tensor::{Tensor, TensorAttributes};
 
 pub use kiln_backend::{
     BehaviorNote, Device, EngineConfig, EngineInfo, ExecutionPlan, Handle, HeurMode, PlanOrigin,
     Registry, RegistryOptions,
 };
-pub use kiln_core::{DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status, TensorDesc};
+pub use kiln_core::{
+    DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status, TensorDesc,
+};
 
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../../../README.md")]

@@ -30,7 +30,9 @@ impl Graph {
                 &encoded[..]
             }
             (None, None) => {
-                return Err(Error::NotInitialized("validate the graph (or build it) before saving it".into()))
+                return Err(Error::NotInitialized(
+                    "validate the graph (or build it) before saving it".into(),
+                ))
             }
         };
         match self.plan() {
@@ -83,7 +85,9 @@ impl Graph {
     /// The selected plan's saved bytes (a bare plan blob). A loaded plan returns the exact bytes
     /// it was loaded from; build again from the graph for a newer kernel.
     pub fn serialize_compiled_plan(&self) -> Result<Vec<u8>> {
-        let plan = self.plan().ok_or_else(|| Error::NotInitialized("no plan: build or load one first".into()))?;
+        let plan = self
+            .plan()
+            .ok_or_else(|| Error::NotInitialized("no plan: build or load one first".into()))?;
         Ok(plan.serialize()?.to_vec())
     }
 
@@ -100,7 +104,9 @@ impl Graph {
         if self.op_graph().is_none() {
             self.validate()?;
         }
-        let g = self.op_graph().ok_or_else(|| Error::Internal("no graph after validate".into()))?;
+        let g = self
+            .op_graph()
+            .ok_or_else(|| Error::Internal("no graph after validate".into()))?;
         let plan = ExecutionPlan::restore(handle, bytes)?;
         check_plan_fits(g, &plan)?;
         self.attach_plan(handle, plan);
@@ -127,7 +133,9 @@ pub(crate) fn check_plan_fits(g: &kiln_core::OpGraph, plan: &ExecutionPlan) -> R
         )));
     }
     for layout in plan.tensor_layouts().unwrap_or_default() {
-        let Some(t) = g.tensor(layout.uid) else { continue };
+        let Some(t) = g.tensor(layout.uid) else {
+            continue;
+        };
         if !layout.matches(t) {
             return Err(Error::BadParam(format!(
                 "the plan was built for tensor uid {} as {} {:?} with strides {:?}, but this graph's {} is {} {:?} with strides {:?}: it was built for another graph",

@@ -144,9 +144,17 @@ impl Tensor {
     /// (call [`crate::Graph::validate`] first).
     pub fn desc(&self) -> Result<TensorDesc> {
         let a = self.lock();
-        let label = if a.name.is_empty() { "a tensor".to_string() } else { format!("tensor '{}'", a.name) };
-        let uid = a.uid.ok_or_else(|| Error::BadParam(format!("{label} has no uid yet: call validate() first")))?;
-        let data_type = a.data_type.ok_or_else(|| Error::BadParam(format!("{label} has no data type yet")))?;
+        let label = if a.name.is_empty() {
+            "a tensor".to_string()
+        } else {
+            format!("tensor '{}'", a.name)
+        };
+        let uid = a.uid.ok_or_else(|| {
+            Error::BadParam(format!("{label} has no uid yet: call validate() first"))
+        })?;
+        let data_type = a
+            .data_type
+            .ok_or_else(|| Error::BadParam(format!("{label} has no data type yet")))?;
         if a.dims.is_empty() {
             return Err(Error::BadParam(format!("{label} has no dims yet")));
         }
@@ -154,7 +162,11 @@ impl Tensor {
             uid,
             name: a.name.clone(),
             dims: a.dims.clone(),
-            strides: if a.strides.is_empty() { kiln_core::tensor::packed_strides(&a.dims) } else { a.strides.clone() },
+            strides: if a.strides.is_empty() {
+                kiln_core::tensor::packed_strides(&a.dims)
+            } else {
+                a.strides.clone()
+            },
             data_type,
             is_virtual: a.is_virtual,
             alignment: a.alignment,

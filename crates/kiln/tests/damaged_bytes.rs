@@ -456,7 +456,8 @@ fn plans_whose_diagnostic_fields_changed_load_run_and_resave_as_loaded() {
                 // A version-1 plan records no tensor layouts: the safe Graph::execute refuses to
                 // vouch for it (it runs through the unsafe ExecutionPlan::execute, tested in
                 // kiln-backend's plan_resave).
-                let e = run(&g, &handle).expect_err("a version-1 plan is not run by Graph::execute");
+                let e =
+                    run(&g, &handle).expect_err("a version-1 plan is not run by Graph::execute");
                 assert_eq!(e.status(), kiln::Status::NotSupported, "{what}: {e}");
             }
             assert_eq!(

@@ -3,7 +3,10 @@
 use kiln::*;
 
 fn f32(name: &str, dims: &[i64]) -> TensorAttributes {
-    TensorAttributes::new().name(name).dim(dims).data_type(DataType::F32)
+    TensorAttributes::new()
+        .name(name)
+        .dim(dims)
+        .data_type(DataType::F32)
 }
 
 #[test]
@@ -15,7 +18,10 @@ fn dgrad_output_dims_must_be_set() {
     dx.set_output(true).set_name("dx");
     let e = g.validate().unwrap_err();
     assert_eq!(e.status(), Status::BadParam);
-    assert!(e.to_string().contains("node 'dgrad'") && e.to_string().contains("'dx'"), "{e}");
+    assert!(
+        e.to_string().contains("node 'dgrad'") && e.to_string().contains("'dx'"),
+        "{e}"
+    );
     dx.set_dim(&[1, 3, 8, 8]);
     g.validate().unwrap();
 }
@@ -29,7 +35,9 @@ fn execute_before_build_is_not_initialized() {
     y.set_output(true);
     g.validate().unwrap();
     let mut ws = Workspace::new(0).unwrap();
-    let e = g.execute(&handle, &mut VariantPack::new(), &mut ws).unwrap_err();
+    let e = g
+        .execute(&handle, &mut VariantPack::new(), &mut ws)
+        .unwrap_err();
     assert_eq!(e.status(), Status::NotInitialized, "{e}");
     let e = g.create_execution_plans(&[HeurMode::A]).unwrap_err();
     assert_eq!(e.status(), Status::NotInitialized, "{e}");
@@ -55,17 +63,27 @@ fn bindings_are_checked_against_the_graph() {
     assert!(e.to_string().contains("is not bound"), "{e}");
 
     // Memory of another data type.
-    let half = TensorDesc { data_type: DataType::F16, ..y.desc().unwrap() };
+    let half = TensorDesc {
+        data_type: DataType::F16,
+        ..y.desc().unwrap()
+    };
     let mut wrong = HostTensor::zeros(&half).unwrap();
     let e = {
         let mut pack = VariantPack::new();
         pack.insert(&x, &mut hx).insert(&y, &mut wrong);
         g.execute(&handle, &mut pack, &mut ws).unwrap_err()
     };
-    assert!(e.to_string().contains("'y'") && e.to_string().contains("f16"), "{e}");
+    assert!(
+        e.to_string().contains("'y'") && e.to_string().contains("f16"),
+        "{e}"
+    );
 
     // Memory too small for the layout.
-    let small = TensorDesc { dims: vec![1, 3], strides: vec![3, 1], ..y.desc().unwrap() };
+    let small = TensorDesc {
+        dims: vec![1, 3],
+        strides: vec![3, 1],
+        ..y.desc().unwrap()
+    };
     let mut short = HostTensor::zeros(&small).unwrap();
     let e = {
         let mut pack = VariantPack::new();
@@ -79,7 +97,9 @@ fn bindings_are_checked_against_the_graph() {
     let mut hy = HostTensor::for_tensor(&y).unwrap();
     let e = {
         let mut pack = VariantPack::new();
-        pack.insert(&x, &mut hx).insert(&y, &mut hy).insert_uid(999, &mut extra);
+        pack.insert(&x, &mut hx)
+            .insert(&y, &mut hy)
+            .insert_uid(999, &mut extra);
         g.execute(&handle, &mut pack, &mut ws).unwrap_err()
     };
     assert!(e.to_string().contains("999"), "{e}");
@@ -90,14 +110,26 @@ fn outputs_inherit_the_input_layout_and_type() {
     let mut g = Graph::new();
     let nhwc = kiln_core::tensor::channels_last_strides(&[2, 8, 5, 5]);
     let x = g.tensor(
-        TensorAttributes::new().name("x").dim(&[2, 8, 5, 5]).stride(&nhwc).data_type(DataType::Bf16),
+        TensorAttributes::new()
+            .name("x")
+            .dim(&[2, 8, 5, 5])
+            .stride(&nhwc)
+            .data_type(DataType::Bf16),
     );
-    let w = g.tensor(TensorAttributes::new().name("w").dim(&[4, 8, 3, 3]).data_type(DataType::Bf16));
+    let w = g.tensor(
+        TensorAttributes::new()
+            .name("w")
+            .dim(&[4, 8, 3, 3])
+            .data_type(DataType::Bf16),
+    );
     let y = g.conv_fprop(&x, &w, ConvFpropAttributes::new().padding(&[1, 1]));
     y.set_output(true);
     g.validate().unwrap();
     assert_eq!(y.dims(), vec![2, 4, 5, 5]);
-    assert_eq!(y.strides(), kiln_core::tensor::channels_last_strides(&[2, 4, 5, 5]));
+    assert_eq!(
+        y.strides(),
+        kiln_core::tensor::channels_last_strides(&[2, 4, 5, 5])
+    );
     assert_eq!(y.data_type(), Some(DataType::Bf16));
     assert!(x.uid().is_some() && w.uid().is_some() && y.uid().is_some());
 }

@@ -114,7 +114,10 @@ impl EnginePlugin for CpuPlugin {
             .knobs()
             .iter()
             .zip(&p.knobs)
-            .map(|(k, &value)| KnobSetting { knob_id: k.id, value })
+            .map(|(k, &value)| KnobSetting {
+                knob_id: k.id,
+                value,
+            })
             .collect();
         let knobs = engine::resolve_knobs(engine, &settings)?;
         prepare_context(engine, knobs, p.graph)
@@ -137,12 +140,21 @@ impl EnginePlugin for CpuPlugin {
     }
 }
 
-fn prepare_context(engine: &dyn CpuEngine, knobs: Vec<i64>, graph: OpGraph) -> PluginResult<CpuContext> {
+fn prepare_context(
+    engine: &dyn CpuEngine,
+    knobs: Vec<i64>,
+    graph: OpGraph,
+) -> PluginResult<CpuContext> {
     engine
         .supports(&graph)
         .map_err(|why| PluginError::not_supported(format!("{}: {why}", engine.name())))?;
     let prepared = engine.prepare(&graph, &knobs)?;
-    Ok(CpuContext { engine_id: engine_id(engine.name()), knobs, graph, prepared })
+    Ok(CpuContext {
+        engine_id: engine_id(engine.name()),
+        knobs,
+        graph,
+        prepared,
+    })
 }
 
 export_plugin!(CpuPlugin);

@@ -85,24 +85,32 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize, what: &str) -> PluginResult<&'a [u8]> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| {
-            damaged(format!(
-                "{what} needs {n} bytes at body offset {} but the body has {}",
-                self.at,
-                self.bytes.len()
-            ))
-        })?;
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| {
+                damaged(format!(
+                    "{what} needs {n} bytes at body offset {} but the body has {}",
+                    self.at,
+                    self.bytes.len()
+                ))
+            })?;
         let s = &self.bytes[self.at..end];
         self.at = end;
         Ok(s)
     }
     fn u64(&mut self, what: &str) -> PluginResult<u64> {
         let b = self.take(8, what)?;
-        Ok(u64::from_le_bytes(b.try_into().map_err(|_| damaged(what.into()))?))
+        Ok(u64::from_le_bytes(
+            b.try_into().map_err(|_| damaged(what.into()))?,
+        ))
     }
     fn u32(&mut self, what: &str) -> PluginResult<u32> {
         let b = self.take(4, what)?;
-        Ok(u32::from_le_bytes(b.try_into().map_err(|_| damaged(what.into()))?))
+        Ok(u32::from_le_bytes(
+            b.try_into().map_err(|_| damaged(what.into()))?,
+        ))
     }
 }
 
@@ -110,7 +118,10 @@ impl<'a> Reader<'a> {
 /// then the body's fields and its graph (decoded and validated).
 pub fn decode(bytes: &[u8]) -> PluginResult<CpuPayload> {
     if bytes.len() < HEADER_SIZE {
-        return Err(damaged(format!("{} bytes, shorter than the {HEADER_SIZE}-byte header", bytes.len())));
+        return Err(damaged(format!(
+            "{} bytes, shorter than the {HEADER_SIZE}-byte header",
+            bytes.len()
+        )));
     }
     if bytes[0..4] != MARKER {
         return Err(damaged(format!("marker {:02x?} is not KCPU", &bytes[0..4])));
@@ -129,11 +140,15 @@ pub fn decode(bytes: &[u8]) -> PluginResult<CpuPayload> {
     }
     let header = u16_at(bytes, 10) as usize;
     if header != HEADER_SIZE {
-        return Err(damaged(format!("header size {header}, expected {HEADER_SIZE}")));
+        return Err(damaged(format!(
+            "header size {header}, expected {HEADER_SIZE}"
+        )));
     }
     let body = &bytes[HEADER_SIZE..];
     if Sha256::digest(body).as_slice() != &bytes[16..48] {
-        return Err(damaged("the SHA-256 digest of the body does not match".into()));
+        return Err(damaged(
+            "the SHA-256 digest of the body does not match".into(),
+        ));
     }
     let mut r = Reader { bytes: body, at: 0 };
     let engine_id = r.u64("engine id")?;
@@ -149,5 +164,9 @@ pub fn decode(bytes: &[u8]) -> PluginResult<CpuPayload> {
     let len = usize::try_from(len).map_err(|_| damaged(format!("graph length {len}")))?;
     let blob = r.take(len, "graph blob")?;
     let graph = kiln_format::decode_graph(blob).map_err(|e| damaged(format!("graph: {e}")))?;
-    Ok(CpuPayload { engine_id, knobs, graph })
+    Ok(CpuPayload {
+        engine_id,
+        knobs,
+        graph,
+    })
 }
