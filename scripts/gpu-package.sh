@@ -14,26 +14,42 @@ import json, sys, shutil
 for line in sys.stdin:
     try: m = json.loads(line)
     except Exception: continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in ("gpu", "deviceless", "h200"):
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in ("gpu", "deviceless", "h200", "load"):
         shutil.copy(m["executable"], ".gpu/" + m["target"]["name"])
 '
 strip .gpu/* 2>/dev/null || true
 cp scripts/gpu-bench.py "$out/"
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
-# Runs on the GPU machine from the repository root: tests, then benches, then the PyTorch peers.
+# Runs on the GPU machine from the repository root. Parts, in this order (default: all):
+#   tests  the deviceless suite and the GPU tests (--ignored)
+#   load   the plan load-time breakdown (benches/load.rs --device)
+#   bench  kiln's speed bench (benches/h200.rs)
+#   torch  the PyTorch peers (scripts/gpu-bench.py)
+# e.g. `bash .gpu/run.sh tests load`. Results land in $OUT (or .).
 set -u
+parts="${*:-tests load bench torch}"
+has() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export KILN_CUDA_INCLUDE_DIR="${KILN_CUDA_INCLUDE_DIR:-/usr/local/cuda/include}"
-export KILN_CACHE_DIR="${OUT:-/tmp}/kiln-cache"
+export KILN_CACHE_DIR="${KILN_CACHE_DIR:-/tmp/kiln-cache}"
 R="${OUT:-.}"
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$R/device.txt" 2>&1
-.gpu/deviceless --test-threads=1 > "$R/deviceless.txt" 2>&1; echo "deviceless rc=$?" >> "$R/summary.txt"
-.gpu/gpu --ignored --test-threads=1 --nocapture > "$R/gpu-tests.txt" 2>&1; echo "gpu rc=$?" >> "$R/summary.txt"
-.gpu/h200 --bench > "$R/kiln-bench.jsonl" 2> "$R/kiln-bench.err"; echo "bench rc=$?" >> "$R/summary.txt"
-python3 .gpu/gpu-bench.py > "$R/torch-bench.jsonl" 2> "$R/torch-bench.err"; echo "torch rc=$?" >> "$R/summary.txt"
+if has tests; then
+  .gpu/deviceless --test-threads=1 > "$R/deviceless.txt" 2>&1; echo "deviceless rc=$?" >> "$R/summary.txt"
+  .gpu/gpu --ignored --test-threads=1 --nocapture > "$R/gpu-tests.txt" 2>&1; echo "gpu rc=$?" >> "$R/summary.txt"
+fi
+if has load; then
+  .gpu/load --bench --device > "$R/load-bench.jsonl" 2> "$R/load-bench.err"; echo "load rc=$?" >> "$R/summary.txt"
+fi
+if has bench; then
+  .gpu/h200 --bench > "$R/kiln-bench.jsonl" 2> "$R/kiln-bench.err"; echo "bench rc=$?" >> "$R/summary.txt"
+fi
+if has torch; then
+  python3 .gpu/gpu-bench.py > "$R/torch-bench.jsonl" 2> "$R/torch-bench.err"; echo "torch rc=$?" >> "$R/summary.txt"
+fi
 cat "$R/summary.txt"
 RUN
 chmod +x "$out/run.sh"
 ls -la "$out"
-echo "On the GPU machine, from the repository root: bash .gpu/run.sh   (results land in \$OUT or .)"
+echo "On the GPU machine, from the repository root: bash .gpu/run.sh [tests] [load] [bench] [torch]   (results land in \$OUT or .)"

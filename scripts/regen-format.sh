@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates kiln-format's Rust code from its FlatBuffers schemas with planus-cli.
+# Regenerates the Rust code of kiln's FlatBuffers schemas with planus-cli: kiln-format's
+# (graph, plan, container) and the CUDA provider's payload body
+# (engines/kiln-engine-cuda/schemas/cuda_payload.fbs).
 #
-#   scripts/regen-format.sh           rewrite crates/kiln-format/src/generated/*_generated.rs
+#   scripts/regen-format.sh           rewrite <crate>/src/generated/*_generated.rs
 #   scripts/regen-format.sh --check   generate into a temp dir and fail (exit 1) on any difference
 #
 # planus-cli is pinned to PLANUS_VERSION (the planus 1.3 line, matching the `planus` runtime crate).
@@ -15,8 +17,11 @@ set -euo pipefail
 
 PLANUS_VERSION="1.3.0"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CRATE="crates/kiln-format"
-SCHEMAS=(graph plan container)
+# Each entry: a crate folder and the schemas (schemas/<name>.fbs) it generates code for.
+TARGETS=(
+  "crates/kiln-format:graph plan container"
+  "engines/kiln-engine-cuda:cuda_payload"
+)
 
 check=0
 case "${1:-}" in
@@ -37,30 +42,41 @@ if ! planus_ok; then
   planus_ok || { echo "regen-format: planus $PLANUS_VERSION not found after install" >&2; exit 1; }
 fi
 
-out_dir="$ROOT/$CRATE/src/generated"
+tmp_root=""
 if [ "$check" = 1 ]; then
-  out_dir="$(mktemp -d)"
-  trap 'rm -rf "$out_dir"' EXIT
+  tmp_root="$(mktemp -d)"
+  trap 'rm -rf "$tmp_root"' EXIT
 fi
-mkdir -p "$out_dir"
 
-# Relative schema paths keep machine-specific paths out of the generated code.
-cd "$ROOT/$CRATE"
-for s in "${SCHEMAS[@]}"; do
-  planus rust -o "$out_dir/${s}_generated.rs" "schemas/$s.fbs"
+status=0
+for target in "${TARGETS[@]}"; do
+  CRATE="${target%%:*}"
+  read -r -a SCHEMAS <<< "${target#*:}"
+  out_dir="$ROOT/$CRATE/src/generated"
+  [ "$check" = 1 ] && out_dir="$tmp_root/$CRATE"
+  mkdir -p "$out_dir"
+
+  # Relative schema paths keep machine-specific paths out of the generated code.
+  cd "$ROOT/$CRATE"
+  for s in "${SCHEMAS[@]}"; do
+    planus rust -o "$out_dir/${s}_generated.rs" "schemas/$s.fbs"
+  done
+
+  if [ "$check" = 1 ]; then
+    for s in "${SCHEMAS[@]}"; do
+      committed="$ROOT/$CRATE/src/generated/${s}_generated.rs"
+      if ! diff -u "$committed" "$out_dir/${s}_generated.rs" >&2; then
+        echo "regen-format: $CRATE/src/generated/${s}_generated.rs differs from schemas/$s.fbs;" \
+          "run scripts/regen-format.sh and commit the result" >&2
+        status=1
+      fi
+    done
+  else
+    echo "regen-format: wrote $CRATE/src/generated/{$(IFS=,; echo "${SCHEMAS[*]}")}_generated.rs"
+  fi
 done
 
 if [ "$check" = 1 ]; then
-  status=0
-  for s in "${SCHEMAS[@]}"; do
-    committed="$ROOT/$CRATE/src/generated/${s}_generated.rs"
-    if ! diff -u "$committed" "$out_dir/${s}_generated.rs" >&2; then
-      echo "regen-format: $CRATE/src/generated/${s}_generated.rs differs from schemas/$s.fbs;" \
-        "run scripts/regen-format.sh and commit the result" >&2
-      status=1
-    fi
-  done
   [ "$status" = 0 ] && echo "regen-format: generated code matches the schemas"
   exit "$status"
 fi
-echo "regen-format: wrote $CRATE/src/generated/{$(IFS=,; echo "${SCHEMAS[*]}")}_generated.rs"

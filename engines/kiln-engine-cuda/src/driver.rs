@@ -109,24 +109,33 @@ impl Module {
     /// Refuses an image the driver rejects and a symbol it does not hold.
     pub fn load(device: &DeviceContext, image: &[u8], symbols: &[&str]) -> Result<Module, String> {
         device.bind()?;
-        // The driver reads the image in place; copy it into an 8-byte aligned buffer first.
-        let mut aligned = vec![0u64; image.len().div_ceil(8) + 1];
-        // SAFETY: the buffer holds at least image.len() bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                image.as_ptr(),
-                aligned.as_mut_ptr() as *mut u8,
-                image.len(),
-            )
-        };
-        // SAFETY: the image is a complete cubin or NUL-terminated PTX (its digest was checked).
-        let module = unsafe { result::module::load_data(aligned.as_ptr() as *const c_void) }
-            .map_err(|e| {
-                format!(
-                    "the driver refused the code object on cuda:{}: {e}",
-                    device.ordinal
+        // The driver parses the ELF image in place and wants it 8-byte aligned. A payload keeps
+        // its cubins 16-byte aligned, so loaded plans pass their bytes straight through; only
+        // an image at an odd address is copied into an aligned buffer first.
+        let copy: Vec<u64>;
+        let ptr = if (image.as_ptr() as usize).is_multiple_of(8) {
+            image.as_ptr() as *const c_void
+        } else {
+            let mut aligned = vec![0u64; image.len().div_ceil(8) + 1];
+            // SAFETY: the buffer holds at least image.len() bytes; the two do not overlap.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    image.as_ptr(),
+                    aligned.as_mut_ptr() as *mut u8,
+                    image.len(),
                 )
-            })?;
+            };
+            copy = aligned;
+            copy.as_ptr() as *const c_void
+        };
+        // SAFETY: `ptr` addresses a complete cubin or NUL-terminated PTX (the payload's checks
+        // passed), 8-byte aligned, alive until the call returns (the driver copies what it keeps).
+        let module = unsafe { result::module::load_data(ptr) }.map_err(|e| {
+            format!(
+                "the driver refused the code object on cuda:{}: {e}",
+                device.ordinal
+            )
+        })?;
         let mut m = Module {
             device: device.clone(),
             module,

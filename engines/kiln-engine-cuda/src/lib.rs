@@ -16,6 +16,7 @@ pub mod availability;
 pub mod codegen;
 pub mod compile;
 pub mod driver;
+mod generated;
 pub mod kernel_cache;
 pub mod payload;
 
@@ -25,8 +26,7 @@ use kiln_plugin_sdk::{
     abi, Device, EngineDescriptor, EnginePlugin, KilnTensorBinding, KnobSetting, PluginError,
     PluginResult,
 };
-use payload::{CodeObject, Launch, Payload, TensorSig};
-use sha2::{Digest, Sha256};
+use payload::{Argument, CodeObject, Launch, Payload, TensorSig};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -82,9 +82,17 @@ pub struct CudaPlugin {
     stream: AtomicPtr<c_void>,
 }
 
-/// A built or restored plan: its payload, and its module when the instance has a device.
+/// A built or restored plan: what execute needs, the payload of a built plan (what its save
+/// writes), and the loaded modules when the instance has a device.
 pub struct CudaContext {
-    pub payload: Payload,
+    pub engine_name: String,
+    pub workspace: u64,
+    pub launches: Vec<Launch>,
+    /// Per launch: (module index, function index in that module).
+    functions: Vec<(usize, usize)>,
+    /// The payload of a built plan; `None` for a restored one (the backend re-saves restored
+    /// plans from their loaded bytes, and the SDK never asks this provider to save them).
+    built: Option<Payload<'static>>,
     modules: Vec<Module>,
 }
 
@@ -103,8 +111,13 @@ impl CudaPlugin {
         }
     }
 
-    /// Device arch check, signature check and module load (the device-dependent load steps).
-    fn prepare(&self, payload: Payload) -> PluginResult<CudaContext> {
+    /// Device arch check, signature check and module load (the device-dependent load steps
+    /// 10 to 12). Code objects are read in place from `payload` (no copy when aligned).
+    fn prepare(
+        &self,
+        payload: &Payload<'_>,
+        built: Option<Payload<'static>>,
+    ) -> PluginResult<CudaContext> {
         let here = self.arch();
         let mut images: Vec<&[u8]> = Vec::new();
         for (i, c) in payload.code_objects.iter().enumerate() {
@@ -113,36 +126,60 @@ impl CudaPlugin {
             } else if !c.ptx.is_empty() && here > c.arch {
                 images.push(&c.ptx);
             } else {
+                let has = if c.ptx.is_empty() {
+                    "without PTX".to_string()
+                } else {
+                    format!("with PTX for sm_{} and newer", c.arch)
+                };
                 return Err(PluginError::not_applicable(format!(
-                    "{PLUGIN_NAME}: code object {i} was compiled for sm_{} {}; this plan cannot run on {}",
+                    "{PLUGIN_NAME}: code object {i} was compiled for sm_{} {has}; this plan cannot run on {}",
                     c.arch,
-                    if c.ptx.is_empty() { "without PTX" } else { "with PTX for sm_{arch} and newer" }.replace("{arch}", &c.arch.to_string()),
                     self.where_()
                 )));
             }
         }
         for (i, l) in payload.launches.iter().enumerate() {
-            for (j, uid) in l.args.iter().enumerate() {
-                if !payload.tensors.iter().any(|t| t.uid == *uid) {
-                    return Err(payload::damaged(format!("launch {i} argument {j} names tensor uid {uid}, which the plan does not list")));
+            for (j, a) in l.args.iter().enumerate() {
+                if let Argument::Tensor(uid) = a {
+                    if !payload.tensors.iter().any(|t| t.uid == *uid) {
+                        return Err(payload::damaged(format!(
+                            "launch {i} argument {j} names tensor uid {uid}, which the plan does not list"
+                        )));
+                    }
                 }
             }
         }
+        // Each launch's function: its index among the distinct symbols of its code object.
+        let mut symbols: Vec<Vec<&str>> = vec![Vec::new(); images.len()];
+        let mut functions = Vec::with_capacity(payload.launches.len());
+        for l in &payload.launches {
+            let m = l.code_object as usize;
+            let list = &mut symbols[m];
+            let f = match list.iter().position(|s| *s == l.symbol) {
+                Some(f) => f,
+                None => {
+                    list.push(&l.symbol);
+                    list.len() - 1
+                }
+            };
+            functions.push((m, f));
+        }
         let mut modules = Vec::new();
         if let Target::Device(dev) = &self.target {
-            for (ci, image) in images.iter().enumerate() {
-                let symbols: Vec<&str> = payload
-                    .launches
-                    .iter()
-                    .filter(|l| l.code_object as usize == ci)
-                    .map(|l| l.symbol.as_str())
-                    .collect();
-                let m = Module::load(dev, image, &symbols)
+            for (image, symbols) in images.iter().zip(&symbols) {
+                let m = Module::load(dev, image, symbols)
                     .map_err(|e| PluginError::not_applicable(format!("{PLUGIN_NAME}: {e}")))?;
                 modules.push(m);
             }
         }
-        Ok(CudaContext { payload, modules })
+        Ok(CudaContext {
+            engine_name: payload.engine_name.clone(),
+            workspace: payload.workspace,
+            launches: payload.launches.clone(),
+            functions,
+            built,
+            modules,
+        })
     }
 }
 
@@ -236,19 +273,14 @@ impl EnginePlugin for CudaPlugin {
             if !ptx.is_empty() && ptx.last() != Some(&0) {
                 ptx.push(0);
             }
-            code_objects.push(CodeObject {
-                arch,
-                sha256: Sha256::digest(&c.cubin).into(),
-                cubin: c.cubin,
-                ptx,
-            });
+            code_objects.push(CodeObject::new(arch, c.cubin, ptx));
             launches.push(Launch {
                 code_object: (code_objects.len() - 1) as u32,
                 symbol: k.symbol.clone(),
                 grid: k.grid,
                 block: k.block,
                 shared_bytes: k.shared_bytes,
-                args: k.args.clone(),
+                args: k.args.iter().map(|&u| Argument::Tensor(u)).collect(),
             });
         }
         let tensors = graph
@@ -268,11 +300,17 @@ impl EnginePlugin for CudaPlugin {
             code_objects,
             launches,
         };
-        self.prepare(payload)
+        self.prepare(&payload, Some(payload.clone()))
     }
 
     fn serialize_context(&self, _engine_id: u64, context: &CudaContext) -> PluginResult<Vec<u8>> {
-        Ok(payload::encode(&context.payload))
+        let p = context.built.as_ref().ok_or_else(|| {
+            PluginError::internal(format!(
+                "{PLUGIN_NAME}: {}",
+                kiln_plugin_sdk::RESTORED_CONTEXT_SAVE_REFUSAL
+            ))
+        })?;
+        Ok(payload::encode(p))
     }
 
     fn restore_context(&self, id: u64, bytes: &[u8]) -> PluginResult<CudaContext> {
@@ -289,11 +327,11 @@ impl EnginePlugin for CudaPlugin {
                 "the payload is for engine {name} but the plan envelope names engine {id:#x}"
             )));
         }
-        self.prepare(p)
+        self.prepare(&p, None)
     }
 
     fn workspace_size(&self, context: &CudaContext) -> usize {
-        context.payload.workspace as usize
+        context.workspace as usize
     }
 
     unsafe fn execute(
@@ -309,13 +347,24 @@ impl EnginePlugin for CudaPlugin {
             )));
         }
         let stream = self.stream.load(Ordering::Acquire) as cudarc::driver::sys::CUstream;
-        for l in &context.payload.launches {
+        for (l, &(m, f)) in context.launches.iter().zip(&context.functions) {
             let mut args = Vec::with_capacity(l.args.len());
-            for uid in &l.args {
-                let b = bindings.iter().find(|b| b.uid == *uid).ok_or_else(|| {
+            for a in &l.args {
+                let uid = match *a {
+                    Argument::Tensor(uid) => uid,
+                    Argument::Scalar32(v) => {
+                        args.push(v as u64);
+                        continue;
+                    }
+                    Argument::Scalar64(v) => {
+                        args.push(v);
+                        continue;
+                    }
+                };
+                let b = bindings.iter().find(|b| b.uid == uid).ok_or_else(|| {
                     PluginError::bad_param(format!(
                         "{}: tensor uid {uid} is not bound",
-                        context.payload.engine_name
+                        context.engine_name
                     ))
                 })?;
                 if b.ptr.is_null() {
@@ -327,18 +376,12 @@ impl EnginePlugin for CudaPlugin {
             }
             let module = context
                 .modules
-                .get(l.code_object as usize)
+                .get(m)
                 .ok_or_else(|| PluginError::internal("no module for a launch"))?;
-            let index = context
-                .payload
-                .launches
-                .iter()
-                .filter(|o| o.code_object == l.code_object)
-                .position(|o| o.symbol == l.symbol)
-                .unwrap_or(0);
-            // SAFETY: the host checked every pointer against the plan's tensors (execute's contract);
-            // the arguments follow the kernel's parameter order recorded at build.
-            unsafe { module.launch(index, l.grid, l.block, l.shared_bytes, stream, &args) }
+            // SAFETY: the host checked every pointer against the plan's tensors (execute's
+            // contract); the arguments follow the kernel's parameter order recorded at build; a
+            // 4-byte scalar sits in the low (first, little-endian) bytes of its u64 slot.
+            unsafe { module.launch(f, l.grid, l.block, l.shared_bytes, stream, &args) }
                 .map_err(PluginError::execution_failed)?;
         }
         Ok(())

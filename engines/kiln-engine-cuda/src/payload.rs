@@ -1,36 +1,46 @@
-//! The CUDA provider's saved-plan payload. Every byte is documented in docs/engines/cuda.md.
+//! The CUDA provider's saved-plan payload (format 2.0). Every byte is documented in
+//! docs/engines/cuda.md.
 //!
-//! Header (48 bytes, little-endian): marker `KCUD`, format major (u16, 1), minor (u16, 0), kind
-//! (u16, 1 = execution context), header size (u16, 48), reserved u32 0, SHA-256 of the body.
+//! Header (48 bytes, little-endian): marker `KCUD`, format major (u16, 2), minor (u16, 0), kind
+//! (u16, 1 = execution context), header size (u16, 48), reserved u32 (0), SHA-256 of the body.
+//! Body: a `kiln.cuda.CudaPayload` FlatBuffer (`schemas/cuda_payload.fbs`) whose cubins start
+//! 16-byte aligned relative to the body (and so to the payload, whose header is 48 bytes).
 //!
-//! Body (little-endian; `str` = u32 length + UTF-8 bytes):
-//! engine name (str), provider version (str), NVRTC major and minor (u32 each, diagnostic),
-//! workspace bytes (u64), tensors (u32 count; each uid i64, data type code u8, storage bytes
-//! u64), code objects (u32 count; each target arch u32, SHA-256 of the cubin, cubin length u64,
-//! cubin, PTX length u64, PTX), launches (u32 count; each code object index u32, symbol (str),
-//! grid 3×u32, block 3×u32, dynamic shared memory u32, argument count u32, each argument a tag
-//! u8 (1 = tensor pointer) and a value i64 (the tensor UID)).
+//! Digests: every byte is hashed once on load. The header's SHA-256 covers the whole body, code
+//! objects included, so one flipped byte anywhere in the body is refused by it. Each code object
+//! also carries the SHA-256 of its cubin, computed at build from NVRTC's output; it identifies
+//! the code object and is not recomputed on load, since the body digest covers the same bytes.
 //!
 //! [`decode`] runs the checks that need no device, in the documented order: header length,
-//! marker, format version, kind, header size, body digest, body structure (every read bounded;
-//! trailing bytes refused), values (counts, sizes, launch geometry, indexes, each code object's
-//! digest). Damaged bytes are `INVALID_VALUE` ("damaged: ..."); a valid payload this reader
-//! cannot use (another major, a newer minor, another kind) is `NOT_APPLICABLE`, naming both
-//! sides.
+//! marker, format version, kind, header size, body digest, FlatBuffer verification (every
+//! offset followed is bounds-checked by planus), values (counts, sizes, digests' lengths, cubin
+//! alignment, launch geometry, indexes, data types). Damaged bytes are `INVALID_VALUE`
+//! ("damaged: ..."); a valid payload this reader cannot use (another major, a newer minor,
+//! another kind) is `NOT_APPLICABLE`, naming both sides.
 
+use crate::generated::fb;
 use kiln_core::DataType;
 use kiln_plugin_sdk::{PluginError, PluginResult};
+use planus::{Builder, Offset, ReadAsRoot};
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
+use std::mem::MaybeUninit;
 
+/// The payload's first four bytes.
 pub const MARKER: [u8; 4] = *b"KCUD";
-pub const FORMAT_MAJOR: u16 = 1;
+/// The format major this provider writes and reads (2: FlatBuffer body).
+pub const FORMAT_MAJOR: u16 = 2;
+/// The newest format minor this provider reads (and the one it writes).
 pub const FORMAT_MINOR: u16 = 0;
+/// Payload kind: a saved execution context.
 pub const KIND_EXECUTION_CONTEXT: u16 = 1;
+/// Header bytes in front of the body.
 pub const HEADER_SIZE: usize = 48;
-/// Argument tag: a tensor's device pointer.
-pub const ARG_TENSOR: u8 = 1;
+/// Alignment of each cubin inside the body (and the payload).
+pub const CODE_ALIGN: usize = 16;
 
-const MAX_ITEMS: u32 = 4096;
+/// At most this many tensors, code objects, launches, or arguments of one launch.
+const MAX_ITEMS: usize = 4096;
 
 /// A bound tensor of the plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,14 +50,39 @@ pub struct TensorSig {
     pub storage_bytes: u64,
 }
 
-/// A compiled code object.
+/// A compiled code object; borrowed from the loaded bytes when decoded.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CodeObject {
+pub struct CodeObject<'a> {
+    /// The SM number the cubin was compiled for.
     pub arch: u32,
+    /// SHA-256 of `cubin`.
     pub sha256: [u8; 32],
-    pub cubin: Vec<u8>,
+    pub cubin: Cow<'a, [u8]>,
     /// PTX (NUL-terminated) for newer architectures; empty when absent.
-    pub ptx: Vec<u8>,
+    pub ptx: Cow<'a, [u8]>,
+}
+
+impl CodeObject<'static> {
+    /// A code object owning `cubin` and `ptx`, with the cubin's SHA-256 computed here.
+    pub fn new(arch: u32, cubin: Vec<u8>, ptx: Vec<u8>) -> CodeObject<'static> {
+        CodeObject {
+            arch,
+            sha256: Sha256::digest(&cubin).into(),
+            cubin: Cow::Owned(cubin),
+            ptx: Cow::Owned(ptx),
+        }
+    }
+}
+
+/// One kernel parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Argument {
+    /// The device pointer bound to this tensor UID.
+    Tensor(i64),
+    /// A 4-byte value passed by value.
+    Scalar32(u32),
+    /// An 8-byte value passed by value.
+    Scalar64(u64),
 }
 
 /// One kernel launch.
@@ -58,73 +93,141 @@ pub struct Launch {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_bytes: u32,
-    /// Tensor UIDs, in parameter order.
-    pub args: Vec<i64>,
+    /// The kernel's parameters, in order.
+    pub args: Vec<Argument>,
 }
 
 /// What a CUDA plan holds.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Payload {
+pub struct Payload<'a> {
     pub engine_name: String,
     pub provider_version: String,
     pub nvrtc_version: (u32, u32),
     pub workspace: u64,
     pub tensors: Vec<TensorSig>,
-    pub code_objects: Vec<CodeObject>,
+    pub code_objects: Vec<CodeObject<'a>>,
     pub launches: Vec<Launch>,
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
+/// Writes `data` as a `[ubyte]` vector whose first data byte lies [`CODE_ALIGN`]-aligned
+/// relative to the start of the finished FlatBuffer.
+///
+/// planus builds back to front and aligns each write relative to the end of the buffer, whose
+/// final length it pads to the largest alignment requested; so data written with a 16-byte
+/// request lands at a multiple of 16 from the start. The 4-byte length prefix goes right in
+/// front (a 16-aligned position is 4-aligned, so no padding comes between). Data longer than
+/// the format's 32-bit lengths allow is cut; such a payload is beyond FlatBuffers' 2 GiB limit.
+fn create_aligned_bytes(builder: &mut Builder, data: &[u8]) -> Offset<[u8]> {
+    let data = &data[..data.len().min(u32::MAX as usize - CODE_ALIGN)];
+    let len = data.len() as u32;
+    // SAFETY: `write_with` requires every byte of the `data.len()`-byte slice it hands out to be
+    // initialised; it is filled completely from `data`.
+    unsafe {
+        builder.write_with(data.len(), CODE_ALIGN - 1, |_, out| {
+            for (dst, &src) in out.iter_mut().zip(data) {
+                *dst = MaybeUninit::new(src);
+            }
+        });
+    }
+    // SAFETY: as above; the 4-byte slice is filled with the little-endian length.
+    unsafe {
+        builder.write_with(4, 3, |_, out| {
+            for (dst, src) in out.iter_mut().zip(len.to_le_bytes()) {
+                *dst = MaybeUninit::new(src);
+            }
+        });
+    }
+    builder.current_offset()
 }
 
-/// Encodes a payload (deterministic).
-pub fn encode(p: &Payload) -> Vec<u8> {
-    let mut b = Vec::new();
-    put_str(&mut b, &p.engine_name);
-    put_str(&mut b, &p.provider_version);
-    b.extend_from_slice(&p.nvrtc_version.0.to_le_bytes());
-    b.extend_from_slice(&p.nvrtc_version.1.to_le_bytes());
-    b.extend_from_slice(&p.workspace.to_le_bytes());
-    b.extend_from_slice(&(p.tensors.len() as u32).to_le_bytes());
-    for t in &p.tensors {
-        b.extend_from_slice(&t.uid.to_le_bytes());
-        b.push(t.data_type.code());
-        b.extend_from_slice(&t.storage_bytes.to_le_bytes());
+fn dim3(v: [u32; 3]) -> fb::Dim3 {
+    fb::Dim3 {
+        x: v[0],
+        y: v[1],
+        z: v[2],
     }
-    b.extend_from_slice(&(p.code_objects.len() as u32).to_le_bytes());
-    for c in &p.code_objects {
-        b.extend_from_slice(&c.arch.to_le_bytes());
-        b.extend_from_slice(&c.sha256);
-        b.extend_from_slice(&(c.cubin.len() as u64).to_le_bytes());
-        b.extend_from_slice(&c.cubin);
-        b.extend_from_slice(&(c.ptx.len() as u64).to_le_bytes());
-        b.extend_from_slice(&c.ptx);
-    }
-    b.extend_from_slice(&(p.launches.len() as u32).to_le_bytes());
-    for l in &p.launches {
-        b.extend_from_slice(&l.code_object.to_le_bytes());
-        put_str(&mut b, &l.symbol);
-        for v in l.grid.iter().chain(&l.block) {
-            b.extend_from_slice(&v.to_le_bytes());
-        }
-        b.extend_from_slice(&l.shared_bytes.to_le_bytes());
-        b.extend_from_slice(&(l.args.len() as u32).to_le_bytes());
-        for a in &l.args {
-            b.push(ARG_TENSOR);
-            b.extend_from_slice(&a.to_le_bytes());
-        }
-    }
-    let mut out = Vec::with_capacity(HEADER_SIZE + b.len());
+}
+
+/// Encodes a payload: the 48-byte header, then the FlatBuffer body. Deterministic (the same
+/// payload gives the same bytes); refuses nothing.
+pub fn encode(p: &Payload<'_>) -> Vec<u8> {
+    let mut b = Builder::new();
+    // Code bytes first: they end up at the end of the body, each cubin 16-byte aligned.
+    let cubins: Vec<_> = p
+        .code_objects
+        .iter()
+        .map(|c| create_aligned_bytes(&mut b, &c.cubin))
+        .collect();
+    let code_objects: Vec<_> = p
+        .code_objects
+        .iter()
+        .zip(cubins)
+        .map(|(c, cubin)| {
+            let ptx = (!c.ptx.is_empty()).then(|| b.create_vector(&c.ptx[..]));
+            let sha = b.create_vector(&c.sha256[..]);
+            fb::CodeObject::create(&mut b, c.arch, sha, cubin, ptx)
+        })
+        .collect();
+    let code_objects = b.create_vector(code_objects.as_slice());
+    let tensors: Vec<_> = p
+        .tensors
+        .iter()
+        .map(|t| fb::Tensor::create(&mut b, t.uid, t.data_type.code(), t.storage_bytes))
+        .collect();
+    let tensors = b.create_vector(tensors.as_slice());
+    let launches: Vec<_> = p
+        .launches
+        .iter()
+        .map(|l| {
+            let args: Vec<_> = l
+                .args
+                .iter()
+                .map(|a| {
+                    let (kind, uid, bits) = match *a {
+                        Argument::Tensor(uid) => (fb::ArgumentKind::TensorPointer, uid, 0),
+                        Argument::Scalar32(v) => (fb::ArgumentKind::Scalar32, 0, v as u64),
+                        Argument::Scalar64(v) => (fb::ArgumentKind::Scalar64, 0, v),
+                    };
+                    fb::Argument::create(&mut b, kind, uid, bits)
+                })
+                .collect();
+            let args = b.create_vector(args.as_slice());
+            let symbol = b.create_string(l.symbol.as_str());
+            fb::Launch::create(
+                &mut b,
+                l.code_object,
+                symbol,
+                dim3(l.grid),
+                dim3(l.block),
+                l.shared_bytes,
+                args,
+            )
+        })
+        .collect();
+    let launches = b.create_vector(launches.as_slice());
+    let engine_name = b.create_string(p.engine_name.as_str());
+    let provider_version = b.create_string(p.provider_version.as_str());
+    let root = fb::CudaPayload::create(
+        &mut b,
+        engine_name,
+        provider_version,
+        p.nvrtc_version.0,
+        p.nvrtc_version.1,
+        p.workspace,
+        tensors,
+        code_objects,
+        launches,
+    );
+    let body = b.finish(root, None);
+    let mut out = Vec::with_capacity(HEADER_SIZE + body.len());
     out.extend_from_slice(&MARKER);
     out.extend_from_slice(&FORMAT_MAJOR.to_le_bytes());
     out.extend_from_slice(&FORMAT_MINOR.to_le_bytes());
     out.extend_from_slice(&KIND_EXECUTION_CONTEXT.to_le_bytes());
     out.extend_from_slice(&(HEADER_SIZE as u16).to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&Sha256::digest(&b));
-    out.extend_from_slice(&b);
+    out.extend_from_slice(&Sha256::digest(body));
+    out.extend_from_slice(body);
     out
 }
 
@@ -133,68 +236,13 @@ pub fn damaged(what: impl std::fmt::Display) -> PluginError {
     PluginError::invalid_value(format!("kiln-cuda payload damaged: {what}"))
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &str) -> PluginResult<&'a [u8]> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.bytes.len())
-            .ok_or_else(|| {
-                damaged(format!(
-                    "{what} needs {n} bytes at body offset {} but the body has {}",
-                    self.at,
-                    self.bytes.len()
-                ))
-            })?;
-        let s = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-    fn arr<const N: usize>(&mut self, what: &str) -> PluginResult<[u8; N]> {
-        let s = self.take(N, what)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
-    }
-    fn u8(&mut self, what: &str) -> PluginResult<u8> {
-        Ok(self.arr::<1>(what)?[0])
-    }
-    fn u32(&mut self, what: &str) -> PluginResult<u32> {
-        Ok(u32::from_le_bytes(self.arr(what)?))
-    }
-    fn u64(&mut self, what: &str) -> PluginResult<u64> {
-        Ok(u64::from_le_bytes(self.arr(what)?))
-    }
-    fn count(&mut self, what: &str) -> PluginResult<u32> {
-        let n = self.u32(what)?;
-        if n > MAX_ITEMS {
-            return Err(damaged(format!("{what} is {n} (at most {MAX_ITEMS})")));
-        }
-        Ok(n)
-    }
-    fn bytes(&mut self, what: &str) -> PluginResult<&'a [u8]> {
-        let n = self.u64(&format!("{what} length"))?;
-        let n = usize::try_from(n).map_err(|_| damaged(format!("{what} length {n}")))?;
-        self.take(n, what)
-    }
-    fn str(&mut self, what: &str) -> PluginResult<String> {
-        let n = self.u32(&format!("{what} length"))? as usize;
-        let s = self.take(n, what)?;
-        String::from_utf8(s.to_vec()).map_err(|_| damaged(format!("{what} is not UTF-8")))
-    }
-}
-
 fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
 
-/// Decodes and checks a payload (the device-independent checks, in the documented order).
-pub fn decode(bytes: &[u8]) -> PluginResult<Payload> {
+/// Checks the header (steps 1 to 6: length, marker, format version, kind, header size, body
+/// digest) and returns the body.
+fn check_header(bytes: &[u8]) -> PluginResult<&[u8]> {
     if bytes.len() < HEADER_SIZE {
         return Err(damaged(format!(
             "{} bytes, shorter than the {HEADER_SIZE}-byte header",
@@ -226,88 +274,150 @@ pub fn decode(bytes: &[u8]) -> PluginResult<Payload> {
     if Sha256::digest(body).as_slice() != &bytes[16..48] {
         return Err(damaged("the SHA-256 digest of the body does not match"));
     }
-    // Structure.
-    let mut r = Reader { bytes: body, at: 0 };
-    let engine_name = r.str("engine name")?;
-    let provider_version = r.str("provider version")?;
-    let nvrtc_version = (r.u32("NVRTC major")?, r.u32("NVRTC minor")?);
-    let workspace = r.u64("workspace size")?;
-    let nt = r.count("tensor count")?;
-    let mut tensors = Vec::with_capacity(nt as usize);
-    for i in 0..nt {
-        let uid = r.u64(&format!("tensor {i} uid"))? as i64;
-        let code = r.u8(&format!("tensor {i} data type"))?;
-        let data_type = DataType::from_code(code)
-            .ok_or_else(|| damaged(format!("tensor {i} has data type code {code}")))?;
-        let storage_bytes = r.u64(&format!("tensor {i} size"))?;
-        tensors.push(TensorSig {
-            uid,
-            data_type,
-            storage_bytes,
-        });
-    }
-    let nc = r.count("code object count")?;
-    let mut code_objects = Vec::with_capacity(nc as usize);
-    for i in 0..nc {
-        let arch = r.u32(&format!("code object {i} arch"))?;
-        let sha256 = r.arr::<32>(&format!("code object {i} digest"))?;
-        let cubin = r.bytes(&format!("code object {i} cubin"))?.to_vec();
-        let ptx = r.bytes(&format!("code object {i} PTX"))?.to_vec();
-        code_objects.push(CodeObject {
-            arch,
-            sha256,
-            cubin,
-            ptx,
-        });
-    }
-    let nl = r.count("launch count")?;
-    let mut launches = Vec::with_capacity(nl as usize);
-    for i in 0..nl {
-        let code_object = r.u32(&format!("launch {i} code object"))?;
-        let symbol = r.str(&format!("launch {i} symbol"))?;
-        let mut dims = [0u32; 6];
-        for d in &mut dims {
-            *d = r.u32(&format!("launch {i} geometry"))?;
+    Ok(body)
+}
+
+/// Step 7: reads every field through planus's verifying accessors. Any offset out of bounds, a
+/// string that is not UTF-8, an unknown argument kind or a missing required table is refused.
+fn read_body(body: &[u8]) -> PluginResult<Payload<'_>> {
+    let bad =
+        |what: &str, e: planus::Error| damaged(format!("FlatBuffer verification: {what}: {e}"));
+    let root = fb::CudaPayloadRef::read_as_root(body).map_err(|e| bad("root", e))?;
+    let engine_name = root
+        .engine_name()
+        .map_err(|e| bad("engine name", e))?
+        .unwrap_or("");
+    let provider_version = root
+        .provider_version()
+        .map_err(|e| bad("provider version", e))?
+        .unwrap_or("");
+    let nvrtc_version = (
+        root.nvrtc_major().map_err(|e| bad("NVRTC major", e))?,
+        root.nvrtc_minor().map_err(|e| bad("NVRTC minor", e))?,
+    );
+    let workspace = root
+        .workspace_size()
+        .map_err(|e| bad("workspace size", e))?;
+    let count = |n: usize, what: &str| {
+        if n > MAX_ITEMS {
+            Err(damaged(format!("{what} is {n} (at most {MAX_ITEMS})")))
+        } else {
+            Ok(n)
         }
-        let shared_bytes = r.u32(&format!("launch {i} shared memory"))?;
-        let na = r.count(&format!("launch {i} argument count"))?;
-        let mut args = Vec::with_capacity(na as usize);
-        for j in 0..na {
-            let tag = r.u8(&format!("launch {i} argument {j} tag"))?;
-            if tag != ARG_TENSOR {
-                return Err(damaged(format!("launch {i} argument {j} has tag {tag}")));
+    };
+
+    let mut tensors = Vec::new();
+    if let Some(v) = root.tensors().map_err(|e| bad("tensors", e))? {
+        count(v.len(), "tensor count")?;
+        for (i, t) in v.iter().enumerate() {
+            let what = format!("tensor {i}");
+            let t = t.map_err(|e| bad(&what, e))?;
+            let code = t.data_type().map_err(|e| bad(&what, e))?;
+            let data_type = DataType::from_code(code)
+                .ok_or_else(|| damaged(format!("tensor {i} has data type code {code}")))?;
+            tensors.push(TensorSig {
+                uid: t.uid().map_err(|e| bad(&what, e))?,
+                data_type,
+                storage_bytes: t.storage_bytes().map_err(|e| bad(&what, e))?,
+            });
+        }
+    }
+
+    let mut code_objects = Vec::new();
+    if let Some(v) = root.code_objects().map_err(|e| bad("code objects", e))? {
+        count(v.len(), "code object count")?;
+        for (i, c) in v.iter().enumerate() {
+            let what = format!("code object {i}");
+            let c = c.map_err(|e| bad(&what, e))?;
+            let sha = c.sha256().map_err(|e| bad(&what, e))?.unwrap_or(&[]);
+            let sha256: [u8; 32] = sha.try_into().map_err(|_| {
+                damaged(format!("code object {i} has a {}-byte SHA-256", sha.len()))
+            })?;
+            code_objects.push(CodeObject {
+                arch: c.target_arch().map_err(|e| bad(&what, e))?,
+                sha256,
+                cubin: Cow::Borrowed(c.cubin().map_err(|e| bad(&what, e))?.unwrap_or(&[])),
+                ptx: Cow::Borrowed(c.ptx().map_err(|e| bad(&what, e))?.unwrap_or(&[])),
+            });
+        }
+    }
+
+    let mut launches = Vec::new();
+    if let Some(v) = root.launches().map_err(|e| bad("launches", e))? {
+        count(v.len(), "launch count")?;
+        for (i, l) in v.iter().enumerate() {
+            let what = format!("launch {i}");
+            let l = l.map_err(|e| bad(&what, e))?;
+            let geometry = |d: Option<fb::Dim3Ref<'_>>, which: &str| {
+                d.map(|d| [d.x(), d.y(), d.z()])
+                    .ok_or_else(|| damaged(format!("launch {i} has no {which}")))
+            };
+            let grid = geometry(l.grid().map_err(|e| bad(&what, e))?, "grid")?;
+            let block = geometry(l.block().map_err(|e| bad(&what, e))?, "block")?;
+            let mut args = Vec::new();
+            if let Some(a) = l.arguments().map_err(|e| bad(&what, e))? {
+                count(a.len(), &format!("launch {i} argument count"))?;
+                for (j, arg) in a.iter().enumerate() {
+                    let what = format!("launch {i} argument {j}");
+                    let arg = arg.map_err(|e| bad(&what, e))?;
+                    let bits = arg.scalar_bits().map_err(|e| bad(&what, e))?;
+                    args.push(match arg.kind().map_err(|e| bad(&what, e))? {
+                        fb::ArgumentKind::TensorPointer => {
+                            Argument::Tensor(arg.tensor_uid().map_err(|e| bad(&what, e))?)
+                        }
+                        fb::ArgumentKind::Scalar32 => {
+                            let v = u32::try_from(bits).map_err(|_| {
+                                damaged(format!("{what}: 4-byte scalar with bits {bits:#x}"))
+                            })?;
+                            Argument::Scalar32(v)
+                        }
+                        fb::ArgumentKind::Scalar64 => Argument::Scalar64(bits),
+                    });
+                }
             }
-            args.push(r.u64(&format!("launch {i} argument {j}"))? as i64);
+            launches.push(Launch {
+                code_object: l.code_object().map_err(|e| bad(&what, e))?,
+                symbol: l
+                    .symbol()
+                    .map_err(|e| bad(&what, e))?
+                    .unwrap_or("")
+                    .to_string(),
+                grid,
+                block,
+                shared_bytes: l.shared_memory_bytes().map_err(|e| bad(&what, e))?,
+                args,
+            });
         }
-        launches.push(Launch {
-            code_object,
-            symbol,
-            grid: [dims[0], dims[1], dims[2]],
-            block: [dims[3], dims[4], dims[5]],
-            shared_bytes,
-            args,
-        });
     }
-    if r.at != body.len() {
-        return Err(damaged(format!(
-            "{} bytes follow the last launch",
-            body.len() - r.at
-        )));
+    Ok(Payload {
+        engine_name: engine_name.to_string(),
+        provider_version: provider_version.to_string(),
+        nvrtc_version,
+        workspace,
+        tensors,
+        code_objects,
+        launches,
+    })
+}
+
+/// Step 8: the values of a verified body.
+fn check_values(p: &Payload<'_>, body: &[u8]) -> PluginResult<()> {
+    if p.engine_name.is_empty() {
+        return Err(damaged("the engine name is empty"));
     }
-    // Values.
-    if launches.is_empty() || code_objects.is_empty() {
+    if p.launches.is_empty() || p.code_objects.is_empty() {
         return Err(damaged(
             "a plan needs at least one code object and one launch",
         ));
     }
-    for (i, c) in code_objects.iter().enumerate() {
+    for (i, c) in p.code_objects.iter().enumerate() {
         if c.cubin.is_empty() {
             return Err(damaged(format!("code object {i} has an empty cubin")));
         }
-        if Sha256::digest(&c.cubin).as_slice() != c.sha256 {
+        let at = (c.cubin.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+        if !at.is_multiple_of(CODE_ALIGN) {
             return Err(damaged(format!(
-                "code object {i} (sm_{}): the SHA-256 of its cubin does not match",
-                c.arch
+                "code object {i}: its cubin starts at body offset {at}, not {CODE_ALIGN}-byte aligned"
             )));
         }
         if !c.ptx.is_empty() && c.ptx.last() != Some(&0) {
@@ -316,12 +426,17 @@ pub fn decode(bytes: &[u8]) -> PluginResult<Payload> {
             )));
         }
     }
-    for (i, l) in launches.iter().enumerate() {
-        if l.code_object as usize >= code_objects.len() {
+    for (i, t) in p.tensors.iter().enumerate() {
+        if p.tensors[..i].iter().any(|o| o.uid == t.uid) {
+            return Err(damaged(format!("tensor uid {} is listed twice", t.uid)));
+        }
+    }
+    for (i, l) in p.launches.iter().enumerate() {
+        if l.code_object as usize >= p.code_objects.len() {
             return Err(damaged(format!(
                 "launch {i} names code object {} of {}",
                 l.code_object,
-                code_objects.len()
+                p.code_objects.len()
             )));
         }
         if l.grid.contains(&0)
@@ -337,13 +452,14 @@ pub fn decode(bytes: &[u8]) -> PluginResult<Payload> {
             return Err(damaged(format!("launch {i} has symbol {:?}", l.symbol)));
         }
     }
-    Ok(Payload {
-        engine_name,
-        provider_version,
-        nvrtc_version,
-        workspace,
-        tensors,
-        code_objects,
-        launches,
-    })
+    Ok(())
+}
+
+/// Decodes and checks a payload (the device-independent load checks 1 to 8, in the documented
+/// order). The code objects borrow from `bytes`; nothing large is copied.
+pub fn decode(bytes: &[u8]) -> PluginResult<Payload<'_>> {
+    let body = check_header(bytes)?;
+    let p = read_body(body)?;
+    check_values(&p, body)?;
+    Ok(p)
 }

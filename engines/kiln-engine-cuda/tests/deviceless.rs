@@ -117,8 +117,8 @@ fn execute_on_a_target_handle_is_refused() {
     );
 }
 
-/// The payload of an sm_90 pointwise plan, straight from the provider.
-fn payload_bytes() -> Vec<u8> {
+/// The payload of an sm_90 pointwise plan, straight from the provider's parts.
+fn payload_of(edit: impl FnOnce(&mut payload::Payload<'static>)) -> Vec<u8> {
     let mut g = pointwise_graph(DataType::F32, 2, 8);
     let h = handle(Device::CudaTarget(90)).expect("target handle");
     g.build(&h, &[HeurMode::A]).expect("build");
@@ -127,8 +127,7 @@ fn payload_bytes() -> Vec<u8> {
         kiln_engine_cuda::generate(kiln_engine_cuda::POINTWISE_V1, &og).expect("generate");
     let c =
         kiln_engine_cuda::compile::compile(&kernels[0].source, "t.cu", 90, false).expect("compile");
-    use sha2::Digest;
-    let p = payload::Payload {
+    let mut p = payload::Payload {
         engine_name: kiln_engine_cuda::POINTWISE_V1.into(),
         provider_version: "test".into(),
         nvrtc_version: (13, 0),
@@ -141,22 +140,26 @@ fn payload_bytes() -> Vec<u8> {
                 storage_bytes: 64,
             })
             .collect(),
-        code_objects: vec![payload::CodeObject {
-            arch: 90,
-            sha256: sha2::Sha256::digest(&c.cubin).into(),
-            cubin: c.cubin,
-            ptx: Vec::new(),
-        }],
+        code_objects: vec![payload::CodeObject::new(90, c.cubin, Vec::new())],
         launches: vec![payload::Launch {
             code_object: 0,
             symbol: kernels[0].symbol.clone(),
             grid: kernels[0].grid,
             block: kernels[0].block,
             shared_bytes: 0,
-            args: kernels[0].args.clone(),
+            args: kernels[0]
+                .args
+                .iter()
+                .map(|&u| payload::Argument::Tensor(u))
+                .collect(),
         }],
     };
+    edit(&mut p);
     payload::encode(&p)
+}
+
+fn payload_bytes() -> Vec<u8> {
+    payload_of(|_| {})
 }
 
 fn refix_digest(b: &mut [u8]) {
@@ -168,6 +171,46 @@ fn refix_digest(b: &mut [u8]) {
 fn status_of(bytes: &[u8]) -> (KilnPluginStatus, String) {
     let e = payload::decode(bytes).expect_err("must be refused");
     (e.status, e.message)
+}
+
+/// Where the first code object's cubin starts in `bytes`.
+fn cubin_at(bytes: &[u8]) -> (usize, usize) {
+    let p = payload::decode(bytes).expect("decode");
+    let cubin = &p.code_objects[0].cubin;
+    (
+        cubin.as_ptr() as usize - bytes.as_ptr() as usize,
+        cubin.len(),
+    )
+}
+
+#[test]
+fn payload_round_trips_with_aligned_code_objects() {
+    if skip() {
+        return;
+    }
+    let good = payload_bytes();
+    let p = payload::decode(&good).expect("decode");
+    assert_eq!(payload::encode(&p), good, "re-encoding a decoded payload");
+    let (at, len) = cubin_at(&good);
+    assert_eq!(at % 16, 0, "cubin at payload offset {at}");
+    assert!(len > 0);
+    // The code object's digest is the SHA-256 of its cubin.
+    use sha2::Digest;
+    assert_eq!(
+        sha2::Sha256::digest(&p.code_objects[0].cubin).as_slice(),
+        p.code_objects[0].sha256
+    );
+    // In a saved plan the payload starts 16-byte aligned, so the cubin does too.
+    let h = handle(Device::CudaTarget(90)).expect("target handle");
+    let mut g = conv_graph(DataType::F16, 2, 8, 9, 9, 16, 3, 1, 1, true, true);
+    g.build(&h, &[HeurMode::A]).expect("build");
+    let blob = g.to_compiled_plan_binary().expect("save");
+    let magic = b"\x7fELF";
+    let elf = blob
+        .windows(4)
+        .position(|w| w == magic)
+        .expect("a cubin in the plan");
+    assert_eq!(elf % 16, 0, "cubin at plan blob offset {elf}");
 }
 
 #[test]
@@ -187,16 +230,13 @@ fn load_checks_refuse_damaged_and_foreign_payloads_in_order() {
     let (s, m) = status_of(&b);
     assert_eq!(s, KilnPluginStatus::INVALID_VALUE);
     assert!(m.contains("marker"), "{m}");
-    // 3 format version: newer major, newer minor
-    for (at, v) in [(4usize, 2u16), (6, 1)] {
+    // 3 format version: newer major, newer minor, the older major 1 (hand-written body)
+    for (at, v, names) in [(4usize, 3u16, "3.0"), (6, 1, "2.1"), (4, 1, "1.0")] {
         let mut b = good.clone();
         b[at..at + 2].copy_from_slice(&v.to_le_bytes());
         let (s, m) = status_of(&b);
         assert_eq!(s, KilnPluginStatus::NOT_APPLICABLE, "{m}");
-        assert!(
-            m.contains("1.0") && (m.contains("2.0") || m.contains("1.1")),
-            "{m}"
-        );
+        assert!(m.contains(names) && m.contains("2.0"), "{m}");
     }
     // 4 kind
     let mut b = good.clone();
@@ -210,34 +250,129 @@ fn load_checks_refuse_damaged_and_foreign_payloads_in_order() {
     let (s, m) = status_of(&b);
     assert_eq!(s, KilnPluginStatus::INVALID_VALUE);
     assert!(m.contains("header size"), "{m}");
-    // 6 body digest: one flipped byte anywhere in the body
+    // 6 body digest: one flipped byte in the FlatBuffer tables, and one inside the code object
+    let (cubin, len) = cubin_at(&good);
+    for at in [HEADER, cubin + len / 2, good.len() - 1] {
+        let mut b = good.clone();
+        b[at] ^= 0x40;
+        let (s, m) = status_of(&b);
+        assert_eq!(s, KilnPluginStatus::INVALID_VALUE, "byte {at}: {m}");
+        assert!(m.contains("digest of the body"), "byte {at}: {m}");
+    }
+    // 7 FlatBuffer verification (digest fixed up): a root offset past the end, and a body cut
+    // short so that the cubin's length runs past it.
     let mut b = good.clone();
-    let last = b.len() - 1;
-    b[last] ^= 1;
-    let (s, m) = status_of(&b);
-    assert_eq!(s, KilnPluginStatus::INVALID_VALUE);
-    assert!(m.contains("digest of the body"), "{m}");
-    // 7 structure: truncated body with a fixed-up digest
-    let mut b = good[..good.len() - 5].to_vec();
+    b[HEADER..HEADER + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     refix_digest(&mut b);
     let (s, m) = status_of(&b);
     assert_eq!(s, KilnPluginStatus::INVALID_VALUE);
-    assert!(m.contains("damaged"), "{m}");
-    // 8 values: a flipped byte inside the code object, body digest fixed up: the code object's
-    // own digest refuses it.
-    let p = payload::decode(&good).expect("decode");
-    let cubin = &p.code_objects[0].cubin;
-    let at = good
-        .windows(cubin.len())
-        .position(|w| w == cubin.as_slice())
-        .expect("cubin in payload")
-        + cubin.len() / 2;
-    let mut b = good.clone();
-    b[at] ^= 0x40;
+    assert!(m.contains("FlatBuffer verification"), "{m}");
+    let mut b = good[..good.len() - 24].to_vec();
     refix_digest(&mut b);
     let (s, m) = status_of(&b);
     assert_eq!(s, KilnPluginStatus::INVALID_VALUE);
-    assert!(m.contains("code object 0") && m.contains("SHA-256"), "{m}");
+    assert!(m.contains("FlatBuffer verification"), "{m}");
+    // 8 values, each from an otherwise valid payload.
+    type Edit = Box<dyn Fn(&mut payload::Payload<'static>)>;
+    let cases: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(|p| p.launches[0].code_object = 5),
+            "code object 5 of 1",
+        ),
+        (
+            Box::new(|p| p.launches[0].grid = [0, 1, 1]),
+            "grid [0, 1, 1]",
+        ),
+        (
+            Box::new(|p| p.launches[0].block = [64, 64, 1]),
+            "block [64, 64, 1]",
+        ),
+        (Box::new(|p| p.launches[0].symbol.clear()), "symbol \"\""),
+        (
+            Box::new(|p| p.launches.clear()),
+            "at least one code object and one launch",
+        ),
+        (Box::new(|p| p.engine_name.clear()), "engine name is empty"),
+        (
+            Box::new(|p| p.code_objects[0].cubin = Vec::new().into()),
+            "empty cubin",
+        ),
+        (
+            Box::new(|p| p.code_objects[0].ptx = b"// no NUL".to_vec().into()),
+            "not NUL-terminated",
+        ),
+        (
+            Box::new(|p| {
+                let t = p.tensors[0].clone();
+                p.tensors.push(t)
+            }),
+            "listed twice",
+        ),
+    ];
+    for (edit, want) in cases {
+        let b = payload_of(edit);
+        let (s, m) = status_of(&b);
+        assert_eq!(s, KilnPluginStatus::INVALID_VALUE, "{m}");
+        assert!(m.contains("damaged") && m.contains(want), "{want}: {m}");
+    }
+}
+
+const HEADER: usize = payload::HEADER_SIZE;
+
+#[test]
+fn load_checks_of_the_provider_engine_arch_and_signature() {
+    if skip() {
+        return;
+    }
+    use kiln_plugin_sdk::EnginePlugin;
+    let id = kiln_core::engine_id(kiln_engine_cuda::POINTWISE_V1);
+    let sm90 = kiln_engine_cuda::CudaPlugin::create_for_target(90).expect("sm_90 instance");
+    let good = payload_bytes();
+    sm90.restore_context(id, &good)
+        .expect("the good payload restores");
+    // 9 engine present: an unknown engine name, and an ID other than the envelope's.
+    let b = payload_of(|p| p.engine_name = "KILN_CUDA_WINOGRAD_V9".into());
+    let e = sm90.restore_context(id, &b).err().expect("unknown engine");
+    assert_eq!(e.status, KilnPluginStatus::NOT_APPLICABLE, "{}", e.message);
+    assert!(e.message.contains("KILN_CUDA_WINOGRAD_V9"), "{}", e.message);
+    let other = kiln_core::engine_id(kiln_engine_cuda::MATMUL_V1);
+    let e = sm90.restore_context(other, &good).err().expect("engine id");
+    assert_eq!(e.status, KilnPluginStatus::INVALID_VALUE, "{}", e.message);
+    // 10 device arch: another arch without PTX; a newer one with PTX is accepted.
+    let sm80 = kiln_engine_cuda::CudaPlugin::create_for_target(80).expect("sm_80 instance");
+    let e = sm80.restore_context(id, &good).err().expect("arch");
+    assert_eq!(e.status, KilnPluginStatus::NOT_APPLICABLE, "{}", e.message);
+    assert!(
+        e.message.contains("sm_90") && e.message.contains("sm_80"),
+        "{}",
+        e.message
+    );
+    let with_ptx = payload_of(|p| {
+        p.code_objects[0].arch = 80;
+        p.code_objects[0].ptx = b"// PTX\0".to_vec().into();
+    });
+    sm90.restore_context(id, &with_ptx)
+        .expect("sm_80 code with PTX on sm_90");
+    // 11 signature: a launch argument naming a tensor the plan does not list.
+    let b = payload_of(|p| p.launches[0].args[0] = payload::Argument::Tensor(4242));
+    let e = sm90.restore_context(id, &b).err().expect("signature");
+    assert_eq!(e.status, KilnPluginStatus::INVALID_VALUE, "{}", e.message);
+    assert!(e.message.contains("uid 4242"), "{}", e.message);
+    // Scalars pass the signature check and survive a round trip.
+    let b = payload_of(|p| {
+        p.launches[0].args.push(payload::Argument::Scalar32(7));
+        p.launches[0]
+            .args
+            .push(payload::Argument::Scalar64(1 << 40));
+    });
+    let p = payload::decode(&b).expect("scalars decode");
+    assert_eq!(
+        p.launches[0].args[p.launches[0].args.len() - 2..],
+        [
+            payload::Argument::Scalar32(7),
+            payload::Argument::Scalar64(1 << 40)
+        ]
+    );
 }
 
 #[test]

@@ -251,3 +251,45 @@ fn plan_built_on_device_0_runs_on_device_1() {
     assert!(worst(&got, &want, 1e-2, 1e-2) <= 1.0);
     eprintln!("ok: plan from cuda:0 ran on cuda:1");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_code_object_the_driver_refuses_fails_the_load() {
+    use kiln_engine_cuda::payload;
+    use kiln_plugin_sdk::EnginePlugin;
+    // Load check 12: the digests are right, the bytes are not a cubin.
+    let mut junk = b"\x7fELF".to_vec();
+    junk.resize(512, 0xa5);
+    let p = payload::Payload {
+        engine_name: kiln_engine_cuda::POINTWISE_V1.into(),
+        provider_version: "test".into(),
+        nvrtc_version: (13, 0),
+        workspace: 0,
+        tensors: Vec::new(),
+        code_objects: vec![payload::CodeObject::new(90, junk, Vec::new())],
+        launches: vec![payload::Launch {
+            code_object: 0,
+            symbol: "kiln_nothing".into(),
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            shared_bytes: 0,
+            args: Vec::new(),
+        }],
+    };
+    let bytes = payload::encode(&p);
+    let plugin = kiln_engine_cuda::CudaPlugin::create(kiln_plugin_sdk::Device::Cuda(0))
+        .unwrap_or_else(|e| panic!("cuda:0 instance: {}", e.message));
+    let id = kiln_core::engine_id(kiln_engine_cuda::POINTWISE_V1);
+    let e = plugin
+        .restore_context(id, &bytes)
+        .err()
+        .expect("the driver must refuse the junk code object");
+    assert_eq!(
+        e.status,
+        kiln_plugin_sdk::KilnPluginStatus::NOT_APPLICABLE,
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("driver refused"), "{}", e.message);
+    eprintln!("ok: {}", e.message);
+}

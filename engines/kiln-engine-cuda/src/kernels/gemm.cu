@@ -103,7 +103,9 @@ extern "C" __global__ void __launch_bounds__(256) {{SYMBOL}}({{PARAMS}}) {
         for (int j = 0; j < 2; ++j) {
             wmma::store_matrix_sync(stage[warp], acc[i][j], 16, wmma::mem_row_major);
             __syncwarp();
-#pragma unroll
+            // Not unrolled: the epilogue runs once per tile, and unrolling its 64-bit index
+            // arithmetic 64 times more than doubled the cubin (and so the plan and its load time).
+#pragma unroll 1
             for (int t = 0; t < 8; ++t) {
                 int e = t * 32 + lane;
                 kiln_i64 gm = m0 + wm * 64 + i * 16 + e / 16, gn = n0 + wn * 32 + j * 16 + e % 16;
