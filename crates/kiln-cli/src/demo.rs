@@ -3,7 +3,7 @@
 use crate::graphs::ConvCase;
 use crate::reference::{max_rel_error, run_reference};
 use anyhow::Result;
-use kiln::{Device, Handle, HeurMode, HostTensor, VariantPack, Workspace};
+use kiln::{Device, Graph, Handle, HeurMode, HostTensor, Tensor, VariantPack, Workspace};
 use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -13,6 +13,7 @@ use std::time::Instant;
 Examples:
   kiln demo
   kiln demo --json
+  kiln demo --device cuda:0
 
 Exit status: 0 the built and the loaded plans match the reference and the re-save is
 byte-identical; 2 they do not; 1 error.")]
@@ -48,6 +49,49 @@ struct Report {
     validated: bool,
 }
 
+/// Runs `graph` on `handle`'s device with `hosts` as the values of `inputs`; returns the output
+/// on the host and the time of the execute call (on a GPU, synchronised by the download).
+fn execute_on(
+    graph: &Graph,
+    handle: &Handle,
+    inputs: &[Tensor],
+    hosts: &mut [HostTensor],
+    output: &Tensor,
+) -> kiln::Result<(HostTensor, f64)> {
+    let mut out = HostTensor::for_tensor(output)?;
+    let mut ws = Workspace::for_graph(graph)?;
+    #[cfg(feature = "cuda")]
+    if let Device::Cuda(ordinal) = handle.device() {
+        use kiln::DeviceTensor;
+        let mut dev_in: Vec<DeviceTensor> = hosts
+            .iter()
+            .map(|h| DeviceTensor::upload(h, ordinal))
+            .collect::<kiln::Result<_>>()?;
+        let mut dev_out = DeviceTensor::zeros(out.desc(), ordinal)?;
+        let start = Instant::now();
+        {
+            let mut pack = VariantPack::new();
+            for (t, m) in inputs.iter().zip(dev_in.iter_mut()) {
+                pack.insert_device(t, m);
+            }
+            pack.insert_device(output, &mut dev_out);
+            graph.execute(handle, &mut pack, &mut ws)?;
+        }
+        dev_out.copy_to(&mut out)?;
+        return Ok((out, start.elapsed().as_secs_f64() * 1e3));
+    }
+    let start = Instant::now();
+    {
+        let mut pack = VariantPack::new();
+        for (t, h) in inputs.iter().zip(hosts.iter_mut()) {
+            pack.insert(t, h);
+        }
+        pack.insert(output, &mut out);
+        graph.execute(handle, &mut pack, &mut ws)?;
+    }
+    Ok((out, start.elapsed().as_secs_f64() * 1e3))
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let device = Device::parse(&args.device)?;
     let handle = Handle::new(device)?;
@@ -80,18 +124,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .enumerate()
         .map(|(i, t)| HostTensor::random(&t.desc()?, 42 + i as u64))
         .collect::<kiln::Result<_>>()?;
-    let mut out = HostTensor::for_tensor(&y)?;
-    let mut ws = Workspace::for_graph(&graph)?;
-    let t1 = Instant::now();
-    {
-        let mut pack = VariantPack::new();
-        for (t, h) in inputs.iter().zip(hosts.iter_mut()) {
-            pack.insert(t, h);
-        }
-        pack.insert(&y, &mut out);
-        graph.execute(&handle, &mut pack, &mut ws)?;
-    }
-    let execute_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let (out, execute_ms) = execute_on(&graph, &handle, &inputs, &mut hosts, &y)?;
 
     // Save the plan, load it on a fresh handle, save it again, run the loaded plan.
     let t2 = Instant::now();
@@ -104,16 +137,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     loaded.deserialize_compiled_plan(&fresh, &plan_blob)?;
     let load_us = t3.elapsed().as_secs_f64() * 1e6;
     let resave_identical = loaded.serialize_compiled_plan()? == plan_blob;
-    let mut loaded_out = HostTensor::for_tensor(&loaded_y)?;
-    {
-        let mut ws = Workspace::for_graph(&loaded)?;
-        let mut pack = VariantPack::new();
-        for (t, h) in loaded_inputs.iter().zip(hosts.iter_mut()) {
-            pack.insert(t, h);
-        }
-        pack.insert(&loaded_y, &mut loaded_out);
-        loaded.execute(&fresh, &mut pack, &mut ws)?;
-    }
+    let (loaded_out, _) = execute_on(&loaded, &fresh, &loaded_inputs, &mut hosts, &loaded_y)?;
 
     // The same graph on the reference engine, on the same inputs.
     let ref_handle = Handle::cpu()?;

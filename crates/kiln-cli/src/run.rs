@@ -159,6 +159,12 @@ fn execute(
         .collect::<kiln::Result<_>>()
         .map_err(fail)?;
     let mut workspace = Workspace::for_graph(graph).map_err(fail)?;
+    #[cfg(feature = "cuda")]
+    if let Device::Cuda(ordinal) = handle.device() {
+        return execute_on_gpu(graph, handle, ordinal, (inputs, &ins), &mut outs, &mut workspace)
+            .map(|ms| (outs, ms))
+            .map_err(fail);
+    }
     let start = Instant::now();
     {
         let mut pack = VariantPack::new();
@@ -173,6 +179,43 @@ fn execute(
             .map_err(fail)?;
     }
     Ok((outs, start.elapsed().as_secs_f64() * 1e3))
+}
+
+/// Uploads the inputs to GPU `ordinal`, runs the plan there and downloads the outputs into
+/// `outs`; returns the time of the execute call alone (synchronised by the download).
+#[cfg(feature = "cuda")]
+fn execute_on_gpu(
+    graph: &Graph,
+    handle: &Handle,
+    ordinal: u32,
+    (inputs, hosts): (&[(TensorDesc, HostTensor)], &[HostTensor]),
+    outs: &mut [HostTensor],
+    workspace: &mut Workspace,
+) -> kiln::Result<f64> {
+    use kiln::DeviceTensor;
+    let mut dev_in: Vec<DeviceTensor> = hosts
+        .iter()
+        .map(|h| DeviceTensor::upload(h, ordinal))
+        .collect::<kiln::Result<_>>()?;
+    let mut dev_out: Vec<DeviceTensor> = outs
+        .iter()
+        .map(|h| DeviceTensor::zeros(h.desc(), ordinal))
+        .collect::<kiln::Result<_>>()?;
+    let start = Instant::now();
+    {
+        let mut pack = VariantPack::new();
+        for ((d, _), m) in inputs.iter().zip(dev_in.iter_mut()) {
+            pack.insert_device_uid(d.uid, m);
+        }
+        for (h, m) in outs.iter().zip(dev_out.iter_mut()) {
+            pack.insert_device_uid(h.desc().uid, m);
+        }
+        graph.execute(handle, &mut pack, workspace)?;
+    }
+    for (h, m) in outs.iter_mut().zip(&dev_out) {
+        m.copy_to(h)?;
+    }
+    Ok(start.elapsed().as_secs_f64() * 1e3)
 }
 
 fn summary(desc: &TensorDesc, host: &HostTensor) -> OutputReport {
@@ -225,13 +268,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let input = files::open(&args.file)?;
     let device = Device::parse(&args.device)
         .map_err(|e| Failure::error(format!("--device {}: {}", args.device, e.message())))?;
-    if device != Device::Cpu {
+    if !matches!(device, Device::Cpu) && !cfg!(feature = "cuda") {
         return Err(Failure::new(
             EXIT_NOT_SUPPORTED,
             format!(
-                "--device {device}: `kiln run` feeds plans host memory, and this build has no device \
-                 buffers for {device}; build plans for it with `kiln build --device {device}` and run them \
-                 from your program"
+                "--device {device}: this kiln was built without the CUDA provider (cargo feature \
+                 `cuda`), so it has no device memory for {device}"
+            ),
+        )
+        .into());
+    }
+    if let Device::CudaTarget(_) = device {
+        return Err(Failure::new(
+            EXIT_NOT_SUPPORTED,
+            format!(
+                "--device {device}: a target architecture has no device to run on; give cuda:N \
+                 (use sm_XX with `kiln build --target`)"
             ),
         )
         .into());
