@@ -23,6 +23,7 @@ Examples:
   kiln run conv.plan --graph examples/graphs/conv_bias_relu.json
   kiln run examples/graphs/matmul.json --validate     (a graph alone: built first)
   kiln run conv.kiln --inputs data/ --outputs out/ --json
+  kiln run conv.kiln --device cuda:1 --validate         (a plan built on cuda:0 runs on cuda:1)
 
 Input files (--inputs DIR) and output files (--outputs DIR) hold one tensor each, named
 <tensor name>.bin (or <uid>.bin): its values in its data type, logical row-major order, no header.
@@ -32,7 +33,7 @@ graph); 2 results differ from the reference engine; 3 the file is damaged; 4 not
 pub struct Args {
     /// A graph-with-plan file, a plan file (with --graph), or a graph (JSON or file; built first).
     file: PathBuf,
-    /// Device to run on. Only "cpu" in this build: run feeds the plan host memory.
+    /// Device to run on: "cpu" or "cuda:N" (inputs are uploaded, outputs downloaded).
     #[arg(long, default_value = "cpu")]
     device: String,
     /// Input data: "random" (reproducible values in [-1, 1)) or a folder of data files.
