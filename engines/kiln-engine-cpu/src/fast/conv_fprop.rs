@@ -8,9 +8,12 @@
 //! patches follow the input's layout: channels-first rows for NCHW-like inputs (runs along the
 //! output width), channels-last rows for NHWC-like inputs (runs along the channels); any other
 //! strides go through the same strided loads. A 1x1, stride-1, unpadded convolution of an f32
-//! input multiplies the input in place, with no im2col.
+//! input multiplies the input in place, with no im2col. A 3x3, stride-1 2-D convolution can run
+//! as Winograd F(2x2, 3x3) instead (see the `conv_winograd` module): always with `conv_algo = 2`,
+//! and by default when it has enough channels to be faster.
 
 use super::conv_geometry::{im2col, pack_weights, Shape};
+use super::conv_winograd::{self, WinogradPlan};
 use super::element_io::SharedPtr;
 use super::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
 use crate::engine::{CpuEngine, Prepared};
@@ -23,10 +26,13 @@ use rayon::prelude::*;
 /// The engine's unique name.
 pub const NAME: &str = "KILN_CPU_CONV_FPROP_GEMM_V1";
 
-/// Knob: 0 = choose (direct GEMM on the input for eligible 1x1 convolutions, im2col
-/// otherwise), 1 = always im2col.
+/// Knob: 0 = choose (direct GEMM on the input for eligible 1x1 convolutions, Winograd for 3x3
+/// stride-1 convolutions with enough channels, im2col otherwise), 1 = always im2col,
+/// 2 = Winograd F(2x2, 3x3) wherever it applies (3x3, stride 1, dilation 1, one group, 2-D),
+/// otherwise as 0.
 pub const KNOB_ALGO: i64 = 1;
-/// Knob: output positions per tile; 0 = choose from the patch size.
+/// Knob: output positions per tile (per block of tiles for Winograd); 0 = choose from the
+/// patch size.
 pub const KNOB_TILE_POSITIONS: i64 = 2;
 
 /// Patch floats one tile aims for (512 KiB of f32: the unrolled tile stays in L2).
@@ -73,7 +79,7 @@ impl CpuEngine for ConvFpropEngine {
                 id: KNOB_ALGO,
                 name: "conv_algo",
                 min: 0,
-                max: 1,
+                max: 2,
                 stride: 1,
                 default: 0,
             },
@@ -114,7 +120,7 @@ impl CpuEngine for ConvFpropEngine {
             graph,
             conv,
             &epilogue,
-            knob(KNOB_ALGO) == 1,
+            knob(KNOB_ALGO),
             knob(KNOB_TILE_POSITIONS) as usize,
         )?))
     }
@@ -135,6 +141,8 @@ struct ConvPlan {
     chunks: usize,
     slots: usize,
     epilogue: BoundEpilogue,
+    /// Set when the convolution runs as Winograd F(2x2, 3x3) instead of im2col.
+    winograd: Option<WinogradPlan>,
 }
 
 impl ConvPlan {
@@ -142,7 +150,7 @@ impl ConvPlan {
         graph: &OpGraph,
         conv: &kiln_core::ConvOp,
         epilogue: &Epilogue,
-        force_im2col: bool,
+        algo: i64,
         tile_knob: usize,
     ) -> PluginResult<ConvPlan> {
         let tensor = |uid: i64| {
@@ -155,6 +163,7 @@ impl ConvPlan {
         let s = Shape::new(graph, conv)?;
         let min_spatial = x.strides[2..].iter().copied().min().unwrap_or(1);
         let channels_last = s.cg > 1 && x.strides[1] < min_spatial;
+        let force_im2col = algo == 1;
         let direct_step = if force_im2col || s.x_type != DataType::F32 {
             None
         } else {
@@ -195,6 +204,14 @@ impl ConvPlan {
                 (2..y.dims.len()).collect()
             },
         };
+        let slots = rayon::current_num_threads().max(1);
+        let use_winograd = match algo {
+            1 => false,
+            2 => conv_winograd::eligible(&s),
+            _ => conv_winograd::preferred(&s),
+        };
+        let winograd =
+            use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots));
         Ok(ConvPlan {
             x_uid: conv.x,
             w_uid: conv.w,
@@ -203,8 +220,9 @@ impl ConvPlan {
             rows_are_positions,
             tile_positions,
             chunks: positions.div_ceil(tile_positions),
-            slots: rayon::current_num_threads().max(1),
+            slots,
             epilogue: epilogue.bind(graph, &geometry)?,
+            winograd,
             s,
         })
     }
@@ -253,6 +271,9 @@ fn direct_step(s: &Shape) -> Option<isize> {
 
 impl Prepared for ConvPlan {
     fn workspace_size(&self) -> usize {
+        if let Some(wino) = &self.winograd {
+            return ALIGN + 4 * wino.workspace_floats();
+        }
         let [a, b, c] = self.slot_floats();
         ALIGN + 4 * (self.weight_floats().next_multiple_of(ALIGN / 4) + self.slots * (a + b + c))
     }
@@ -273,6 +294,13 @@ impl Prepared for ConvPlan {
         // SAFETY: the caller provides workspace_size() bytes; after aligning we use at most
         // workspace_size() - ALIGN of them, as f32 (any bit pattern is valid).
         let ws = unsafe { std::slice::from_raw_parts_mut(workspace.add(skip) as *mut f32, floats) };
+        if let Some(wino) = &self.winograd {
+            // SAFETY: x and w are bound for this call, ptrs come from this call's tensors, the
+            // epilogue is bound to the output geometry the plan was made with, and ws holds
+            // workspace_floats() values.
+            unsafe { wino.execute(x, w, &self.epilogue, &ptrs, ws) };
+            return Ok(());
+        }
         let (wpack, rest) = ws.split_at_mut(self.weight_floats().next_multiple_of(ALIGN / 4));
         // SAFETY: w is bound for this call.
         unsafe { pack_weights(&self.s, self.channels_last, w, wpack) };

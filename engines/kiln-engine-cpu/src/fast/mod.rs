@@ -4,6 +4,7 @@
 pub mod conv_fprop;
 mod conv_geometry;
 pub mod conv_grad;
+mod conv_winograd;
 mod element_io;
 mod epilogue;
 pub mod matmul;

@@ -736,6 +736,164 @@ fn conv_fprop_larger_case_spans_many_tiles() {
     }
 }
 
+/// Winograd F(2x2, 3x3) (`conv_algo = 2`) on the shapes it applies to: odd sizes, padding 0 to
+/// 2 on either side, several images, channel counts that fill no tile evenly, every layout,
+/// f16/bf16 and every epilogue, with default and small blocks.
+#[test]
+fn conv_fprop_winograd_matches_reference() {
+    let b = ConvCase::basic();
+    let mut cases = vec![
+        b.clone(),
+        ConvCase {
+            layout: Layout::Nhwc,
+            c: 8,
+            k: 6,
+            ..b.clone()
+        },
+        ConvCase {
+            layout: Layout::Odd,
+            ..b.clone()
+        },
+        ConvCase {
+            pad: (vec![0, 0], vec![0, 0]),
+            input: vec![3, 3],
+            ..b.clone()
+        },
+        ConvCase {
+            n: 3,
+            c: 19,
+            k: 21,
+            input: vec![13, 11],
+            pad: (vec![2, 0], vec![1, 2]),
+            ..b.clone()
+        },
+        ConvCase {
+            n: 1,
+            c: 5,
+            k: 3,
+            input: vec![4, 9],
+            pad: (vec![0, 2], vec![2, 1]),
+            layout: Layout::Nhwc,
+            ..b.clone()
+        },
+        ConvCase {
+            n: 3,
+            c: 16,
+            k: 24,
+            input: vec![23, 21],
+            ..b.clone()
+        },
+    ];
+    let mut rng = StdRng::seed_from_u64(2024);
+    for _ in 0..24 {
+        cases.push(ConvCase {
+            n: rng.random_range(1..=3),
+            c: rng.random_range(1..=20),
+            k: rng.random_range(1..=20),
+            input: vec![rng.random_range(1..=12), rng.random_range(1..=12)],
+            pad: (
+                vec![rng.random_range(0..=2), rng.random_range(0..=2)],
+                vec![rng.random_range(0..=2), rng.random_range(0..=2)],
+            ),
+            layout: [Layout::Nchw, Layout::Nhwc, Layout::Odd][rng.random_range(0..3)],
+            ..b.clone()
+        });
+    }
+    let mut runs = 0;
+    for (i, case) in cases.iter().enumerate() {
+        // Inputs smaller than the filter need padding to make an output at all.
+        let out_h = case.input[0] + case.pad.0[0] + case.pad.1[0] - 2;
+        let out_w = case.input[1] + case.pad.0[1] + case.pad.1[1] - 2;
+        if out_h < 1 || out_w < 1 {
+            continue;
+        }
+        let reduction = (case.c * 9) as f64;
+        for (j, steps) in epilogues().iter().enumerate() {
+            let dt = [DataType::F32, DataType::F32, DataType::F16, DataType::Bf16][(i + j) % 4];
+            let g = conv_graph(case, steps, dt);
+            let seed = (100 * i + j) as u64;
+            let winograd = ConvFpropEngine.prepare(&g, &[2, 0]).unwrap();
+            let im2col = ConvFpropEngine.prepare(&g, &[1, 0]).unwrap();
+            assert_ne!(
+                winograd.workspace_size(),
+                im2col.workspace_size(),
+                "conv_algo = 2 did not choose Winograd for {}",
+                g.name
+            );
+            let tile = [0, 16, 64][(i + j) % 3];
+            check(
+                &ConvFpropEngine,
+                g,
+                &[2, tile],
+                tol_of(dt),
+                reduction.sqrt(),
+                seed,
+            );
+            runs += 1;
+        }
+    }
+    assert!(runs >= 80, "only {runs} Winograd cases ran");
+}
+
+/// Winograd's f32 error on long sums (C = 64 and 256, 3x3) stays within the conformance
+/// suite's bound for a sum of `terms` products: 4 eps32 (terms + depth) absolute plus
+/// 8 eps32 depth relative, here with inputs of magnitude up to 2 rather than 1.
+#[test]
+fn conv_fprop_winograd_long_sums_stay_within_conformance_tolerance() {
+    let eps = f32::EPSILON as f64;
+    for (i, (c, k, hw, layout)) in [
+        (64, 24, 16, Layout::Nchw),
+        (256, 16, 8, Layout::Nchw),
+        (96, 20, 9, Layout::Nhwc),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let case = ConvCase {
+            n: 2,
+            c,
+            k,
+            input: vec![hw, hw + 1],
+            layout,
+            ..ConvCase::basic()
+        };
+        for (j, steps) in [&epilogues()[0], &epilogues()[1]].into_iter().enumerate() {
+            let depth = 1.0 + steps.len() as f64;
+            let terms = (c * 9) as f64;
+            // tol * (|want| + scale) = 8 eps depth |want| + 4 eps (terms + depth).
+            let tol = 8.0 * eps * depth;
+            let scale = 4.0 * eps * (terms + depth) / tol;
+            let g = conv_graph(&case, steps, DataType::F32);
+            check(
+                &ConvFpropEngine,
+                g,
+                &[2, 0],
+                tol,
+                scale,
+                (10 * i + j) as u64,
+            );
+        }
+    }
+}
+
+/// `conv_algo = 2` on shapes Winograd does not apply to (stride, dilation, groups, other
+/// filters, 1-d and 3-d) falls back to im2col and still matches the reference.
+#[test]
+fn conv_fprop_winograd_knob_falls_back_elsewhere() {
+    for (i, case) in conv_cases().iter().enumerate() {
+        let reduction = (case.c / case.groups * case.filter.iter().product::<i64>()) as f64;
+        let g = conv_graph(case, &epilogues()[1], DataType::F32);
+        check(
+            &ConvFpropEngine,
+            g,
+            &[2, 0],
+            1e-5,
+            reduction.sqrt(),
+            i as u64,
+        );
+    }
+}
+
 #[test]
 fn conv_fprop_refusals_say_why() {
     let case = ConvCase::basic();
