@@ -224,17 +224,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 /// First save of a freshly built demo plan, and load of its bytes on a fresh handle (the
 /// plugin restores its context; nothing is compiled).
 fn bench_save_load(handle: &Handle, runs: usize) -> Result<Vec<CaseResult>> {
-    let case = ConvCase {
-        n: 2,
-        c: 32,
-        h: 28,
-        w: 28,
-        k: 64,
-        r: 3,
-        s: 3,
-        pad: 1,
-        fused: true,
-    };
+    let case = ConvCase::demo();
     let (mut g, _, _) = case.graph();
     g.build(handle, &[HeurMode::A])?;
     let engine = g

@@ -95,17 +95,7 @@ fn execute_on(
 pub fn run(args: Args) -> Result<ExitCode> {
     let device = Device::parse(&args.device)?;
     let handle = Handle::new(device)?;
-    let case = ConvCase {
-        n: 2,
-        c: 32,
-        h: 28,
-        w: 28,
-        k: 64,
-        r: 3,
-        s: 3,
-        pad: 1,
-        fused: true,
-    };
+    let case = ConvCase::demo();
 
     let (mut graph, inputs, y) = case.graph();
     let t0 = Instant::now();

@@ -19,6 +19,21 @@ pub struct ConvCase {
 }
 
 impl ConvCase {
+    /// The demo's case: a small conv + bias + relu that the reference engine checks quickly.
+    pub fn demo() -> ConvCase {
+        ConvCase {
+            n: 2,
+            c: 32,
+            h: 28,
+            w: 28,
+            k: 64,
+            r: 3,
+            s: 3,
+            pad: 1,
+            fused: true,
+        }
+    }
+
     /// Multiply-adds times two.
     pub fn flops(&self) -> f64 {
         let oh = self.h + 2 * self.pad - self.r + 1;

@@ -162,9 +162,16 @@ fn execute(
     let mut workspace = Workspace::for_graph(graph).map_err(fail)?;
     #[cfg(feature = "cuda")]
     if let Device::Cuda(ordinal) = handle.device() {
-        return execute_on_gpu(graph, handle, ordinal, (inputs, &ins), &mut outs, &mut workspace)
-            .map(|ms| (outs, ms))
-            .map_err(fail);
+        return execute_on_gpu(
+            graph,
+            handle,
+            ordinal,
+            (inputs, &ins),
+            &mut outs,
+            &mut workspace,
+        )
+        .map(|ms| (outs, ms))
+        .map_err(fail);
     }
     let start = Instant::now();
     {
