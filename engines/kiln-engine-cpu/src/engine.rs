@@ -16,6 +16,11 @@ pub trait CpuEngine: Send + Sync {
     }
     /// `Ok` when the engine can run `graph` (validated); otherwise why not.
     fn supports(&self, graph: &OpGraph) -> Result<(), String>;
+    /// Replaces "auto" values in `knobs` (one per knob, in the order of `knobs()`, already
+    /// resolved against the defaults) by the concrete values this build chooses. Called only
+    /// when a plan is built, never when one is restored, so a saved plan stores concrete values
+    /// and prepares to the same workspace size on any machine. The default changes nothing.
+    fn resolve_auto_knobs(&self, _graph: &OpGraph, _knobs: &mut [i64]) {}
     /// Prepares `graph` for execution with every knob resolved (one value per knob, in the
     /// order of `knobs()`). Must be cheap: restoring a saved plan calls it again.
     fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>>;

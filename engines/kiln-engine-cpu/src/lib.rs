@@ -85,7 +85,9 @@ impl EnginePlugin for CpuPlugin {
         graph: &OpGraph,
     ) -> PluginResult<CpuContext> {
         let engine = find_engine(id)?;
-        let knobs = engine::resolve_knobs(engine, knobs)?;
+        let mut knobs = engine::resolve_knobs(engine, knobs)?;
+        // Build path only: a restore keeps the concrete values its payload stores.
+        engine.resolve_auto_knobs(graph, &mut knobs);
         prepare_context(engine, knobs, graph.clone())
     }
 

@@ -34,6 +34,9 @@ pub const KNOB_ALGO: i64 = 1;
 /// Knob: output positions per tile (per block of tiles for Winograd); 0 = choose from the
 /// patch size.
 pub const KNOB_TILE_POSITIONS: i64 = 2;
+/// Knob: per-worker scratch regions in the workspace (at most this many tiles or Winograd blocks
+/// run at once); 0 = choose at build time (see [`super::WORKSPACE_SLOTS_KNOB`]).
+pub const KNOB_WORKSPACE_SLOTS: i64 = 3;
 
 /// Patch floats one tile aims for (512 KiB of f32: the unrolled tile stays in L2).
 const TARGET_COL_FLOATS: usize = 128 * 1024;
@@ -91,7 +94,12 @@ impl CpuEngine for ConvFpropEngine {
                 stride: 16,
                 default: 0,
             },
+            super::workspace_slots_knob(KNOB_WORKSPACE_SLOTS),
         ]
+    }
+
+    fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
+        super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
     }
 
     /// Accepts one conv_fprop node over f32/f16/bf16 tensors, alone or followed by a pointwise
@@ -122,6 +130,7 @@ impl CpuEngine for ConvFpropEngine {
             &epilogue,
             knob(KNOB_ALGO),
             knob(KNOB_TILE_POSITIONS) as usize,
+            super::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS),
         )?))
     }
 }
@@ -139,7 +148,9 @@ struct ConvPlan {
     rows_are_positions: bool,
     tile_positions: usize,
     chunks: usize,
-    slots: usize,
+    /// Per-worker scratch regions in the workspace, fixed when the plan is prepared (at most the
+    /// `workspace_slots` knob); the im2col loop runs at most this many tasks.
+    regions: usize,
     epilogue: BoundEpilogue,
     /// Set when the convolution runs as Winograd F(2x2, 3x3) instead of im2col.
     winograd: Option<WinogradPlan>,
@@ -152,6 +163,7 @@ impl ConvPlan {
         epilogue: &Epilogue,
         algo: i64,
         tile_knob: usize,
+        slots: usize,
     ) -> PluginResult<ConvPlan> {
         let tensor = |uid: i64| {
             graph.tensor(uid).ok_or_else(|| {
@@ -179,8 +191,7 @@ impl ConvPlan {
             // per tile when there are enough images to keep every worker busy.
             let want = (TARGET_COL_FLOATS / s.patch().max(1)).clamp(128, 1024);
             let images = s.n * s.groups;
-            let workers = rayon::current_num_threads().max(1);
-            let chunks = if positions <= 2 * want && images >= 2 * workers {
+            let chunks = if positions <= 2 * want && images >= 2 * slots {
                 1
             } else {
                 positions.div_ceil(want)
@@ -204,7 +215,6 @@ impl ConvPlan {
                 (2..y.dims.len()).collect()
             },
         };
-        let slots = rayon::current_num_threads().max(1);
         let use_winograd = match algo {
             1 => false,
             2 => conv_winograd::eligible(&s),
@@ -212,6 +222,7 @@ impl ConvPlan {
         };
         let winograd =
             use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots));
+        let chunks = positions.div_ceil(tile_positions);
         Ok(ConvPlan {
             x_uid: conv.x,
             w_uid: conv.w,
@@ -219,8 +230,8 @@ impl ConvPlan {
             direct_step,
             rows_are_positions,
             tile_positions,
-            chunks: positions.div_ceil(tile_positions),
-            slots,
+            chunks,
+            regions: slots.min(s.n * s.groups * chunks).max(1),
             epilogue: epilogue.bind(graph, &geometry)?,
             winograd,
             s,
@@ -275,7 +286,7 @@ impl Prepared for ConvPlan {
             return ALIGN + 4 * wino.workspace_floats();
         }
         let [a, b, c] = self.slot_floats();
-        ALIGN + 4 * (self.weight_floats().next_multiple_of(ALIGN / 4) + self.slots * (a + b + c))
+        ALIGN + 4 * (self.weight_floats().next_multiple_of(ALIGN / 4) + self.regions * (a + b + c))
     }
 
     unsafe fn execute(&self, tensors: &TensorMap<'_>, workspace: *mut u8) -> PluginResult<()> {
@@ -310,7 +321,7 @@ impl Prepared for ConvPlan {
             .filter(|_| x.get().cast::<f32>().is_aligned());
         let [col_f, tile_f, scratch_f] = self.slot_floats();
         let items = s.n * s.groups * self.chunks;
-        let slots = self.slots.min(items).max(1);
+        let slots = self.regions.min(items).max(1);
         let patch = s.patch();
         let run_slot = |(slot, buf): (usize, &mut [f32])| {
             let (col, rest) = buf.split_at_mut(col_f);

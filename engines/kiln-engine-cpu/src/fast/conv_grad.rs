@@ -14,13 +14,17 @@ use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
 use kiln_core::{ConvDirection, ConvOp, Op, OpGraph};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
-use kiln_plugin_sdk::{PluginError, PluginResult};
+use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
 use rayon::prelude::*;
 
 /// The data-gradient engine's unique name.
 pub const DGRAD_NAME: &str = "KILN_CPU_CONV_DGRAD_GEMM_V1";
 /// The weight-gradient engine's unique name.
 pub const WGRAD_NAME: &str = "KILN_CPU_CONV_WGRAD_GEMM_V1";
+
+/// Knob of both engines: per-worker scratch regions in the workspace (images of dx, or copies of
+/// dw, accumulated at once); 0 = choose at build time (see [`super::WORKSPACE_SLOTS_KNOB`]).
+pub const KNOB_WORKSPACE_SLOTS: i64 = 1;
 
 /// Patch floats one tile aims for, as in the forward engine.
 const TARGET_COL_FLOATS: usize = 128 * 1024;
@@ -74,10 +78,22 @@ impl CpuEngine for ConvDgradEngine {
     fn supports(&self, graph: &OpGraph) -> Result<(), String> {
         find(graph, ConvDirection::Dgrad).map(|_| ())
     }
-    fn prepare(&self, graph: &OpGraph, _knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
+    fn knobs(&self) -> Vec<KnobDescriptor> {
+        vec![super::workspace_slots_knob(KNOB_WORKSPACE_SLOTS)]
+    }
+    fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
+        super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+    }
+    fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
         let conv = find(graph, ConvDirection::Dgrad)
             .map_err(|why| PluginError::not_supported(format!("{DGRAD_NAME}: {why}")))?;
-        Ok(Box::new(GradPlan::new(graph, conv, ConvDirection::Dgrad)?))
+        let slots = super::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        Ok(Box::new(GradPlan::new(
+            graph,
+            conv,
+            ConvDirection::Dgrad,
+            slots,
+        )?))
     }
 }
 
@@ -92,10 +108,22 @@ impl CpuEngine for ConvWgradEngine {
     fn supports(&self, graph: &OpGraph) -> Result<(), String> {
         find(graph, ConvDirection::Wgrad).map(|_| ())
     }
-    fn prepare(&self, graph: &OpGraph, _knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
+    fn knobs(&self) -> Vec<KnobDescriptor> {
+        vec![super::workspace_slots_knob(KNOB_WORKSPACE_SLOTS)]
+    }
+    fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
+        super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+    }
+    fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
         let conv = find(graph, ConvDirection::Wgrad)
             .map_err(|why| PluginError::not_supported(format!("{WGRAD_NAME}: {why}")))?;
-        Ok(Box::new(GradPlan::new(graph, conv, ConvDirection::Wgrad)?))
+        let slots = super::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        Ok(Box::new(GradPlan::new(
+            graph,
+            conv,
+            ConvDirection::Wgrad,
+            slots,
+        )?))
     }
 }
 
@@ -113,11 +141,18 @@ struct GradPlan {
     y_step: Option<isize>,
     tile_positions: usize,
     chunks: usize,
-    slots: usize,
+    /// Per-worker scratch regions in the workspace, fixed when the plan is prepared (at most the
+    /// `workspace_slots` knob); the scratch-using loop runs at most this many tasks.
+    regions: usize,
 }
 
 impl GradPlan {
-    fn new(graph: &OpGraph, conv: &ConvOp, direction: ConvDirection) -> PluginResult<GradPlan> {
+    fn new(
+        graph: &OpGraph,
+        conv: &ConvOp,
+        direction: ConvDirection,
+        slots: usize,
+    ) -> PluginResult<GradPlan> {
         let s = Shape::new(graph, conv)?;
         let y = graph.tensor(conv.y).ok_or_else(|| {
             PluginError::internal(format!("tensor uid {} is not in the graph", conv.y))
@@ -144,6 +179,12 @@ impl GradPlan {
         let want = (TARGET_COL_FLOATS / s.patch().max(1)).clamp(32, 1024);
         let chunks = positions.div_ceil(want);
         let tile_positions = positions.div_ceil(chunks).min(positions);
+        let chunks = positions.div_ceil(tile_positions);
+        // Tasks of the scratch-using loop: images (dgrad) or tiles (wgrad).
+        let items = match direction {
+            ConvDirection::Dgrad => s.n,
+            _ => s.n * s.groups * chunks,
+        };
         Ok(GradPlan {
             direction,
             x_uid: conv.x,
@@ -154,8 +195,8 @@ impl GradPlan {
             y_positions,
             y_step: linear.then_some(step),
             tile_positions,
-            chunks: positions.div_ceil(tile_positions),
-            slots: rayon::current_num_threads().max(1),
+            chunks,
+            regions: slots.min(items).max(1),
             s,
         })
     }
@@ -287,7 +328,7 @@ impl GradPlan {
         );
         let [acc_f, col_f, tile_f] = self.slot_floats();
         let per_slot = acc_f + col_f + tile_f;
-        let slots = self.slots.min(s.n).max(1);
+        let slots = self.regions.min(s.n).max(1);
         let patch = s.patch();
         let in_pos = self.in_positions();
         bufs[..slots * per_slot]
@@ -371,7 +412,7 @@ impl GradPlan {
         let [acc_f, col_f, tile_f] = self.slot_floats();
         let per_slot = acc_f + col_f + tile_f;
         let items = s.n * s.groups * self.chunks;
-        let slots = self.slots.min(items).max(1);
+        let slots = self.regions.min(items).max(1);
         let patch = s.patch();
         let bufs = &mut bufs[..slots * per_slot];
         bufs.par_chunks_mut(per_slot)
@@ -451,7 +492,7 @@ impl GradPlan {
 impl Prepared for GradPlan {
     fn workspace_size(&self) -> usize {
         let [a, b, c] = self.slot_floats();
-        ALIGN + 4 * (self.weight_pack_floats() + self.slots * (a + b + c))
+        ALIGN + 4 * (self.weight_pack_floats() + self.regions * (a + b + c))
     }
 
     unsafe fn execute(&self, tensors: &TensorMap<'_>, workspace: *mut u8) -> PluginResult<()> {

@@ -22,6 +22,9 @@ pub const NAME: &str = "KILN_CPU_MATMUL_GEMM_V1";
 /// Knob: how work is split across threads: 0 = choose, 1 = inside each GEMM, 2 = across tiles
 /// of output rows.
 pub const KNOB_SPLIT: i64 = 1;
+/// Knob: scratch regions in the workspace, one per concurrently running tile task; 0 = choose
+/// at build time (see [`super::WORKSPACE_SLOTS_KNOB`]).
+pub const KNOB_WORKSPACE_SLOTS: i64 = 2;
 
 /// Output floats one tile aims for (1 MiB of f32).
 const TARGET_TILE_FLOATS: usize = 256 * 1024;
@@ -54,14 +57,21 @@ impl CpuEngine for MatmulEngine {
     }
 
     fn knobs(&self) -> Vec<KnobDescriptor> {
-        vec![KnobDescriptor {
-            id: KNOB_SPLIT,
-            name: "parallel_split",
-            min: 0,
-            max: 2,
-            stride: 1,
-            default: 0,
-        }]
+        vec![
+            KnobDescriptor {
+                id: KNOB_SPLIT,
+                name: "parallel_split",
+                min: 0,
+                max: 2,
+                stride: 1,
+                default: 0,
+            },
+            super::workspace_slots_knob(KNOB_WORKSPACE_SLOTS),
+        ]
+    }
+
+    fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
+        super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
     }
 
     /// Accepts one matmul node over f32/f16/bf16 tensors, alone or followed by a pointwise
@@ -101,7 +111,7 @@ impl CpuEngine for MatmulEngine {
         let batches: usize = batch_dims.iter().map(|&d| d as usize).product();
         // Tall, narrow tiles: GEMM repacks the left operand once per column of tiles and the
         // right one once per row of tiles; keep at least two tiles per worker.
-        let slots = rayon::current_num_threads().max(1);
+        let slots = super::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
         let tile_cols = cols.min(256);
         let col_tiles = cols.div_ceil(tile_cols);
         let want_row_tiles = (2 * slots).div_ceil(batches * col_tiles).max(1);
@@ -118,13 +128,27 @@ impl CpuEngine for MatmulEngine {
         let out = tensor(epilogue.out_uid)?;
         // GEMM straight into an f32 output, then the epilogue (if any) in place over it.
         let direct_out = out.data_type == DataType::F32 && knobs.first().copied().unwrap_or(0) != 2;
+        let has_epilogue = epilogue.len() > 0;
+        // Scratch regions execute hands out: one per task of the epilogue pass over output rows
+        // (direct path), or one per task over tiles; never more than the knob's slots.
+        let regions = if direct_out {
+            if has_epilogue {
+                slots.min(batches * rows).max(1)
+            } else {
+                0
+            }
+        } else {
+            slots
+                .min(batches * rows.div_ceil(tile_rows) * col_tiles)
+                .max(1)
+        };
         Ok(Box::new(MatmulPlan {
             a: Operand::new(a, batch_dims),
             b: Operand::new(b, batch_dims),
             c_uid: out.uid,
             c_strides: (out.strides[r - 2] as isize, out.strides[r - 1] as isize),
             c_batch: batch_offsets(batch_dims, &c.dims[..r - 2], &out.strides[..r - 2]),
-            has_epilogue: epilogue.len() > 0,
+            has_epilogue,
             rows,
             cols,
             inner,
@@ -133,7 +157,7 @@ impl CpuEngine for MatmulEngine {
             tile_cols,
             direct_out,
             split: knobs.first().copied().unwrap_or(0),
-            slots,
+            regions,
             epilogue: bound,
         }))
     }
@@ -250,7 +274,9 @@ struct MatmulPlan {
     tile_cols: usize,
     direct_out: bool,
     split: i64,
-    slots: usize,
+    /// Per-task scratch regions in the workspace, fixed when the plan is prepared (at most the
+    /// `workspace_slots` knob); parallel loops that use scratch run at most this many tasks.
+    regions: usize,
     epilogue: BoundEpilogue,
 }
 
@@ -300,7 +326,7 @@ impl Prepared for MatmulPlan {
         ALIGN
             + 4 * (self.a.widened_floats()
                 + self.b.widened_floats()
-                + self.slots * self.tile_floats())
+                + self.regions * self.tile_floats())
     }
 
     unsafe fn execute(&self, tensors: &TensorMap<'_>, workspace: *mut u8) -> PluginResult<()> {
@@ -350,15 +376,17 @@ impl Prepared for MatmulPlan {
                     self.c_strides.1,
                 )
             };
-            let across_batches = self.split == 0 && self.batches >= self.slots && self.slots > 1;
+            // No scratch here, so the GEMMs use whatever threads this machine has.
+            let threads = rayon::current_num_threads().max(1);
+            let across_batches = self.split == 0 && self.batches >= threads && threads > 1;
             if across_batches {
                 (0..self.batches).into_par_iter().for_each(|f| {
                     // SAFETY: batch f's matrices; outputs of distinct batches are disjoint.
                     unsafe { gemm_f32(m, n, k, dst(f), lhs(f), rhs(f), gemm::Parallelism::None) }
                 });
             } else {
-                let par = if self.slots > 1 {
-                    gemm::Parallelism::Rayon(self.slots)
+                let par = if threads > 1 {
+                    gemm::Parallelism::Rayon(threads)
                 } else {
                     gemm::Parallelism::None
                 };
@@ -370,7 +398,7 @@ impl Prepared for MatmulPlan {
             if self.has_epilogue {
                 let ptrs = self.epilogue.pointers(tensors)?;
                 let rows = self.batches * m;
-                let slots = self.slots.min(rows).max(1);
+                let slots = self.regions.min(rows).max(1);
                 let per_slot = self.tile_floats();
                 let bufs = &mut tiles[..slots * per_slot];
                 bufs.par_chunks_mut(per_slot)
@@ -398,7 +426,7 @@ impl Prepared for MatmulPlan {
         let ptrs = self.epilogue.pointers(tensors)?;
         let (row_tiles, col_tiles) = (m.div_ceil(self.tile_rows), n.div_ceil(self.tile_cols));
         let items = self.batches * row_tiles * col_tiles;
-        let slots = self.slots.min(items).max(1);
+        let slots = self.regions.min(items).max(1);
         let per_slot = self.tile_floats();
         let run_slot = |(slot, buf): (usize, &mut [f32])| {
             let (tile, scratch) = buf.split_at_mut(self.tile_rows * self.tile_cols);

@@ -20,6 +20,56 @@ pub use matmul::MatmulEngine;
 pub use pointwise::PointwiseEngine;
 
 use crate::engine::CpuEngine;
+use kiln_plugin_sdk::KnobDescriptor;
+
+/// Name of the knob that fixes how many per-worker scratch regions an engine's workspace holds
+/// (and so how many of its scratch-using tasks run at once). 0 means "choose at build time".
+pub const WORKSPACE_SLOTS_KNOB: &str = "workspace_slots";
+/// Most workspace slots a plan may ask for.
+pub const WORKSPACE_SLOTS_MAX: i64 = 64;
+/// Most workspace slots "auto" resolves to, whatever the build machine's thread count.
+pub const AUTO_WORKSPACE_SLOTS_CAP: usize = 16;
+
+/// The `workspace_slots` knob with id `id`: 0 (auto) or 1..=[`WORKSPACE_SLOTS_MAX`].
+fn workspace_slots_knob(id: i64) -> KnobDescriptor {
+    KnobDescriptor {
+        id,
+        name: WORKSPACE_SLOTS_KNOB,
+        min: 0,
+        max: WORKSPACE_SLOTS_MAX,
+        stride: 1,
+        default: 0,
+    }
+}
+
+/// What "auto" workspace slots resolve to on this machine, now: rayon's thread count, at least 1
+/// and at most [`AUTO_WORKSPACE_SLOTS_CAP`]. Only the build path calls this, so that a saved plan
+/// carries a concrete value and restores to the same workspace size on any machine.
+fn auto_workspace_slots() -> i64 {
+    rayon::current_num_threads().clamp(1, AUTO_WORKSPACE_SLOTS_CAP) as i64
+}
+
+/// Replaces an auto (0) value of the knob with id `id` in `knobs` (one value per knob, ids
+/// 1, 2, ... in order) by [`auto_workspace_slots`].
+fn resolve_workspace_slots(knobs: &mut [i64], id: i64) {
+    if let Some(v) = usize::try_from(id - 1).ok().and_then(|i| knobs.get_mut(i)) {
+        if *v <= 0 {
+            *v = auto_workspace_slots();
+        }
+    }
+}
+
+/// The workspace slots `prepare` plans for: the knob's value, or, for a value of 0 that did not
+/// come through the build path (a direct `prepare` call), the auto value of this machine.
+fn workspace_slots(knobs: &[i64], id: i64) -> usize {
+    let v = usize::try_from(id - 1)
+        .ok()
+        .and_then(|i| knobs.get(i))
+        .copied()
+        .unwrap_or(0);
+    let v = if v > 0 { v } else { auto_workspace_slots() };
+    v.clamp(1, WORKSPACE_SLOTS_MAX) as usize
+}
 
 /// The optimized engines, in heuristic order (most specific first): forward convolution and
 /// matmul (each with an optional epilogue), the convolution gradients, then fused pointwise

@@ -4,12 +4,13 @@ use super::{ConvDgradEngine, ConvFpropEngine, ConvWgradEngine, MatmulEngine, Poi
 use crate::engine::CpuEngine;
 use crate::reference;
 use crate::tensor_map::{for_each_offset, TensorMap};
+use crate::CpuPlugin;
 use kiln_core::tensor::{channels_last_strides, packed_strides};
 use kiln_core::{
     ConvDirection, ConvOp, ConvParams, DataType, MatmulOp, Node, Op, OpGraph, PointwiseMode,
     PointwiseOp, PointwiseParams, TensorDesc,
 };
-use kiln_plugin_sdk::KilnTensorBinding;
+use kiln_plugin_sdk::{EnginePlugin, KilnTensorBinding, KnobSetting};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -119,13 +120,32 @@ fn host_read(t: &TensorDesc, h: &Host) -> Vec<f64> {
 
 /// Runs `engine` on random inputs and compares every output with the reference engine:
 /// |got - want| <= tol * (|want| + scale), with `scale` the expected magnitude of the values.
-fn check(
+fn check(engine: &dyn CpuEngine, graph: OpGraph, knobs: &[i64], tol: f64, scale: f64, seed: u64) {
+    let mut all_knobs: Vec<i64> = engine.knobs().iter().map(|k| k.default).collect();
+    all_knobs[..knobs.len()].copy_from_slice(knobs);
+    check_run(engine, graph, tol, scale, seed, |graph, bindings| {
+        let prepared = engine.prepare(graph, &all_knobs).unwrap();
+        let mut workspace = vec![0u8; prepared.workspace_size() + 1];
+        // SAFETY: every binding points at storage for its tensor's layout; the workspace holds
+        // workspace_size() bytes (offset by one so that its alignment is exercised).
+        unsafe {
+            let map = TensorMap::new(graph, bindings).unwrap();
+            prepared
+                .execute(&map, workspace.as_mut_ptr().add(1))
+                .unwrap();
+        }
+    });
+}
+
+/// Binds random inputs for `graph`, calls `run` with the bindings (which must execute the graph
+/// into them) and compares every output with the reference engine, as [`check`] describes.
+fn check_run(
     engine: &dyn CpuEngine,
     mut graph: OpGraph,
-    knobs: &[i64],
     tol: f64,
     scale: f64,
     seed: u64,
+    run: impl FnOnce(&OpGraph, &[KilnTensorBinding]),
 ) {
     graph.validate().unwrap();
     engine.supports(&graph).unwrap();
@@ -140,10 +160,6 @@ fn check(
         hosts.insert(t.uid, h);
     }
     let want = reference::evaluate(&graph, &inputs).unwrap();
-    let mut all_knobs: Vec<i64> = engine.knobs().iter().map(|k| k.default).collect();
-    all_knobs[..knobs.len()].copy_from_slice(knobs);
-    let prepared = engine.prepare(&graph, &all_knobs).unwrap();
-    let mut workspace = vec![0u8; prepared.workspace_size() + 1];
     let bindings: Vec<KilnTensorBinding> = hosts
         .iter_mut()
         .map(|(&uid, h)| KilnTensorBinding {
@@ -151,14 +167,7 @@ fn check(
             ptr: h.bytes.as_mut_ptr() as *mut _,
         })
         .collect();
-    // SAFETY: every binding points at storage for its tensor's layout; the workspace holds
-    // workspace_size() bytes (offset by one so that its alignment is exercised).
-    unsafe {
-        let map = TensorMap::new(&graph, &bindings).unwrap();
-        prepared
-            .execute(&map, workspace.as_mut_ptr().add(1))
-            .unwrap();
-    }
+    run(&graph, &bindings);
     assert!(!want.is_empty());
     for (uid, want) in &want {
         let t = graph.tensor(*uid).unwrap();
@@ -1017,4 +1026,210 @@ fn engines_are_listed_most_specific_first() {
             "KILN_CPU_POINTWISE_V1"
         ]
     );
+}
+
+// ---------------------------------------------------------------- portable plans
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+}
+
+/// Builds a plan of `engine` for `graph` through the plugin inside a pool of `build_threads`
+/// (knob ids and values `knobs`, the rest default), saves it, and returns the payload and the
+/// built plan's workspace size.
+fn build_and_save(
+    engine: &dyn CpuEngine,
+    graph: &OpGraph,
+    knobs: &[(i64, i64)],
+    build_threads: usize,
+) -> (Vec<u8>, usize) {
+    let id = kiln_core::engine_id(engine.name());
+    let settings: Vec<KnobSetting> = knobs
+        .iter()
+        .map(|&(knob_id, value)| KnobSetting { knob_id, value })
+        .collect();
+    pool(build_threads).install(|| {
+        let ctx = CpuPlugin.create_context(id, &settings, graph).unwrap();
+        let bytes = CpuPlugin.serialize_context(id, &ctx).unwrap();
+        (bytes, CpuPlugin.workspace_size(&ctx))
+    })
+}
+
+/// A plan built with `build_threads` rayon threads, saved, then restored and executed with
+/// `run_threads`: the restored plan needs the same workspace and matches the reference. Returns
+/// the workspace size.
+#[allow(clippy::too_many_arguments)]
+fn check_portable(
+    engine: &dyn CpuEngine,
+    graph: OpGraph,
+    knobs: &[(i64, i64)],
+    tol: f64,
+    scale: f64,
+    seed: u64,
+    build_threads: usize,
+    run_threads: usize,
+) -> usize {
+    let id = kiln_core::engine_id(engine.name());
+    let mut checked = graph.clone();
+    checked.validate().unwrap();
+    let (bytes, built) = build_and_save(engine, &checked, knobs, build_threads);
+    // The payload stores a concrete slot count, never "auto".
+    let saved = crate::payload::decode(&bytes).unwrap();
+    let slots_at = engine
+        .knobs()
+        .iter()
+        .position(|k| k.name == super::WORKSPACE_SLOTS_KNOB)
+        .unwrap();
+    let want_slots = knobs
+        .iter()
+        .find(|&&(k, _)| k == engine.knobs()[slots_at].id)
+        .map(|&(_, v)| v)
+        .unwrap_or(build_threads.min(super::AUTO_WORKSPACE_SLOTS_CAP) as i64);
+    assert_eq!(saved.knobs[slots_at], want_slots, "{}", graph.name);
+    check_run(engine, graph, tol, scale, seed, |graph, bindings| {
+        // Raw pointers are not Send: carry addresses into the pool.
+        let addresses: Vec<(i64, usize)> =
+            bindings.iter().map(|b| (b.uid, b.ptr as usize)).collect();
+        pool(run_threads).install(|| {
+            let bindings: Vec<KilnTensorBinding> = addresses
+                .iter()
+                .map(|&(uid, at)| KilnTensorBinding {
+                    uid,
+                    ptr: at as *mut _,
+                })
+                .collect();
+            let ctx = CpuPlugin.restore_context(id, &bytes).unwrap();
+            assert_eq!(
+                CpuPlugin.workspace_size(&ctx),
+                built,
+                "{}: built with {build_threads} threads, restored with {run_threads}",
+                graph.name
+            );
+            let mut workspace = vec![0u8; built + 1];
+            // SAFETY: every binding points at storage for its tensor's layout; the workspace
+            // holds workspace_size() bytes (offset by one so that its alignment is exercised).
+            unsafe {
+                CpuPlugin
+                    .execute(&ctx, &bindings, workspace.as_mut_ptr().add(1))
+                    .unwrap()
+            };
+        })
+    });
+    built
+}
+
+/// Each scratch-using engine and path: the workspace depends on the build's slot count only, so a
+/// plan built on 2 threads runs on 7 and one built on 7 runs on 2 and on 1.
+#[test]
+fn plans_keep_their_workspace_across_thread_counts() {
+    let conv = ConvCase {
+        n: 3,
+        c: 16,
+        k: 24,
+        input: vec![23, 21],
+        ..ConvCase::basic()
+    };
+    let steps = &epilogues()[1];
+    let grad = |direction: ConvDirection, dt: DataType| {
+        let mut g = conv_graph(&conv, &[], dt);
+        if let Op::Conv(c) = &mut g.nodes[0].op {
+            c.direction = direction;
+        }
+        g.name = format!("{direction:?} {}", g.name);
+        g
+    };
+    type Case = (&'static dyn CpuEngine, OpGraph, Vec<(i64, i64)>, f64);
+    let cases: Vec<Case> = vec![
+        // im2col tiles (f16 input: no in-place GEMM).
+        (
+            &ConvFpropEngine,
+            conv_graph(&conv, steps, DataType::F16),
+            vec![],
+            12.0,
+        ),
+        // Winograd blocks.
+        (
+            &ConvFpropEngine,
+            conv_graph(&conv, steps, DataType::F32),
+            vec![(super::conv_fprop::KNOB_ALGO, 2)],
+            12.0,
+        ),
+        (
+            &ConvDgradEngine,
+            grad(ConvDirection::Dgrad, DataType::F16),
+            vec![],
+            15.0,
+        ),
+        (
+            &ConvWgradEngine,
+            grad(ConvDirection::Wgrad, DataType::F16),
+            vec![],
+            40.0,
+        ),
+        // Output-row tiles (f16 output), and the epilogue pass after a direct f32 GEMM.
+        (
+            &MatmulEngine,
+            matmul_graph(&[3, 70, 9], &[3, 9, 65], false, steps, DataType::F16),
+            vec![],
+            3.0,
+        ),
+        (
+            &MatmulEngine,
+            matmul_graph(&[3, 70, 9], &[3, 9, 65], false, steps, DataType::F32),
+            vec![],
+            3.0,
+        ),
+    ];
+    for (i, (engine, graph, knobs, scale)) in cases.into_iter().enumerate() {
+        let dt = graph.tensor(1).unwrap().data_type;
+        let tol = tol_of(dt);
+        let seed = 500 + i as u64;
+        let small = check_portable(engine, graph.clone(), &knobs, tol, scale, seed, 2, 7);
+        let large = check_portable(engine, graph.clone(), &knobs, tol, scale, seed, 7, 2);
+        assert_eq!(
+            check_portable(engine, graph.clone(), &knobs, tol, scale, seed, 7, 1),
+            large
+        );
+        // The cases are big enough for the slot count to matter, so the test can fail.
+        assert!(large > small, "{}: {large} <= {small}", graph.name);
+    }
+}
+
+/// An explicit `workspace_slots` is kept as given, and the knob's range is refused outside it.
+#[test]
+fn workspace_slots_knob_is_kept_and_checked() {
+    let g = conv_graph(&ConvCase::basic(), &[], DataType::F16);
+    let slots = super::conv_fprop::KNOB_WORKSPACE_SLOTS;
+    let (bytes, _) = build_and_save(&ConvFpropEngine, &g, &[(slots, 3)], 7);
+    assert_eq!(crate::payload::decode(&bytes).unwrap().knobs, vec![0, 0, 3]);
+    let id = kiln_core::engine_id(ConvFpropEngine.name());
+    let too_many = KnobSetting {
+        knob_id: slots,
+        value: super::WORKSPACE_SLOTS_MAX + 1,
+    };
+    let err = CpuPlugin.create_context(id, &[too_many], &g).err().unwrap();
+    assert!(err.message.contains("workspace_slots"), "{}", err.message);
+    // Knob ids of the existing knobs did not move.
+    let ids: Vec<(i64, &str)> = ConvFpropEngine
+        .knobs()
+        .iter()
+        .map(|k| (k.id, k.name))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            (1, "conv_algo"),
+            (2, "tile_positions"),
+            (3, "workspace_slots")
+        ]
+    );
+    let ids: Vec<(i64, &str)> = MatmulEngine
+        .knobs()
+        .iter()
+        .map(|k| (k.id, k.name))
+        .collect();
+    assert_eq!(ids, [(1, "parallel_split"), (2, "workspace_slots")]);
 }
