@@ -82,7 +82,7 @@ pub struct Plugin {
     source: PluginSource,
     engines: Vec<EngineInfo>,
     abi: (u32, u32),
-    // Declared last: dropped after everything that points into it.
+    // Kept mapped for the life of the process (see `Drop`).
     _library: Option<libloading::Library>,
 }
 
@@ -305,6 +305,17 @@ impl Plugin {
     /// The engine with `id`, if this plugin has it.
     pub fn engine(&self, id: u64) -> Option<&EngineInfo> {
         self.engines.iter().find(|e| e.id == id)
+    }
+}
+
+impl Drop for Plugin {
+    /// A plugin's library is never unloaded: threads it started (a rayon pool, a driver's
+    /// callbacks) may still run its code after the last plan is gone, and unmapping it under
+    /// them would be undefined behaviour. The mapping lives until the process ends.
+    fn drop(&mut self) {
+        if let Some(library) = self._library.take() {
+            std::mem::forget(library);
+        }
     }
 }
 
