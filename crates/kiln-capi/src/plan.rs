@@ -89,8 +89,10 @@ pub unsafe extern "C" fn kiln_graph_build_plan(
 }
 
 /// Saves the plan alone (a bare plan blob), with the two-call pattern of `kiln_graph_serialize`.
-/// A plan loaded from bytes saves to exactly the plan bytes it was loaded from; a built plan asks
-/// its engine once, on the first save, and returns the same bytes afterwards.
+/// A plan loaded from bytes saves to exactly the plan bytes it was loaded from, without calling
+/// its engine (so the re-save holds the original kernel; build again from the graph for a newer
+/// one); a built plan asks its engine once, on the first save, and returns the same bytes
+/// afterwards.
 ///
 /// Returns `KILN_STATUS_BAD_PARAM_NULL_POINTER` when `plan` or `size` is null,
 /// `KILN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT` when `requested` is too small (nothing written),
@@ -121,7 +123,9 @@ pub unsafe extern "C" fn kiln_plan_serialize(
 
 /// Restores a plan on `handle`'s device from saved bytes, without rebuilding: a bare plan blob,
 /// or a graph-and-plan container of which the plan part is kept. Its re-save returns exactly the
-/// plan bytes it was loaded from.
+/// plan bytes it was loaded from: the original kernel, provider version and format versions. The
+/// plan keeps one copy of those bytes (code objects included) for its lifetime. To run a newer
+/// kernel after upgrading a provider, build the plan again from its graph.
 ///
 /// Returns `KILN_STATUS_BAD_PARAM_NULL_POINTER` when an argument is null; `KILN_STATUS_BAD_PARAM`
 /// for a graph-only blob (the message says to use the graph loader) and for damaged, truncated
