@@ -46,6 +46,11 @@ fn graphs() -> Vec<Maker> {
             Box::new(|| conv_graph(DataType::F16, 2, 8, 9, 9, 16, 3, 1, 1, true, true)),
         ),
         (
+            // A is 50000 x 50000: offsets pass 2^31, so the kernel indexes in 64 bits.
+            "matmul bf16 64-bit indices",
+            Box::new(|| matmul_graph(DataType::Bf16, 1, 50000, 50000, 16, false)),
+        ),
+        (
             "conv f32 nchw",
             Box::new(|| conv_graph(DataType::F32, 1, 3, 7, 7, 4, 3, 1, 2, false, false)),
         ),
@@ -403,4 +408,43 @@ fn generated_sources_are_stable() {
             .map(|(_, s)| s)
             .unwrap_or("")
     );
+}
+
+fn gemm_source(conv: bool, make: impl Fn() -> Graph) -> String {
+    let mut g = make();
+    g.validate().expect("valid");
+    let og = g.op_graph().expect("graph").clone();
+    let kind = if conv {
+        kiln_engine_cuda::CONV_FPROP_V1
+    } else {
+        kiln_engine_cuda::MATMUL_V1
+    };
+    let k = kiln_engine_cuda::generate(kind, &og).expect("generate");
+    k[0].source.clone()
+}
+
+#[test]
+fn gemm_index_width_and_wide_loads_follow_the_shapes() {
+    // Small matmul: 32-bit indices, 16-byte loads of A along K and of B along N.
+    let s = gemm_source(false, || matmul_graph(DataType::Bf16, 2, 64, 64, 64, false));
+    assert!(s.contains("typedef int kiln_idx;"), "{s}");
+    assert!(s.contains("#if 1\n        if (((unsigned long long)p0 % 16ULL) == 0)"));
+    assert!(s.contains("#if 1\n        if (((unsigned long long)p1 % 16ULL) == 0) {\n#if 1"));
+    // K = 50 is no multiple of 8: A stays scalar; N = 40 is, so B loads wide.
+    let s = gemm_source(false, || matmul_graph(DataType::Bf16, 1, 70, 50, 40, false));
+    assert!(s.contains("#if 0\n        if (((unsigned long long)p0 % 16ULL) == 0)"));
+    assert!(s.contains("#if 1\n        if (((unsigned long long)p1 % 16ULL) == 0)"));
+    // Offsets past 2^31: 64-bit indices and literals.
+    let s = gemm_source(false, || {
+        matmul_graph(DataType::Bf16, 1, 50000, 50000, 16, false)
+    });
+    assert!(s.contains("typedef long long kiln_idx;"));
+    assert!(s.contains("K = 50000LL"));
+    // NCHW f32 convolution: channels are strided, so both operands load one element at a time.
+    let s = gemm_source(true, || {
+        conv_graph(DataType::F32, 1, 3, 7, 7, 4, 3, 1, 2, false, false)
+    });
+    assert!(s.contains("typedef int kiln_idx;"));
+    assert!(s.contains("#if 0\n        if (((unsigned long long)p0 % 16ULL) == 0)"));
+    assert!(s.contains("#if 0\n        if (((unsigned long long)p1 % 16ULL) == 0)"));
 }

@@ -189,12 +189,30 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
             .ok_or_else(|| format!("uid {u} is not a parameter"))
     };
 
+    let elem = tensor(
+        graph,
+        match &s.main {
+            Main::Matmul(mm) => mm.a,
+            Main::Conv(cv) => cv.x,
+        },
+    )?
+    .data_type;
+    // Elements per 16-byte access.
+    let vec = 16 / elem.size() as i64;
+    // 32-bit index arithmetic when every offset the kernel forms fits (see `fits_i32`).
+    let narrow = fits_i32(graph, &s)?;
+    let (idx, sfx) = if narrow {
+        ("int", "")
+    } else {
+        ("long long", "LL")
+    };
     let mut helpers = String::new();
-    let (m, n, k, batches, elem, a_k_fast, b_n_fast, coords, batch_setup);
+    let (m, n, k, batches, a_k_fast, b_n_fast, coords, batch_setup);
+    let mut row_setup = String::new();
+    let (a_vec, a_aligned, b_vec, b_aligned, b_vec_n);
     match &s.main {
         Main::Matmul(mm) => {
             let (a, b) = (tensor(graph, mm.a)?, tensor(graph, mm.b)?);
-            elem = a.data_type;
             m = out.dims[rank - 2];
             n = out.dims[rank - 1];
             k = a.dims[rank - 1];
@@ -208,7 +226,6 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
                     out.dims[d], out.dims[d]
                 );
             }
-            let _ = setup.len();
             let bcoords: Vec<String> = (0..rank - 2).map(|d| format!("b{d}")).collect();
             let boff = |t: &TensorDesc| {
                 let mut tt = t.clone();
@@ -216,24 +233,40 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
                 tt.strides.truncate(rank - 2);
                 offset_expr(&tt, &bcoords)
             };
-            let _ = writeln!(setup, "    const kiln_i64 off_a = {};", boff(a));
-            let _ = writeln!(setup, "    const kiln_i64 off_b = {};", boff(b));
+            let _ = writeln!(setup, "    const kiln_idx off_a = (kiln_idx)({});", boff(a));
+            let _ = writeln!(setup, "    const kiln_idx off_b = (kiln_idx)({});", boff(b));
             batch_setup = setup;
             let (pa, pb) = (name(a.uid)?, name(b.uid)?);
-            let ty = c_type(elem).ok_or("bad type")?;
             let (sam, sak) = (a.strides[rank - 2], a.strides[rank - 1]);
             let (sbk, sbn) = (b.strides[rank - 2], b.strides[rank - 1]);
             let _ = writeln!(
                 helpers,
-                "#define LOAD_A(gm, gk) ((elem_t){pa}[off_a + (gm) * {sam}LL + (gk) * {sak}LL])"
+                "#define A_KPREP(gk) const bool ka_ok = (gk) < K; const kiln_idx ka_off = off_a + (gk) * {sak}{sfx};\n\
+                 #define LOAD_A(mm, gm) ({pa}[ka_off + (gm) * {sam}{sfx}])\n\
+                 #define VLOAD_A(mm, gm) (*reinterpret_cast<const vec_t*>({pa} + ka_off + (gm) * {sam}{sfx}))\n\
+                 #define B_KPREP(gk) const bool kb_ok = (gk) < K; const kiln_idx kb_off = off_b + (gk) * {sbk}{sfx};\n\
+                 #define LOAD_B(gn) ({pb}[kb_off + (gn) * {sbn}{sfx}])\n\
+                 #define VLOAD_B(gn) (*reinterpret_cast<const vec_t*>({pb} + kb_off + (gn) * {sbn}{sfx}))"
             );
-            let _ = writeln!(
-                helpers,
-                "#define LOAD_B(gk, gn) ((elem_t){pb}[off_b + (gk) * {sbk}LL + (gn) * {sbn}LL])"
-            );
-            let _ = ty;
             a_k_fast = sak <= sam;
             b_n_fast = sbn <= sbk;
+            // Wide loads along a contiguous dim whose extent and every other stride are
+            // multiples of the vector, so each access stays inside the row and 16-byte aligned
+            // once the base pointer is (checked at run time: one uniform branch).
+            let others_aligned = |t: &TensorDesc, skip: usize| {
+                t.dims
+                    .iter()
+                    .zip(&t.strides)
+                    .enumerate()
+                    .all(|(i, (&d, &st))| i == skip || d == 1 || st % vec == 0)
+            };
+            a_vec = sak == 1 && k % vec == 0 && others_aligned(a, rank - 1);
+            a_aligned = format!("((unsigned long long){pa} % 16ULL) == 0");
+            let bn = sbn == 1 && n % vec == 0 && others_aligned(b, rank - 1);
+            let bk = sbk == 1 && k % vec == 0 && others_aligned(b, rank - 2);
+            b_vec = bn || bk;
+            b_vec_n = bn;
+            b_aligned = format!("((unsigned long long){pb} % 16ULL) == 0");
             let mut c: Vec<String> = bcoords.clone();
             c.push("(gm)".into());
             c.push("(gn)".into());
@@ -241,7 +274,6 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
         }
         Main::Conv(cv) => {
             let (x, w) = (tensor(graph, cv.x)?, tensor(graph, cv.w)?);
-            elem = x.data_type;
             let (nb, ch, h, wd) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
             let (kk, r, ss) = (w.dims[0], w.dims[2], w.dims[3]);
             let (p, q) = (out.dims[2], out.dims[3]);
@@ -254,26 +286,46 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
             let (px, pw) = (name(x.uid)?, name(w.uid)?);
             let sx = &x.strides;
             let sw = &w.strides;
+            // Each tile row's output pixel, decomposed once per block: the base offset of its
+            // input window and the window's top-left corner (h, w), which may lie in the padding.
             let _ = write!(
-                helpers,
-                "__device__ __forceinline__ elem_t kiln_load_x(const elem_t* __restrict__ x, kiln_i64 gm, kiln_i64 gk) {{\n\
-                 \x20   const kiln_i64 q = gm % {q}LL, t = gm / {q}LL, p = t % {p}LL, n = t / {p}LL;\n\
-                 \x20   const kiln_i64 c = gk % {ch}LL, rs = gk / {ch}LL, s = rs % {ss}LL, r = rs / {ss}LL;\n\
-                 \x20   const kiln_i64 h = p * {sh}LL - {ph}LL + r * {dh}LL, w = q * {sww}LL - {pwd}LL + s * {dw}LL;\n\
-                 \x20   if (h < 0 || h >= {h}LL || w < 0 || w >= {wd}LL) {{ return kiln_st<elem_t>(0.0f); }}\n\
-                 \x20   return x[n * {s0}LL + c * {s1}LL + h * {s2}LL + w * {s3}LL];\n}}\n\
-                 __device__ __forceinline__ elem_t kiln_load_w(const elem_t* __restrict__ w, kiln_i64 gk, kiln_i64 gn) {{\n\
-                 \x20   const kiln_i64 c = gk % {ch}LL, rs = gk / {ch}LL, s = rs % {ss}LL, r = rs / {ss}LL;\n\
-                 \x20   return w[gn * {w0}LL + c * {w1}LL + r * {w2}LL + s * {w3}LL];\n}}\n\
-                 #define LOAD_A(gm, gk) kiln_load_x({px}, gm, gk)\n\
-                 #define LOAD_B(gk, gn) kiln_load_w({pw}, gk, gn)\n",
+                row_setup,
+                "    __shared__ kiln_idx row_base[BM], row_h[BM], row_w[BM];\n\
+                 \x20   if (tid < BM) {{\n\
+                 \x20       const kiln_idx gm = m0 + tid < M ? m0 + tid : M - 1;\n\
+                 \x20       const kiln_idx q = gm % {q}{sfx}, t = gm / {q}{sfx}, p = t % {p}{sfx}, n = t / {p}{sfx};\n\
+                 \x20       const kiln_idx h = p * {sh}{sfx} - {ph}{sfx}, w = q * {sww}{sfx} - {pwd}{sfx};\n\
+                 \x20       row_base[tid] = n * {s0}{sfx} + h * {s2}{sfx} + w * {s3}{sfx};\n\
+                 \x20       row_h[tid] = h;\n\
+                 \x20       row_w[tid] = w;\n\
+                 \x20   }}\n\
+                 \x20   __syncthreads();",
                 sh = pr.stride[0],
                 sww = pr.stride[1],
                 ph = pr.pre_padding[0],
                 pwd = pr.pre_padding[1],
+                s0 = sx[0],
+                s2 = sx[2],
+                s3 = sx[3],
+            );
+            // K = (r, s, c), c fastest: decomposed once per K index of a thread.
+            let _ = write!(
+                helpers,
+                "__device__ __forceinline__ bool kiln_in_window(kiln_idx h, kiln_idx w) {{\n\
+                 \x20   return h >= 0 && h < {h}{sfx} && w >= 0 && w < {wd}{sfx};\n}}\n\
+                 #define A_KPREP(gk) const bool ka_ok = (gk) < K; \\\n\
+                 \x20   const kiln_idx ka_c = (gk) % {ch}{sfx}, ka_rs = (gk) / {ch}{sfx}; \\\n\
+                 \x20   const kiln_idx ka_h = (ka_rs / {ss}{sfx}) * {dh}{sfx}, ka_w = (ka_rs % {ss}{sfx}) * {dw}{sfx}; \\\n\
+                 \x20   const kiln_idx ka_off = ka_c * {s1}{sfx} + ka_h * {s2}{sfx} + ka_w * {s3}{sfx};\n\
+                 #define LOAD_A(mm, gm) (kiln_in_window(row_h[mm] + ka_h, row_w[mm] + ka_w) ? {px}[row_base[mm] + ka_off] : kiln_st<elem_t>(0.0f))\n\
+                 #define VLOAD_A(mm, gm) (kiln_in_window(row_h[mm] + ka_h, row_w[mm] + ka_w) ? *reinterpret_cast<const vec_t*>({px} + row_base[mm] + ka_off) : kiln_vzero())\n\
+                 #define B_KPREP(gk) const bool kb_ok = (gk) < K; \\\n\
+                 \x20   const kiln_idx kb_c = (gk) % {ch}{sfx}, kb_rs = (gk) / {ch}{sfx}; \\\n\
+                 \x20   const kiln_idx kb_off = kb_c * {w1}{sfx} + (kb_rs / {ss}{sfx}) * {w2}{sfx} + (kb_rs % {ss}{sfx}) * {w3}{sfx};\n\
+                 #define LOAD_B(gn) ({pw}[(gn) * {w0}{sfx} + kb_off])\n\
+                 #define VLOAD_B(gn) (*reinterpret_cast<const vec_t*>({pw} + (gn) * {w0}{sfx} + kb_off))\n",
                 dh = pr.dilation[0],
                 dw = pr.dilation[1],
-                s0 = sx[0],
                 s1 = sx[1],
                 s2 = sx[2],
                 s3 = sx[3],
@@ -285,11 +337,17 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
             // Channels fastest along K: contiguous when C has the smallest stride (NHWC, KRSC).
             a_k_fast = sx[1] <= sx[3];
             b_n_fast = sw[0] < sw[1];
+            // Wide loads along C: a vector never straddles (r, s) when C is a multiple of it.
+            a_vec = sx[1] == 1 && ch % vec == 0 && [0, 2, 3].iter().all(|&i| sx[i] % vec == 0);
+            a_aligned = format!("((unsigned long long){px} % 16ULL) == 0");
+            b_vec = sw[1] == 1 && ch % vec == 0 && [0, 2, 3].iter().all(|&i| sw[i] % vec == 0);
+            b_vec_n = false;
+            b_aligned = format!("((unsigned long long){pw} % 16ULL) == 0");
             coords = vec![
-                "(gm / {PQ}LL)".replace("{PQ}", &(p * q).to_string()),
+                format!("(gm / {}{sfx})", p * q),
                 "(gn)".into(),
-                format!("((gm / {q}LL) % {p}LL)"),
-                format!("(gm % {q}LL)"),
+                format!("((gm / {q}{sfx}) % {p}{sfx})"),
+                format!("(gm % {q}{sfx})"),
             ];
         }
     }
@@ -326,9 +384,16 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
             ("HELPERS", helpers.trim_end().to_string()),
             ("SYMBOL", "KILN_SYMBOL".into()),
             ("PARAMS", params.declare(graph)?),
-            ("M", m.to_string()),
-            ("N", n.to_string()),
-            ("K", k.to_string()),
+            ("IDX", idx.to_string()),
+            ("M", format!("{m}{sfx}")),
+            ("N", format!("{n}{sfx}")),
+            ("K", format!("{k}{sfx}")),
+            ("ROW_SETUP", row_setup),
+            ("A_VEC", (a_vec as u8).to_string()),
+            ("A_ALIGNED", a_aligned),
+            ("B_VEC", (b_vec as u8).to_string()),
+            ("B_VEC_N", (b_vec_n as u8).to_string()),
+            ("B_ALIGNED", b_aligned),
             ("BATCH_SETUP", batch_setup.trim_end().to_string()),
             ("TENSOR_CORES", (tensor_cores as u8).to_string()),
             ("A_K_FAST", (a_k_fast as u8).to_string()),
@@ -353,4 +418,68 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
         block: [256, 1, 1],
         shared_bytes: 0,
     })
+}
+
+/// Whether the kernel can index in 32 bits: every tile coordinate (M, N, K plus a tile of
+/// overhang) and every offset it forms into a bound tensor fit below 2^31. Offsets are bounded
+/// by each dim's extent plus a tile of overhang plus the convolution's padding and filter
+/// reach (window corners may lie in the padding), times the dim's stride; sums of such terms
+/// are bounded by the sum over dims, which is what is checked. Arithmetic is in i128, so no
+/// shape makes the check itself overflow.
+fn fits_i32(graph: &OpGraph, s: &Split<'_>) -> Result<bool, String> {
+    let limit = i128::from(i32::MAX);
+    let mut slack = i128::from(BM.max(BN)) * 2;
+    if let Main::Conv(cv) = &s.main {
+        let p = &cv.params;
+        let w = tensor(graph, cv.w)?;
+        for v in p.pre_padding.iter().chain(&p.post_padding) {
+            slack += i128::from(v.unsigned_abs());
+        }
+        for (i, d) in p.dilation.iter().enumerate() {
+            let filter = w.dims.get(i + 2).copied().unwrap_or(1);
+            let stride = p.stride.get(i).copied().unwrap_or(1);
+            slack += i128::from(d.unsigned_abs()) * i128::from(filter.unsigned_abs())
+                + i128::from(stride.unsigned_abs());
+        }
+    }
+    for t in graph.bound_tensors() {
+        let mut reach: i128 = 0;
+        for (&d, &st) in t.dims.iter().zip(&t.strides) {
+            let d = i128::from(d.unsigned_abs());
+            reach += (d + slack) * i128::from(st.unsigned_abs());
+            // Extents themselves become tile coordinates (M = N·P·Q, K = R·S·C): their
+            // products are bounded below.
+            if d + slack > limit {
+                return Ok(false);
+            }
+        }
+        if reach > limit {
+            return Ok(false);
+        }
+    }
+    let out = tensor(graph, s.out)?;
+    let extents: i128 = out
+        .dims
+        .iter()
+        .map(|&d| i128::from(d.unsigned_abs()))
+        .product();
+    let (gemm_m, gemm_k) = match &s.main {
+        Main::Matmul(mm) => {
+            let a = tensor(graph, mm.a)?;
+            let last = a.dims.len().saturating_sub(1);
+            (
+                extents,
+                i128::from(a.dims.get(last).copied().unwrap_or(1).unsigned_abs()),
+            )
+        }
+        Main::Conv(cv) => {
+            let w = tensor(graph, cv.w)?;
+            let k: i128 = w.dims[1..]
+                .iter()
+                .map(|&d| i128::from(d.unsigned_abs()))
+                .product();
+            (extents, k)
+        }
+    };
+    Ok(gemm_m + slack <= limit && gemm_k + slack <= limit)
 }
