@@ -9,6 +9,7 @@
 //! restored from saved bytes is never saved again by the plugin (the backend re-saves restored
 //! plans from the bytes they were loaded from).
 
+pub mod payload_header;
 mod table;
 
 use std::ffi::c_void;
@@ -16,6 +17,7 @@ use std::ffi::c_void;
 pub use kiln_core::OpGraph;
 pub use kiln_plugin_abi as abi;
 pub use kiln_plugin_abi::{KilnPluginStatus, KilnTensorBinding};
+pub use payload_header::{PayloadFormat, PAYLOAD_HEADER_SIZE};
 pub use table::{plugin_table, PluginTableFor};
 
 /// An error a plugin hook returns: a status and a message for the per-thread last error.

@@ -27,14 +27,22 @@
 //! kind) is `NOT_APPLICABLE`, naming both sides.
 
 use kiln_core::OpGraph;
-use kiln_plugin_sdk::{PluginError, PluginResult};
-use sha2::{Digest, Sha256};
+use kiln_plugin_sdk::{PayloadFormat, PluginError, PluginResult};
 
 pub const MARKER: [u8; 4] = *b"KCPU";
 pub const FORMAT_MAJOR: u16 = 1;
 pub const FORMAT_MINOR: u16 = 0;
 pub const KIND_EXECUTION_CONTEXT: u16 = 1;
-pub const HEADER_SIZE: usize = 48;
+pub const HEADER_SIZE: usize = kiln_plugin_sdk::PAYLOAD_HEADER_SIZE;
+
+/// The header this plugin writes and accepts (the SDK checks it).
+const FORMAT: PayloadFormat = PayloadFormat {
+    owner: "kiln-cpu",
+    marker: MARKER,
+    major: FORMAT_MAJOR,
+    minor: FORMAT_MINOR,
+    kind: KIND_EXECUTION_CONTEXT,
+};
 /// Most knobs a payload may list (a guard against absurd counts in damaged bytes).
 const MAX_KNOBS: u32 = 64;
 
@@ -57,24 +65,11 @@ pub fn encode(engine_id: u64, knobs: &[i64], graph: &OpGraph) -> Vec<u8> {
     }
     body.extend_from_slice(&(blob.len() as u64).to_le_bytes());
     body.extend_from_slice(&blob);
-    let mut out = Vec::with_capacity(HEADER_SIZE + body.len());
-    out.extend_from_slice(&MARKER);
-    out.extend_from_slice(&FORMAT_MAJOR.to_le_bytes());
-    out.extend_from_slice(&FORMAT_MINOR.to_le_bytes());
-    out.extend_from_slice(&KIND_EXECUTION_CONTEXT.to_le_bytes());
-    out.extend_from_slice(&(HEADER_SIZE as u16).to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&Sha256::digest(&body));
-    out.extend_from_slice(&body);
-    out
+    FORMAT.wrap(&body)
 }
 
 fn damaged(what: String) -> PluginError {
-    PluginError::invalid_value(format!("kiln-cpu payload damaged: {what}"))
-}
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
+    FORMAT.damaged(what)
 }
 
 /// A cursor over the body that refuses to read past its end.
@@ -114,42 +109,11 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Decodes and checks a payload: header, marker, versions, kind, header size, body digest,
-/// then the body's fields and its graph (decoded and validated).
+/// Decodes and checks a payload: the header (marker, versions, kind, header size, body digest;
+/// `kiln_plugin_sdk::PayloadFormat`), then the body's fields and its graph (decoded and
+/// validated).
 pub fn decode(bytes: &[u8]) -> PluginResult<CpuPayload> {
-    if bytes.len() < HEADER_SIZE {
-        return Err(damaged(format!(
-            "{} bytes, shorter than the {HEADER_SIZE}-byte header",
-            bytes.len()
-        )));
-    }
-    if bytes[0..4] != MARKER {
-        return Err(damaged(format!("marker {:02x?} is not KCPU", &bytes[0..4])));
-    }
-    let (major, minor, kind) = (u16_at(bytes, 4), u16_at(bytes, 6), u16_at(bytes, 8));
-    if major != FORMAT_MAJOR || minor > FORMAT_MINOR {
-        return Err(PluginError::not_applicable(format!(
-            "kiln-cpu payload format {major}.{minor} cannot be read by this plugin, which reads \
-             {FORMAT_MAJOR}.0 to {FORMAT_MAJOR}.{FORMAT_MINOR}"
-        )));
-    }
-    if kind != KIND_EXECUTION_CONTEXT {
-        return Err(PluginError::not_applicable(format!(
-            "kiln-cpu payload kind {kind} is not an execution context (kind {KIND_EXECUTION_CONTEXT})"
-        )));
-    }
-    let header = u16_at(bytes, 10) as usize;
-    if header != HEADER_SIZE {
-        return Err(damaged(format!(
-            "header size {header}, expected {HEADER_SIZE}"
-        )));
-    }
-    let body = &bytes[HEADER_SIZE..];
-    if Sha256::digest(body).as_slice() != &bytes[16..48] {
-        return Err(damaged(
-            "the SHA-256 digest of the body does not match".into(),
-        ));
-    }
+    let body = FORMAT.unwrap(bytes)?;
     let mut r = Reader { bytes: body, at: 0 };
     let engine_id = r.u64("engine id")?;
     let count = r.u32("knob count")?;

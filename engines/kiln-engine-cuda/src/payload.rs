@@ -20,7 +20,7 @@
 
 use crate::generated::fb;
 use kiln_core::DataType;
-use kiln_plugin_sdk::{PluginError, PluginResult};
+use kiln_plugin_sdk::{PayloadFormat, PluginError, PluginResult};
 use planus::{Builder, Offset, ReadAsRoot};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -35,7 +35,16 @@ pub const FORMAT_MINOR: u16 = 0;
 /// Payload kind: a saved execution context.
 pub const KIND_EXECUTION_CONTEXT: u16 = 1;
 /// Header bytes in front of the body.
-pub const HEADER_SIZE: usize = 48;
+pub const HEADER_SIZE: usize = kiln_plugin_sdk::PAYLOAD_HEADER_SIZE;
+
+/// The header this provider writes and accepts (the SDK checks it).
+const FORMAT: PayloadFormat = PayloadFormat {
+    owner: "kiln-cuda",
+    marker: MARKER,
+    major: FORMAT_MAJOR,
+    minor: FORMAT_MINOR,
+    kind: KIND_EXECUTION_CONTEXT,
+};
 /// Alignment of each cubin inside the body (and the payload).
 pub const CODE_ALIGN: usize = 16;
 
@@ -219,62 +228,18 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
         launches,
     );
     let body = b.finish(root, None);
-    let mut out = Vec::with_capacity(HEADER_SIZE + body.len());
-    out.extend_from_slice(&MARKER);
-    out.extend_from_slice(&FORMAT_MAJOR.to_le_bytes());
-    out.extend_from_slice(&FORMAT_MINOR.to_le_bytes());
-    out.extend_from_slice(&KIND_EXECUTION_CONTEXT.to_le_bytes());
-    out.extend_from_slice(&(HEADER_SIZE as u16).to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&Sha256::digest(body));
-    out.extend_from_slice(body);
-    out
+    FORMAT.wrap(body)
 }
 
 /// `INVALID_VALUE` "kiln-cuda payload damaged: ...".
 pub fn damaged(what: impl std::fmt::Display) -> PluginError {
-    PluginError::invalid_value(format!("kiln-cuda payload damaged: {what}"))
-}
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
+    FORMAT.damaged(what)
 }
 
 /// Checks the header (steps 1 to 6: length, marker, format version, kind, header size, body
-/// digest) and returns the body.
+/// digest; `kiln_plugin_sdk::PayloadFormat`) and returns the body.
 fn check_header(bytes: &[u8]) -> PluginResult<&[u8]> {
-    if bytes.len() < HEADER_SIZE {
-        return Err(damaged(format!(
-            "{} bytes, shorter than the {HEADER_SIZE}-byte header",
-            bytes.len()
-        )));
-    }
-    if bytes[0..4] != MARKER {
-        return Err(damaged(format!("marker {:02x?} is not KCUD", &bytes[0..4])));
-    }
-    let (major, minor, kind) = (u16_at(bytes, 4), u16_at(bytes, 6), u16_at(bytes, 8));
-    if major != FORMAT_MAJOR || minor > FORMAT_MINOR {
-        return Err(PluginError::not_applicable(format!(
-            "kiln-cuda payload format {major}.{minor} cannot be read by this provider, which reads \
-             {FORMAT_MAJOR}.0 to {FORMAT_MAJOR}.{FORMAT_MINOR}"
-        )));
-    }
-    if kind != KIND_EXECUTION_CONTEXT {
-        return Err(PluginError::not_applicable(format!(
-            "kiln-cuda payload kind {kind} is not an execution context (kind {KIND_EXECUTION_CONTEXT})"
-        )));
-    }
-    let header = u16_at(bytes, 10) as usize;
-    if header != HEADER_SIZE {
-        return Err(damaged(format!(
-            "header size {header}, expected {HEADER_SIZE}"
-        )));
-    }
-    let body = &bytes[HEADER_SIZE..];
-    if Sha256::digest(body).as_slice() != &bytes[16..48] {
-        return Err(damaged("the SHA-256 digest of the body does not match"));
-    }
-    Ok(body)
+    FORMAT.unwrap(bytes)
 }
 
 /// Step 7: reads every field through planus's verifying accessors. Any offset out of bounds, a
