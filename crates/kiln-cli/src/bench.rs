@@ -84,6 +84,36 @@ fn time_graph(
     Ok((engine, times))
 }
 
+impl CaseResult {
+    /// A row from the run times (ms) of one case; `flops` of 0 means "not a compute case".
+    fn from_times(
+        op: &'static str,
+        shape: Vec<i64>,
+        fused: bool,
+        engine: String,
+        times: &mut [f64],
+        flops: f64,
+    ) -> CaseResult {
+        let med = median(times);
+        CaseResult {
+            op,
+            shape,
+            dtype: "f32",
+            fused,
+            engine,
+            median_ms: med,
+            // median() sorted the times.
+            min_ms: times.first().copied().unwrap_or(f64::NAN),
+            runs: times.len(),
+            gflops: if flops > 0.0 {
+                flops / (med * 1e6)
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     if v.is_empty() {
@@ -166,18 +196,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for case in convs.iter().filter(|_| wanted("conv_fprop")) {
         let (mut g, inputs, y) = case.graph();
         let (engine, mut times) = time_graph(&handle, &mut g, &inputs, &y, args.runs)?;
-        let med = median(&mut times);
-        results.push(CaseResult {
-            op: "conv_fprop",
-            shape: case.shape(),
-            dtype: "f32",
-            fused: case.fused,
+        results.push(CaseResult::from_times(
+            "conv_fprop",
+            case.shape(),
+            case.fused,
             engine,
-            median_ms: med,
-            min_ms: times.first().copied().unwrap_or(f64::NAN),
-            runs: times.len(),
-            gflops: case.flops() / (med * 1e6),
-        });
+            &mut times,
+            case.flops(),
+        ));
         if !args.json {
             pb.suspend(|| print_row(results.last()));
         }
@@ -186,18 +212,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for case in matmuls.iter().filter(|_| wanted("matmul")) {
         let (mut g, inputs, c) = case.graph();
         let (engine, mut times) = time_graph(&handle, &mut g, &inputs, &c, args.runs)?;
-        let med = median(&mut times);
-        results.push(CaseResult {
-            op: "matmul",
-            shape: vec![case.m, case.n, case.k],
-            dtype: "f32",
-            fused: false,
+        results.push(CaseResult::from_times(
+            "matmul",
+            vec![case.m, case.n, case.k],
+            false,
             engine,
-            median_ms: med,
-            min_ms: times.first().copied().unwrap_or(f64::NAN),
-            runs: times.len(),
-            gflops: case.flops() / (med * 1e6),
-        });
+            &mut times,
+            case.flops(),
+        ));
         if !args.json {
             pb.suspend(|| print_row(results.last()));
         }
@@ -248,18 +270,7 @@ fn bench_save_load(handle: &Handle, runs: usize) -> Result<Vec<CaseResult>> {
         drop(plan);
     }
     let row = |op: &'static str, mut times: Vec<f64>| {
-        let med = median(&mut times);
-        CaseResult {
-            op,
-            shape: case.shape(),
-            dtype: "f32",
-            fused: true,
-            engine: engine.clone(),
-            median_ms: med,
-            min_ms: times.first().copied().unwrap_or(f64::NAN),
-            runs: times.len(),
-            gflops: 0.0,
-        }
+        CaseResult::from_times(op, case.shape(), true, engine.clone(), &mut times, 0.0)
     };
     Ok(vec![row("plan_save", save), row("plan_load", load)])
 }
