@@ -13,9 +13,10 @@
 #define KILN_PLUGIN_ABI_MAJOR 1
 
 /**
- * ABI minor version: fields appended to the table within major 1.
+ * ABI minor version: fields appended to the table within major 1. Minor 1 appended
+ * `get_execution_context_tensors`.
  */
-#define KILN_PLUGIN_ABI_MINOR 0
+#define KILN_PLUGIN_ABI_MINOR 1
 
 /**
  * Device kinds.
@@ -166,6 +167,28 @@ typedef struct KilnTensorBinding {
 } KilnTensorBinding;
 
 /**
+ * What an execution context reads or writes of one bound tensor: its data type and how many
+ * bytes from the bound pointer it may touch. The host compares these with the plan envelope's
+ * tensor layouts when it restores a plan, so that a payload describing other tensors than its
+ * envelope is refused at load instead of reaching memory it was not given.
+ */
+typedef struct KilnTensorExtent {
+  int64_t uid;
+  /**
+   * The element type's stable code (kiln-core `DataType::code()`).
+   */
+  uint32_t data_type;
+  /**
+   * Reserved, 0.
+   */
+  uint32_t reserved;
+  /**
+   * Bytes from the bound pointer that the context may touch (the tensor's storage extent).
+   */
+  uint64_t storage_bytes;
+} KilnTensorExtent;
+
+/**
  * The plugin's function table. All hooks return a status; on failure the plugin sets its
  * per-thread last error, read with `get_last_error`.
  */
@@ -261,6 +284,18 @@ typedef struct KilnPluginTable {
                                                                uint64_t engine_id,
                                                                struct KilnBytes payload,
                                                                KilnExecutionContext *out);
+  /**
+   * The tensors `context` binds at execute: up to `capacity` extents in `out` and the total
+   * in `count`; `out` may be null to ask for the count. The host calls it on every restored
+   * plan and refuses a plan whose extents contradict its envelope. `NOT_SUPPORTED` (or an
+   * absent hook) means the plugin does not report them; the host then trusts its payload
+   * checks (docs/plugin-development.md, trust model).
+   */
+  KilnPluginStatus (*get_execution_context_tensors)(KilnPluginInstance instance,
+                                                    KilnExecutionContext context,
+                                                    struct KilnTensorExtent *out,
+                                                    size_t capacity,
+                                                    size_t *count);
 } KilnPluginTable;
 
 #endif  /* KILN_PLUGIN_H */

@@ -11,6 +11,7 @@ pub mod device;
 pub mod handle;
 pub mod heuristics;
 pub mod plan;
+mod payload_check;
 mod plan_cache;
 pub mod plugin;
 pub mod registry;

@@ -104,7 +104,8 @@ impl ExecutionPlan {
     /// Checks, in order: the blob (preamble, checksum, FlatBuffer, envelope version 1 or 2,
     /// alignments); an engine with the envelope's ID and name among the handle's plugins; the
     /// plugin's three hooks; then the plugin restores its context from a view of the payload (no
-    /// copy). The plan's saved-bytes cache is seeded with the plan blob. A failure creates no plan
+    /// copy); the tensors the restored context binds match the envelope's UIDs and layouts
+    /// (when the plugin reports them); the workspace matches. The plan's saved-bytes cache is seeded with the plan blob. A failure creates no plan
     /// and keeps nothing; the plugin's message is kept in the error.
     pub fn restore(handle: &Handle, bytes: &[u8]) -> Result<ExecutionPlan> {
         let plan_bytes = kiln_format::plan_part(bytes)?;
@@ -171,6 +172,7 @@ impl ExecutionPlan {
             PlanOrigin::Restored,
             Some(Arc::from(plan_bytes)),
         )?;
+        crate::payload_check::check_payload_matches_envelope(&plan)?;
         if plan.workspace_size as u64 != env.workspace_size {
             return Err(Error::BadParam(format!(
                 "the plan records a workspace of {} bytes but its engine {} needs {}",

@@ -26,6 +26,22 @@ pub struct TensorDesc {
     pub scalar: Option<f64>,
 }
 
+/// Elements of storage a layout spans: 1 + sum((dim - 1) * stride), 0 when a dim is 0; `None`
+/// on overflow or a negative dim or stride.
+pub fn storage_elements(dims: &[i64], strides: &[i64]) -> Option<usize> {
+    let mut last = 0usize;
+    for (&d, &s) in dims.iter().zip(strides) {
+        if d == 0 {
+            return Some(0);
+        }
+        let span = usize::try_from(d.checked_sub(1)?)
+            .ok()?
+            .checked_mul(usize::try_from(s).ok()?)?;
+        last = last.checked_add(span)?;
+    }
+    last.checked_add(1)
+}
+
 /// Maximum tensor rank kiln accepts.
 pub const MAX_RANK: usize = 8;
 
@@ -49,17 +65,7 @@ impl TensorDesc {
     /// Elements of storage the layout spans: 1 + sum((dim - 1) * stride); `None` on overflow
     /// or a negative extent.
     pub fn storage_elements(&self) -> Option<usize> {
-        let mut last = 0usize;
-        for (&d, &s) in self.dims.iter().zip(&self.strides) {
-            if d == 0 {
-                return Some(0);
-            }
-            let span = usize::try_from(d - 1)
-                .ok()?
-                .checked_mul(usize::try_from(s).ok()?)?;
-            last = last.checked_add(span)?;
-        }
-        last.checked_add(1)
+        storage_elements(&self.dims, &self.strides)
     }
 
     /// Bytes of storage the layout spans.

@@ -67,6 +67,12 @@ impl TensorLayout {
         }
     }
 
+    /// Bytes of storage the layout spans; `None` on overflow or a negative dim or stride.
+    pub fn storage_bytes(&self) -> Option<usize> {
+        kiln_core::tensor::storage_elements(&self.dims, &self.strides)?
+            .checked_mul(self.data_type.size())
+    }
+
     /// True when `desc` has exactly this uid, data type, dims and strides.
     pub fn matches(&self, desc: &TensorDesc) -> bool {
         self.uid == desc.uid

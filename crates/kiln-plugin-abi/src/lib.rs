@@ -14,8 +14,9 @@ use std::ffi::{c_char, c_void};
 
 /// ABI major version: a plugin of another major is refused.
 pub const KILN_PLUGIN_ABI_MAJOR: u32 = 1;
-/// ABI minor version: fields appended to the table within major 1.
-pub const KILN_PLUGIN_ABI_MINOR: u32 = 0;
+/// ABI minor version: fields appended to the table within major 1. Minor 1 appended
+/// `get_execution_context_tensors`.
+pub const KILN_PLUGIN_ABI_MINOR: u32 = 1;
 
 /// Name of the exported entry point.
 pub const ENTRY_POINT_SYMBOL: &[u8] = b"kiln_engine_plugin_v1\0";
@@ -122,6 +123,22 @@ pub struct KilnDevice {
 pub struct KilnTensorBinding {
     pub uid: i64,
     pub ptr: *mut c_void,
+}
+
+/// What an execution context reads or writes of one bound tensor: its data type and how many
+/// bytes from the bound pointer it may touch. The host compares these with the plan envelope's
+/// tensor layouts when it restores a plan, so that a payload describing other tensors than its
+/// envelope is refused at load instead of reaching memory it was not given.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KilnTensorExtent {
+    pub uid: i64,
+    /// The element type's stable code (kiln-core `DataType::code()`).
+    pub data_type: u32,
+    /// Reserved, 0.
+    pub reserved: u32,
+    /// Bytes from the bound pointer that the context may touch (the tensor's storage extent).
+    pub storage_bytes: u64,
 }
 
 /// One knob set to a value.
@@ -275,6 +292,22 @@ pub struct KilnPluginTable {
             engine_id: u64,
             payload: KilnBytes,
             out: *mut KilnExecutionContext,
+        ) -> KilnPluginStatus,
+    >,
+
+    // Appended in ABI minor 1; optional.
+    /// The tensors `context` binds at execute: up to `capacity` extents in `out` and the total
+    /// in `count`; `out` may be null to ask for the count. The host calls it on every restored
+    /// plan and refuses a plan whose extents contradict its envelope. `NOT_SUPPORTED` (or an
+    /// absent hook) means the plugin does not report them; the host then trusts its payload
+    /// checks (docs/plugin-development.md, trust model).
+    pub get_execution_context_tensors: Option<
+        unsafe extern "C" fn(
+            instance: KilnPluginInstance,
+            context: KilnExecutionContext,
+            out: *mut KilnTensorExtent,
+            capacity: usize,
+            count: *mut usize,
         ) -> KilnPluginStatus,
     >,
 }

@@ -183,6 +183,43 @@ pub trait EnginePlugin: Sized + Send + Sync + 'static {
             Self::NAME
         )))
     }
+
+    /// The tensors `context` binds at execute, as its own state (for a restored context: its
+    /// payload) describes them. The backend compares them with the plan envelope at every restore
+    /// and refuses a plan whose payload contradicts its envelope, so a forged payload cannot make
+    /// execute touch memory the caller did not give. Plugins that save plans should implement it;
+    /// the default reports nothing (`NOT_SUPPORTED`), and the backend then relies on the plugin's
+    /// own payload checks.
+    fn context_tensors(&self, _context: &Self::Context) -> PluginResult<Vec<TensorExtent>> {
+        Err(PluginError::not_supported(format!(
+            "{}: does not report the tensors of its execution contexts",
+            Self::NAME
+        )))
+    }
+}
+
+/// What an execution context touches of one bound tensor (see
+/// [`EnginePlugin::context_tensors`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TensorExtent {
+    pub uid: i64,
+    pub data_type: kiln_core::DataType,
+    /// Bytes from the bound pointer the context may read or write.
+    pub storage_bytes: u64,
+}
+
+impl TensorExtent {
+    /// The extent of `desc` (its data type and storage bytes).
+    pub fn of(desc: &kiln_core::TensorDesc) -> PluginResult<TensorExtent> {
+        let bytes = desc.storage_bytes().ok_or_else(|| {
+            PluginError::bad_param(format!("{}: its storage size overflows", desc.label()))
+        })?;
+        Ok(TensorExtent {
+            uid: desc.uid,
+            data_type: desc.data_type,
+            storage_bytes: bytes as u64,
+        })
+    }
 }
 
 /// The message the SDK's save hook gives for a context that was restored from saved bytes.

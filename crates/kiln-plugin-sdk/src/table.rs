@@ -141,18 +141,29 @@ unsafe fn context_ref<'a, P: EnginePlugin>(
         .ok_or_else(|| PluginError::bad_param("the execution context is null"))
 }
 
-fn write_ids(ids: &[u64], out: *mut u64, capacity: usize, count: *mut usize) -> PluginResult<()> {
+/// Writes up to `capacity` items of `items` to `out` (when not null) and their total to `count`:
+/// the ask-for-the-count-then-fill pattern of the table's list hooks.
+fn write_list<T: Copy>(
+    items: &[T],
+    out: *mut T,
+    capacity: usize,
+    count: *mut usize,
+) -> PluginResult<()> {
     if count.is_null() {
         return Err(PluginError::bad_param("count is null"));
     }
     // SAFETY: count is non-null and points to a usize the caller owns.
-    unsafe { *count = ids.len() };
+    unsafe { *count = items.len() };
     if !out.is_null() {
-        let n = ids.len().min(capacity);
-        // SAFETY: the caller gives `capacity` writable u64 slots at `out`.
-        unsafe { std::ptr::copy_nonoverlapping(ids.as_ptr(), out, n) };
+        let n = items.len().min(capacity);
+        // SAFETY: the caller gives `capacity` writable slots of T at `out`.
+        unsafe { std::ptr::copy_nonoverlapping(items.as_ptr(), out, n) };
     }
     Ok(())
+}
+
+fn write_ids(ids: &[u64], out: *mut u64, capacity: usize, count: *mut usize) -> PluginResult<()> {
+    write_list(ids, out, capacity, count)
 }
 
 fn decode_graph(graph: KilnBytes) -> PluginResult<kiln_core::OpGraph> {
@@ -431,6 +442,30 @@ unsafe extern "C" fn create_execution_context_from_serialized<P: EnginePlugin>(
     })
 }
 
+unsafe extern "C" fn get_execution_context_tensors<P: EnginePlugin>(
+    instance: KilnPluginInstance,
+    ctx: KilnExecutionContext,
+    out: *mut KilnTensorExtent,
+    capacity: usize,
+    count: *mut usize,
+) -> KilnPluginStatus {
+    guard(|| {
+        // SAFETY: the host passes handles it created with this table.
+        let (p, c) = unsafe { (instance_ref::<P>(instance)?, context_ref::<P>(ctx)?) };
+        let extents: Vec<KilnTensorExtent> = p
+            .context_tensors(&c.inner)?
+            .into_iter()
+            .map(|e| KilnTensorExtent {
+                uid: e.uid,
+                data_type: e.data_type.code() as u32,
+                reserved: 0,
+                storage_bytes: e.storage_bytes,
+            })
+            .collect();
+        write_list(&extents, out, capacity, count)
+    })
+}
+
 /// Builds the table of plugin `P` (implementation detail of [`crate::export_plugin!`]).
 pub trait PluginTableFor {
     const TABLE: KilnPluginTable;
@@ -469,6 +504,7 @@ impl<P: EnginePlugin> PluginTableFor for P {
         } else {
             None
         },
+        get_execution_context_tensors: Some(get_execution_context_tensors::<P>),
     };
 }
 

@@ -18,7 +18,7 @@ use engine::{CpuContext, CpuEngine};
 use kiln_core::{engine_id, OpGraph};
 use kiln_plugin_sdk::{
     export_plugin, Device, EngineDescriptor, EnginePlugin, KilnTensorBinding, KnobSetting,
-    PluginError, PluginResult,
+    PluginError, PluginResult, TensorExtent,
 };
 use tensor_map::TensorMap;
 
@@ -123,6 +123,16 @@ impl EnginePlugin for CpuPlugin {
             .collect();
         let knobs = engine::resolve_knobs(engine, &settings)?;
         prepare_context(engine, knobs, p.graph)
+    }
+
+    /// The bound tensors of the context's graph: for a restored plan, the graph its payload
+    /// stores, which the backend checks against the envelope.
+    fn context_tensors(&self, context: &CpuContext) -> PluginResult<Vec<TensorExtent>> {
+        context
+            .graph
+            .bound_tensors()
+            .map(TensorExtent::of)
+            .collect()
     }
 
     fn workspace_size(&self, context: &CpuContext) -> usize {

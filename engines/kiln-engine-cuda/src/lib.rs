@@ -24,7 +24,7 @@ use driver::{DeviceContext, Module};
 use kiln_core::{engine_id, OpGraph};
 use kiln_plugin_sdk::{
     abi, Device, EngineDescriptor, EnginePlugin, KilnTensorBinding, KnobSetting, PluginError,
-    PluginResult,
+    PluginResult, TensorExtent,
 };
 use payload::{Argument, CodeObject, Launch, Payload, TensorSig};
 use std::ffi::c_void;
@@ -88,6 +88,8 @@ pub struct CudaContext {
     pub engine_name: String,
     pub workspace: u64,
     pub launches: Vec<Launch>,
+    /// The bound tensors as the payload records them (what the launches may touch).
+    pub tensors: Vec<TensorSig>,
     /// Per launch: (module index, function index in that module).
     functions: Vec<(usize, usize)>,
     /// The payload of a built plan; `None` for a restored one (the backend re-saves restored
@@ -176,6 +178,7 @@ impl CudaPlugin {
             engine_name: payload.engine_name.clone(),
             workspace: payload.workspace,
             launches: payload.launches.clone(),
+            tensors: payload.tensors.clone(),
             functions,
             built,
             modules,
@@ -328,6 +331,20 @@ impl EnginePlugin for CudaPlugin {
             )));
         }
         self.prepare(&p, None)
+    }
+
+    /// The tensors the payload records, with the sizes its kernels were specialised to; the
+    /// backend checks them against the envelope at every restore.
+    fn context_tensors(&self, context: &CudaContext) -> PluginResult<Vec<TensorExtent>> {
+        Ok(context
+            .tensors
+            .iter()
+            .map(|t| TensorExtent {
+                uid: t.uid,
+                data_type: t.data_type,
+                storage_bytes: t.storage_bytes,
+            })
+            .collect())
     }
 
     fn workspace_size(&self, context: &CudaContext) -> usize {

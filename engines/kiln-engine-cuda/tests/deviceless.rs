@@ -448,3 +448,40 @@ fn gemm_index_width_and_wide_loads_follow_the_shapes() {
     assert!(s.contains("#if 0\n        if (((unsigned long long)p0 % 16ULL) == 0)"));
     assert!(s.contains("#if 0\n        if (((unsigned long long)p1 % 16ULL) == 0)"));
 }
+
+/// A CUDA plan whose payload records other tensor sizes than its envelope (every digest and
+/// checksum recomputed) is refused at load with BAD_PARAM naming the tensor: its kernels were
+/// specialised to the payload's sizes, so running it on buffers sized from the envelope could
+/// write past them.
+#[test]
+fn a_payload_recording_other_sizes_than_its_envelope_is_refused_at_load() {
+    if skip() {
+        return;
+    }
+    let h = handle(Device::CudaTarget(90)).expect("an sm_90 target handle");
+    let mut g = pointwise_graph(DataType::F32, 5, 37);
+    g.build(&h, &[HeurMode::A]).expect("build");
+    let saved = g.to_compiled_plan_binary().expect("save");
+    let env = kiln_format::decode_plan(&saved).expect("an envelope");
+    let p = payload::decode(env.payload).expect("a CUDA payload");
+    let uid = p.tensors[0].uid;
+    let mut forged = p.clone();
+    forged.tensors[0].storage_bytes *= 1000;
+    let forged_payload = payload::encode(&forged);
+    let mut forged_env = env.clone();
+    forged_env.payload = &forged_payload;
+    let forged_plan = kiln_format::encode_plan_as_given(&forged_env);
+    let h2 = handle(Device::CudaTarget(90)).expect("another target handle");
+    let e = kiln::from_compiled_plan_binary(&h2, &forged_plan).expect_err("must be refused");
+    assert_eq!(e.status(), kiln::Status::BadParam, "{e}");
+    assert!(
+        e.to_string().contains(&format!("tensor uid {uid}")),
+        "the error names the tensor: {e}"
+    );
+    // The same file with the payload untouched (re-encoded the same way) loads.
+    let honest_payload = payload::encode(&p);
+    let mut honest_env = env.clone();
+    honest_env.payload = &honest_payload;
+    kiln::from_compiled_plan_binary(&h2, &kiln_format::encode_plan_as_given(&honest_env))
+        .expect("the honest re-encoding loads");
+}

@@ -510,5 +510,8 @@ fn fault_table(faults: &Faults) -> KilnPluginTable {
         } else {
             None
         },
+        // Not reported: the fault plugin's restored plans take the backend's path for plugins
+        // that do not describe their contexts' tensors.
+        get_execution_context_tensors: None,
     }
 }
