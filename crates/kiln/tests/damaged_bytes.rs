@@ -266,18 +266,78 @@ fn mutate_payload(plan: &[u8], rng: &mut Rng) -> (Vec<u8>, String) {
     (kiln_format::encode_plan_as_given(&env), what)
 }
 
+/// A valid plan whose CPU payload stores a changed op graph (a dim, a stride, a data type, a
+/// UID or a knob value), re-encoded with a correct digest: the payload then contradicts its
+/// envelope, the class of forgery that once wrote out of bounds at execute.
+fn mutate_payload_graph(plan: &[u8], rng: &mut Rng) -> (Vec<u8>, String) {
+    let env = kiln_format::decode_plan(plan).expect("the source plan decodes");
+    let mut p = kiln_engine_cpu::payload::decode(env.payload).expect("a CPU payload");
+    let t = rng.below(p.graph.tensors.len());
+    let tensor = &mut p.graph.tensors[t];
+    let what = match rng.below(5) {
+        0 => {
+            let d = rng.below(tensor.dims.len());
+            tensor.dims[d] = [0, 1, 2, 7, 5000, 1 << 20][rng.below(6)];
+            format!("payload graph: tensor {} dim {d} = {}", tensor.uid, tensor.dims[d])
+        }
+        1 => {
+            let d = rng.below(tensor.strides.len());
+            tensor.strides[d] = [0, 1, 3, 64, 1 << 16][rng.below(5)];
+            format!("payload graph: tensor {} stride {d} = {}", tensor.uid, tensor.strides[d])
+        }
+        2 => {
+            tensor.data_type = kiln_core::DataType::ALL[rng.below(kiln_core::DataType::ALL.len())];
+            format!("payload graph: tensor {} type {}", tensor.uid, tensor.data_type)
+        }
+        3 => {
+            let old = tensor.uid;
+            tensor.uid = rng.below(8) as i64;
+            format!("payload graph: tensor uid {old} renamed {}", tensor.uid)
+        }
+        _ if !p.knobs.is_empty() => {
+            let k = rng.below(p.knobs.len());
+            p.knobs[k] = [-1, 0, 1, 2, 16, 1 << 40][rng.below(6)];
+            format!("payload knob {k} = {}", p.knobs[k])
+        }
+        _ => {
+            tensor.is_virtual = !tensor.is_virtual;
+            format!("payload graph: tensor {} virtual flipped", tensor.uid)
+        }
+    };
+    let payload = kiln_engine_cpu::payload::encode(p.engine_id, &p.knobs, &p.graph);
+    let env = PlanEnvelope {
+        payload: &payload,
+        ..env
+    };
+    (kiln_format::encode_plan_as_given(&env), what)
+}
+
 /// What a loader did with one input.
 #[derive(Default)]
 struct Tally {
     inputs: usize,
     loaded: usize,
     refused: usize,
+    /// Loaded plans that were then executed through `Graph::execute`, and how many of those runs
+    /// were refused with an error (never a crash).
+    executed: usize,
+    execute_refused: usize,
     /// Successful loads per loader.
     loaded_by: std::collections::BTreeMap<&'static str, usize>,
 }
 
-/// Runs every loader on `bytes`; returns the failures found (panics, plugin panics, re-saves that
-/// differ from the plan bytes loaded).
+/// Runs `graph`'s loaded plan through the safe `Graph::execute` on buffers sized from `graph`
+/// (as a user would); an error is a refusal, a crash would end the test.
+fn execute_loaded(graph: &Graph, handle: &Handle, executed: &std::cell::Cell<(usize, usize)>) {
+    if graph.plan().is_some() {
+        let (runs, refused) = executed.get();
+        let ok = run(graph, handle).is_ok();
+        executed.set((runs + 1, refused + usize::from(!ok)));
+    }
+}
+
+/// Runs every loader on `bytes`, and executes every plan that loads; returns the failures found
+/// (panics, plugin panics, re-saves that differ from the plan bytes loaded).
 fn check_loaders(
     bytes: &[u8],
     handle: &Handle,
@@ -286,6 +346,7 @@ fn check_loaders(
 ) -> Vec<String> {
     let mut failures = Vec::new();
     let plan_part = kiln_format::plan_part(bytes).ok().map(<[u8]>::to_vec);
+    let executed = std::cell::Cell::new((0usize, 0usize));
     let mut note =
         |loader: &'static str,
          outcome: std::thread::Result<Result<Option<Vec<u8>>, kiln::Error>>| {
@@ -330,6 +391,7 @@ fn check_loaders(
         "Graph::deserialize(handle)",
         catch_unwind(AssertUnwindSafe(|| {
             let g = Graph::deserialize(Some(handle), bytes)?;
+            execute_loaded(&g, handle, &executed);
             match g.plan() {
                 Some(p) => kiln::serialize_compiled_plan(p).map(Some),
                 None => g.serialize().map(|_| None),
@@ -347,9 +409,13 @@ fn check_loaders(
         "Graph::deserialize_compiled_plan",
         catch_unwind(AssertUnwindSafe(|| {
             target.deserialize_compiled_plan(handle, bytes)?;
+            execute_loaded(target, handle, &executed);
             target.serialize_compiled_plan().map(Some)
         })),
     );
+    let (runs, refused) = executed.get();
+    tally.executed += runs;
+    tally.execute_refused += refused;
     failures
 }
 
@@ -387,13 +453,29 @@ fn every_loader_survives_thousands_of_mutated_blobs_of_every_kind() {
                 check(&bytes, &what, &mut tally);
                 let wrapped = kiln_format::encode_container(&target_blob, Some(&bytes));
                 check(&wrapped, &format!("{what}, in a container"), &mut tally);
+                let (bytes, what) = mutate_payload_graph(&plan, &mut rng);
+                check(&bytes, &what, &mut tally);
+                let wrapped = kiln_format::encode_container(&target_blob, Some(&bytes));
+                check(&wrapped, &format!("{what}, in a container"), &mut tally);
             }
         }
     }
     let elapsed = start.elapsed();
     eprintln!(
-        "damaged bytes: {} inputs through 5 loaders, {} loads, {} refusals, in {:.2?}; loads by loader: {:?}",
-        tally.inputs, tally.loaded, tally.refused, elapsed, tally.loaded_by
+        "damaged bytes: {} inputs through 5 loaders, {} loads, {} refusals, {} loaded plans \
+         executed ({} of them refused at execute), in {:.2?}; loads by loader: {:?}",
+        tally.inputs,
+        tally.loaded,
+        tally.refused,
+        tally.executed,
+        tally.execute_refused,
+        elapsed,
+        tally.loaded_by
+    );
+    assert!(
+        tally.executed > 100,
+        "only {} loaded plans were executed",
+        tally.executed
     );
     assert!(tally.inputs >= 10_000, "only {} inputs", tally.inputs);
     assert!(
