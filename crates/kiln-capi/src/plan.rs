@@ -269,7 +269,9 @@ pub unsafe extern "C" fn kiln_plan_tensor_uids(
 
 /// Runs `plan` on `handle` with `count` (UID, pointer) bindings and `workspace`.
 ///
-/// Checked, each with an error naming the UID: `handle` is on the plan's device; every UID of
+/// Checked, each with an error naming the UID: `count` equals the number of UIDs of
+/// `kiln_plan_tensor_uids` (checked first, before anything is allocated); `handle` is on the
+/// plan's device; every UID of
 /// `kiln_plan_tensor_uids` is bound exactly once and no other; no pointer is null; each pointer
 /// meets its tensor's alignment (version-2 plans); the workspace is non-null when
 /// `kiln_plan_workspace_size` is not 0. These give `KILN_STATUS_BAD_PARAM` or
@@ -298,6 +300,14 @@ pub unsafe extern "C" fn kiln_plan_execute(
         let handle = unsafe { handle_arg(handle, "handle") }?;
         // SAFETY: forwarded contract.
         let plan = unsafe { plan_arg(plan, "plan") }?;
+        // Checked before anything is allocated: a plan binds each of its UIDs exactly once.
+        let expected = plan.tensor_uids().len();
+        if count != expected {
+            return Err(Error::BadParam(format!(
+                "count is {count} but the plan binds {expected} tensors (uids {:?})",
+                plan.tensor_uids()
+            )));
+        }
         let mut bindings = Vec::with_capacity(count);
         if count > 0 {
             if uids.is_null() {
@@ -305,11 +315,6 @@ pub unsafe extern "C" fn kiln_plan_execute(
             }
             if pointers.is_null() {
                 return Err(null("pointers"));
-            }
-            if count > isize::MAX as usize / 8 {
-                return Err(Error::BadParam(format!(
-                    "count {count} is larger than any array"
-                )));
             }
             // SAFETY: non-null, `count` readable elements per the contract.
             let (uids, pointers) = unsafe {

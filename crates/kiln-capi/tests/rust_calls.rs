@@ -165,6 +165,49 @@ fn a_plan_is_not_saved_with_another_graph() {
     }
 }
 
+/// A huge binding count is refused before anything is allocated for it (it used to abort the
+/// process on the allocation), and so is any count other than the plan's.
+#[test]
+fn plan_execute_refuses_a_count_other_than_the_plans_before_reading_the_arrays() {
+    let g = graph(ONE_NODE);
+    // SAFETY: objects are live; out pointers writable; the arrays are never read, since every
+    // count given differs from the plan's two tensors.
+    unsafe {
+        let mut h = null_mut();
+        assert_eq!(
+            kiln_handle_create(&mut h, c"cpu".as_ptr()),
+            KILN_STATUS_SUCCESS
+        );
+        let mut p = null_mut();
+        assert_eq!(kiln_graph_build_plan(h, g, &mut p), KILN_STATUS_SUCCESS);
+        let uids = [1i64, 2];
+        let mut x = [0f32; 4];
+        let mut y = [0f32; 4];
+        let pointers = [x.as_mut_ptr().cast(), y.as_mut_ptr().cast()];
+        for count in [usize::MAX, usize::MAX / 2, 1 << 40, 3, 1, 0] {
+            assert_eq!(
+                kiln_plan_execute(h, p, uids.as_ptr(), pointers.as_ptr(), count, null_mut()),
+                KILN_STATUS_BAD_PARAM,
+                "count {count}"
+            );
+            assert!(
+                last_error().contains(&format!("count is {count}")),
+                "{}",
+                last_error()
+            );
+        }
+        assert_eq!(
+            kiln_plan_execute(h, p, uids.as_ptr(), pointers.as_ptr(), 2, null_mut()),
+            KILN_STATUS_SUCCESS,
+            "{}",
+            last_error()
+        );
+        kiln_plan_destroy(p);
+        kiln_graph_destroy(g);
+        kiln_handle_destroy(h);
+    }
+}
+
 #[test]
 fn json_that_is_not_utf8_or_not_a_valid_graph_is_bad_param() {
     let mut g = null_mut();
