@@ -78,9 +78,24 @@ fn assert_refused(file: &[u8], uid: i64, why: &str) {
     assert!(e.to_string().contains(&format!("tensor uid {uid}")), "{e}");
 }
 
+/// The committed regression corpus: each file as `forged_file` makes it.
+fn fixture(name: &str, file: &[u8]) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/forged")
+        .join(name);
+    if std::env::var_os("KILN_REGEN_FIXTURES").is_some() {
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("create the folder");
+        std::fs::write(&path, file).expect("write the fixture");
+    }
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 #[test]
 fn a_payload_with_a_larger_first_dimension_is_refused_at_load() {
-    for engine in [HeurMode::A, HeurMode::Fallback] {
+    for (engine, name) in [
+        (HeurMode::A, "larger_first_dim.kiln"),
+        (HeurMode::Fallback, "larger_first_dim_reference.kiln"),
+    ] {
         let mut x_uid = 0;
         let file = forged_file(engine, |g| {
             x_uid = uid_of(g, "x");
@@ -89,6 +104,7 @@ fn a_payload_with_a_larger_first_dimension_is_refused_at_load() {
             }
         });
         assert_refused(&file, x_uid, "spans 740000 bytes");
+        assert_refused(&fixture(name, &file), x_uid, "spans 740000 bytes");
     }
 }
 
@@ -110,6 +126,11 @@ fn a_payload_binding_another_tensor_is_refused_at_load() {
         }
     });
     assert_refused(&file, 9_999, "the envelope lists only");
+    assert_refused(
+        &fixture("other_uid.kiln", &file),
+        9_999,
+        "the envelope lists only",
+    );
 }
 
 #[test]
@@ -122,6 +143,7 @@ fn a_payload_with_another_data_type_is_refused_at_load() {
         }
     });
     assert_refused(&file, bias_uid, "data type");
+    assert_refused(&fixture("other_data_type.kiln", &file), bias_uid, "data type");
 }
 
 #[test]
@@ -129,6 +151,8 @@ fn an_untouched_payload_still_loads_and_runs() {
     let file = forged_file(HeurMode::A, |_| {});
     let handle = cpu_handle();
     let loaded = Graph::deserialize(Some(&handle), &file).expect("an honest file loads");
+    let committed = fixture("honest.kiln", &file);
+    Graph::deserialize(Some(&handle), &committed).expect("the committed honest file loads");
     let want = {
         let mut g = chain_graph();
         g.build(&handle, &[HeurMode::Fallback]).expect("reference");
