@@ -1,6 +1,7 @@
 //! NVRTC: CUDA C to a cubin for one exact architecture (and optionally PTX beside it), through
 //! cudarc's `sys` layer (its safe API returns PTX only), with the on-disk kernel cache.
 
+use crate::codegen::HEADERS;
 use crate::{availability, kernel_cache};
 use cudarc::nvrtc::sys;
 use std::ffi::{c_char, CString};
@@ -42,40 +43,76 @@ fn check(st: sys::nvrtcResult, what: &str) -> Result<(), String> {
     }
 }
 
-/// Compiles `source` for `sm_<arch>`; with `with_ptx` the PTX is kept too. Uses the kernel
-/// cache. Refuses when NVRTC is unavailable or the source does not compile (with NVRTC's log).
-pub fn compile(source: &str, name: &str, arch: u32, with_ptx: bool) -> Result<Compiled, String> {
-    let version = availability::nvrtc().map_err(|e| format!("CUDA engine not available: {e}"))?;
-    let include = include_dir().ok_or(
-        "CUDA engine not available: no CUDA include folder with cuda_fp16.h; set KILN_CUDA_INCLUDE_DIR \
-         (scripts/install-nvrtc.sh prints it)",
-    )?;
-    let options = [
+/// The NVRTC options of a compilation for `sm_<arch>` with headers from `include`.
+fn options(arch: u32, include: &std::path::Path) -> [String; 4] {
+    [
         format!("--gpu-architecture=sm_{arch}"),
         "--std=c++17".to_string(),
         "-default-device".to_string(),
         format!("-I{}", include.display()),
-    ];
-    let key = kernel_cache::key(source, &options[..3], version, arch);
+    ]
+}
+
+/// Compiles `source` for `sm_<arch>`; with `with_ptx` the PTX is kept too. `source` may include
+/// the kernel headers ([`crate::codegen::HEADERS`]) by name. Uses the kernel cache, whose key
+/// covers the source, the headers' contents, the options, the NVRTC version and the arch.
+/// Refuses when NVRTC is unavailable or the source does not compile (with NVRTC's log).
+pub fn compile(source: &str, name: &str, arch: u32, with_ptx: bool) -> Result<Compiled, String> {
+    let version = availability::nvrtc().map_err(|e| format!("CUDA engine not available: {e}"))?;
+    let include = include_dir().ok_or(NO_INCLUDE_DIR)?;
+    let options = options(arch, &include);
+    let key = kernel_cache::key(source, &HEADERS, &options[..3], version, arch);
     if let Some((cubin, ptx)) = kernel_cache::get(&key) {
         if !cubin.is_empty() && (!with_ptx || !ptx.is_empty()) {
             return Ok(Compiled { cubin, ptx });
         }
     }
+    let c = compile_uncached(source, name, arch, with_ptx)?;
+    kernel_cache::put(&key, &c.cubin, &c.ptx);
+    Ok(c)
+}
+
+const NO_INCLUDE_DIR: &str = "CUDA engine not available: no CUDA include folder with cuda_fp16.h; \
+     set KILN_CUDA_INCLUDE_DIR (scripts/install-nvrtc.sh prints it)";
+
+/// [`compile`] without the kernel cache: always runs NVRTC (tests use it to prove a source
+/// compiles).
+pub fn compile_uncached(
+    source: &str,
+    name: &str,
+    arch: u32,
+    with_ptx: bool,
+) -> Result<Compiled, String> {
+    availability::nvrtc().map_err(|e| format!("CUDA engine not available: {e}"))?;
+    let include = include_dir().ok_or(NO_INCLUDE_DIR)?;
+    let options = options(arch, &include);
     let src =
         CString::new(source).map_err(|_| "the generated source holds a NUL byte".to_string())?;
     let cname = CString::new(name).map_err(|_| "the kernel name holds a NUL byte".to_string())?;
+    let header_names: Vec<CString> = HEADERS
+        .iter()
+        .map(|(n, _)| CString::new(*n))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "a kernel header name holds a NUL byte".to_string())?;
+    let header_texts: Vec<CString> = HEADERS
+        .iter()
+        .map(|(_, t)| CString::new(*t))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "a kernel header holds a NUL byte".to_string())?;
+    let name_ptrs: Vec<*const c_char> = header_names.iter().map(|h| h.as_ptr()).collect();
+    let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|h| h.as_ptr()).collect();
     let mut prog: sys::nvrtcProgram = std::ptr::null_mut();
-    // SAFETY: NVRTC is present (checked above); the strings outlive the call.
+    // SAFETY: NVRTC is present (checked above); the source, name and both header arrays
+    // (HEADERS.len() NUL-terminated strings each) outlive the call, which copies them.
     check(
         unsafe {
             sys::nvrtcCreateProgram(
                 &mut prog,
                 src.as_ptr(),
                 cname.as_ptr(),
-                0,
-                std::ptr::null(),
-                std::ptr::null(),
+                HEADERS.len() as i32,
+                text_ptrs.as_ptr(),
+                name_ptrs.as_ptr(),
             )
         },
         "create program",
@@ -136,6 +173,5 @@ pub fn compile(source: &str, name: &str, arch: u32, with_ptx: bool) -> Result<Co
     if c.cubin.is_empty() {
         return Err(format!("NVRTC returned an empty cubin for {name}"));
     }
-    kernel_cache::put(&key, &c.cubin, &c.ptx);
     Ok(c)
 }

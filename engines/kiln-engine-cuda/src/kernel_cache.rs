@@ -1,6 +1,7 @@
 //! The on-disk compiled-kernel cache.
 //!
-//! Key: SHA-256 of (source, options, NVRTC version, arch), hex, one file per key:
+//! Key: SHA-256 of (source, every kernel header's name and contents, options, NVRTC version,
+//! arch), hex, one file per key:
 //! `<dir>/<key>.kbin`. Folder: `$KILN_CACHE_DIR/kernels`, else `$XDG_CACHE_HOME/kiln/kernels`,
 //! else `$HOME/.cache/kiln/kernels`; `KILN_CUDA_KERNEL_CACHE=off` turns it off. A file holds
 //! the SHA-256 of the rest, the cubin length (u64 LE), the cubin, then the PTX (may be empty).
@@ -35,11 +36,25 @@ pub fn dir() -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(".cache").join("kiln").join("kernels"))
 }
 
-/// The key of one compilation.
-pub fn key(source: &str, options: &[String], nvrtc: (i32, i32), arch: u32) -> String {
+/// The key of one compilation: `source` with the `headers` (include name, contents) NVRTC is
+/// given beside it, so a changed header gives new keys.
+pub fn key(
+    source: &str,
+    headers: &[(&str, &str)],
+    options: &[String],
+    nvrtc: (i32, i32),
+    arch: u32,
+) -> String {
     let mut h = Sha256::new();
     for part in [source.as_bytes(), b"\0"] {
         h.update(part);
+    }
+    for (name, text) in headers {
+        // Lengths first, so no two (name, contents) lists hash the same bytes.
+        h.update((name.len() as u64).to_le_bytes());
+        h.update(name.as_bytes());
+        h.update((text.len() as u64).to_le_bytes());
+        h.update(text.as_bytes());
     }
     for o in options {
         h.update(o.as_bytes());
@@ -83,5 +98,39 @@ pub fn put(key: &str, cubin: &[u8], ptx: &[u8]) {
         && std::fs::rename(&tmp, dir.join(format!("{key}.kbin"))).is_err()
     {
         let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key;
+
+    fn key_with(headers: &[(&str, &str)]) -> String {
+        key("#include \"a.cuh\"", headers, &["-x".into()], (13, 0), 90)
+    }
+
+    #[test]
+    fn the_key_covers_every_header_name_and_contents() {
+        let base = key_with(&[("a.cuh", "int a;"), ("b.cuh", "int b;")]);
+        assert_eq!(base, key_with(&[("a.cuh", "int a;"), ("b.cuh", "int b;")]));
+        for changed in [
+            key_with(&[("a.cuh", "int a; "), ("b.cuh", "int b;")]),
+            key_with(&[("a.cuh", "int a;"), ("b.cuh", "int c;")]),
+            key_with(&[("a.cuh", "int a;"), ("c.cuh", "int b;")]),
+            key_with(&[("a.cuh", "int a;")]),
+            // The same bytes split differently between name and contents.
+            key_with(&[("a.cuhi", "nt a;"), ("b.cuh", "int b;")]),
+        ] {
+            assert_ne!(changed, base);
+        }
+    }
+
+    #[test]
+    fn the_key_covers_the_crates_headers() {
+        let real = key("x", &crate::codegen::HEADERS, &[], (13, 0), 90);
+        let mut edited = crate::codegen::HEADERS;
+        let text = format!("{}\n", edited[1].1);
+        edited[1].1 = &text;
+        assert_ne!(key("x", &edited, &[], (13, 0), 90), real);
     }
 }

@@ -5,7 +5,10 @@
 mod common;
 
 use common::*;
-use kiln::{DataType, Device, Graph, HeurMode};
+use kiln::{
+    DataType, Device, Graph, HeurMode, MatmulAttributes, PointwiseAttributes, PointwiseMode,
+    TensorAttributes,
+};
 use kiln_engine_cuda::payload;
 use kiln_plugin_sdk::KilnPluginStatus;
 
@@ -380,34 +383,172 @@ fn load_checks_of_the_provider_engine_arch_and_signature() {
     );
 }
 
+/// A matmul `y = relu(a @ b + bias)` whose operands are both stored transposed (column-major
+/// a [m, k] and b [k, n]), with `bias` broadcast along M: both K-strided load paths and an
+/// epilogue chain that reads a graph input.
+fn matmul_transposed_bias_relu(dt: DataType, m: i64, k: i64, n: i64) -> Graph {
+    let mut g = Graph::new();
+    g.set_name("matmul_t");
+    let a = g.tensor(
+        TensorAttributes::new()
+            .name("a")
+            .dim(&[1, m, k])
+            .stride(&[m * k, 1, m])
+            .data_type(dt),
+    );
+    let b = g.tensor(
+        TensorAttributes::new()
+            .name("b")
+            .dim(&[1, k, n])
+            .stride(&[k * n, 1, k])
+            .data_type(dt),
+    );
+    let bias = g.tensor(
+        TensorAttributes::new()
+            .name("bias")
+            .dim(&[1, 1, n])
+            .data_type(dt),
+    );
+    let c = g.matmul(&a, &b, MatmulAttributes::new());
+    c.set_data_type(DataType::F32);
+    let cb = g.pointwise(
+        &c,
+        Some(&bias),
+        PointwiseAttributes::new(PointwiseMode::Add),
+    );
+    let y = g.pointwise(&cb, None, PointwiseAttributes::new(PointwiseMode::Relu));
+    y.set_name("y").set_output(true).set_data_type(dt);
+    g
+}
+
+/// The generated-source variants that are snapshot-tested and compiled for sm_90: every engine,
+/// f32/f16/bf16, with and without epilogue chains, transposed operands, 1x1 and 3x3
+/// convolutions in both layouts, and the 64-bit index path of both GEMM engines.
+fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
+    use kiln_engine_cuda::{CONV_FPROP_V1 as CONV, MATMUL_V1 as MM, POINTWISE_V1 as PW};
+    vec![
+        (
+            "pointwise_f32_dense_add",
+            PW,
+            simple_pointwise(PointwiseMode::Add, 4096),
+        ),
+        ("pointwise_f16", PW, pointwise_graph(DataType::F16, 4, 128)),
+        (
+            "pointwise_bf16",
+            PW,
+            pointwise_graph(DataType::Bf16, 4, 128),
+        ),
+        (
+            "matmul_f32",
+            MM,
+            matmul_graph(DataType::F32, 1, 33, 17, 65, false),
+        ),
+        (
+            "matmul_f16_batched_wide_loads",
+            MM,
+            matmul_graph(DataType::F16, 2, 64, 64, 64, false),
+        ),
+        (
+            "matmul_bf16_relu",
+            MM,
+            matmul_graph(DataType::Bf16, 2, 70, 40, 50, true),
+        ),
+        (
+            "matmul_f16_transposed_bias_relu",
+            MM,
+            matmul_transposed_bias_relu(DataType::F16, 96, 64, 80),
+        ),
+        (
+            "matmul_f32_transposed_bias_relu",
+            MM,
+            matmul_transposed_bias_relu(DataType::F32, 33, 20, 17),
+        ),
+        (
+            "matmul_bf16_64bit_indices",
+            MM,
+            matmul_graph(DataType::Bf16, 1, 50000, 50000, 16, false),
+        ),
+        (
+            "conv_f16_nhwc_3x3_bias_relu",
+            CONV,
+            conv_graph(DataType::F16, 2, 8, 9, 9, 16, 3, 1, 1, true, true),
+        ),
+        (
+            "conv_f32_nchw_3x3_stride2",
+            CONV,
+            conv_graph(DataType::F32, 1, 3, 7, 7, 4, 3, 1, 2, false, false),
+        ),
+        (
+            "conv_bf16_nhwc_1x1",
+            CONV,
+            conv_graph(DataType::Bf16, 2, 32, 14, 14, 64, 1, 0, 1, true, false),
+        ),
+        (
+            "conv_f32_nhwc_1x1_bias_relu",
+            CONV,
+            conv_graph(DataType::F32, 1, 16, 8, 8, 32, 1, 0, 1, true, true),
+        ),
+        (
+            "conv_f16_nhwc_3x3_64bit_indices",
+            CONV,
+            conv_graph(DataType::F16, 64, 64, 1024, 1024, 64, 3, 1, 1, true, false),
+        ),
+    ]
+}
+
+/// The generated kernel of one variant.
+fn generated(kind: &str, mut g: Graph) -> kiln_engine_cuda::codegen::Kernel {
+    g.validate().expect("valid");
+    let og = g.op_graph().expect("graph").clone();
+    let mut k = kiln_engine_cuda::generate(kind, &og).expect("generate");
+    assert_eq!(k.len(), 1, "one kernel");
+    k.remove(0)
+}
+
+/// A kernel's launch and source, as its snapshot shows them.
+fn snapshot_text(k: &kiln_engine_cuda::codegen::Kernel) -> String {
+    format!(
+        "// launch: grid {:?}, block {:?}, {} bytes of dynamic shared memory, tensor UIDs {:?}\n{}",
+        k.grid, k.block, k.shared_bytes, k.args, k.source
+    )
+}
+
 #[test]
 fn generated_sources_are_stable() {
-    let g = {
-        let mut g = pointwise_graph(DataType::F16, 4, 128);
-        g.validate().expect("valid");
-        g.op_graph().expect("graph").clone()
-    };
-    let k = kiln_engine_cuda::generate(kiln_engine_cuda::POINTWISE_V1, &g).expect("generate");
-    insta::assert_snapshot!(
-        "pointwise_f16",
-        k[0].source
-            .split_once("// KILN_CUDA")
-            .map(|(_, s)| s)
-            .unwrap_or("")
-    );
-    let g = {
-        let mut g = conv_graph(DataType::F16, 2, 8, 9, 9, 16, 3, 1, 1, true, true);
-        g.validate().expect("valid");
-        g.op_graph().expect("graph").clone()
-    };
-    let k = kiln_engine_cuda::generate(kiln_engine_cuda::CONV_FPROP_V1, &g).expect("generate");
-    insta::assert_snapshot!(
-        "conv_f16_nhwc_bias_relu",
-        k[0].source
-            .split_once("// KILN_CUDA")
-            .map(|(_, s)| s)
-            .unwrap_or("")
-    );
+    for (name, kind, g) in source_variants() {
+        let k = generated(kind, g);
+        insta::assert_snapshot!(name, snapshot_text(&k));
+    }
+}
+
+#[test]
+#[ignore = "needs NVRTC and the CUDA headers: eval \"$(scripts/install-nvrtc.sh)\""]
+fn every_snapshot_variant_compiles_for_sm_90() {
+    if let Some(why) = nvrtc_missing() {
+        panic!("NVRTC is not available here: {why}");
+    }
+    for (name, kind, g) in source_variants() {
+        let k = generated(kind, g);
+        // Uncached, so that NVRTC really compiles this source with today's headers.
+        let c = kiln_engine_cuda::compile::compile_uncached(
+            &k.source,
+            &format!("{}.cu", k.symbol),
+            90,
+            false,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            c.cubin.get(..4),
+            Some(&b"\x7fELF"[..]),
+            "{name}: not an ELF cubin"
+        );
+        let symbol = k.symbol.as_bytes();
+        assert!(
+            c.cubin.windows(symbol.len()).any(|w| w == symbol),
+            "{name}: the cubin has no symbol {}",
+            k.symbol
+        );
+    }
 }
 
 fn gemm_source(conv: bool, make: impl Fn() -> Graph) -> String {
@@ -428,25 +569,25 @@ fn gemm_index_width_and_wide_loads_follow_the_shapes() {
     // Small matmul: 32-bit indices, 16-byte loads of A along K and of B along N.
     let s = gemm_source(false, || matmul_graph(DataType::Bf16, 2, 64, 64, 64, false));
     assert!(s.contains("typedef int kiln_idx;"), "{s}");
-    assert!(s.contains("#if 1\n        if (((unsigned long long)p0 % 16ULL) == 0)"));
-    assert!(s.contains("#if 1\n        if (((unsigned long long)p1 % 16ULL) == 0) {\n#if 1"));
+    assert!(s.contains("#define KILN_GEMM_A_VEC 1\n"), "{s}");
+    assert!(s.contains("#define KILN_GEMM_B_VEC 1\n#define KILN_GEMM_B_VEC_N 1\n"));
     // K = 50 is no multiple of 8: A stays scalar; N = 40 is, so B loads wide.
     let s = gemm_source(false, || matmul_graph(DataType::Bf16, 1, 70, 50, 40, false));
-    assert!(s.contains("#if 0\n        if (((unsigned long long)p0 % 16ULL) == 0)"));
-    assert!(s.contains("#if 1\n        if (((unsigned long long)p1 % 16ULL) == 0)"));
+    assert!(s.contains("#define KILN_GEMM_A_VEC 0\n"), "{s}");
+    assert!(s.contains("#define KILN_GEMM_B_VEC 1\n"), "{s}");
     // Offsets past 2^31: 64-bit indices and literals.
     let s = gemm_source(false, || {
         matmul_graph(DataType::Bf16, 1, 50000, 50000, 16, false)
     });
     assert!(s.contains("typedef long long kiln_idx;"));
-    assert!(s.contains("K = 50000LL"));
+    assert!(s.contains("#define KILN_GEMM_K 50000LL\n"));
     // NCHW f32 convolution: channels are strided, so both operands load one element at a time.
     let s = gemm_source(true, || {
         conv_graph(DataType::F32, 1, 3, 7, 7, 4, 3, 1, 2, false, false)
     });
     assert!(s.contains("typedef int kiln_idx;"));
-    assert!(s.contains("#if 0\n        if (((unsigned long long)p0 % 16ULL) == 0)"));
-    assert!(s.contains("#if 0\n        if (((unsigned long long)p1 % 16ULL) == 0)"));
+    assert!(s.contains("#define KILN_GEMM_A_VEC 0\n"), "{s}");
+    assert!(s.contains("#define KILN_GEMM_B_VEC 0\n"), "{s}");
 }
 
 /// A CUDA plan whose payload records other tensor sizes than its envelope (every digest and

@@ -1,5 +1,10 @@
-//! `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`: one tiled GEMM template
-//! (`kernels/gemm.cu`) with generated operand loads and a fused pointwise epilogue.
+//! `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`: one tiled GEMM kernel
+//! (`kernels/gemm_mainloop.cuh`, `kernels/gemm_epilogue.cuh`) with its operand loads
+//! (`kernels/matmul_operands.cuh`, `kernels/conv_fprop_operands.cuh`) and a fused pointwise
+//! epilogue. Code generation writes only a prologue that specialises those headers to one graph
+//! (`#define`s of types, extents, strides and load paths, the batch offsets and the epilogue as
+//! small generated functions) and includes them; NVRTC gets the headers from
+//! [`super::HEADERS`].
 //!
 //! - matmul: `c[b.., M, N] = a[b.., M, K] * b[b.., K, N]`, any strides, batch dims broadcast;
 //!   one batch per `blockIdx.z`.
@@ -11,14 +16,13 @@
 //! inputs broadcast to the output's dims, or by-value scalars.
 
 use super::{
-    c_type, check_types, emit_pointwise_body, fill, offset_expr, store_stmt, symbol, Kernel,
-    Params, COMMON_CUH,
+    c_type, check_types, emit_pointwise_body, offset_expr, store_stmt, symbol, Kernel, Params,
 };
 use kiln_core::{ConvDirection, ConvOp, DataType, MatmulOp, Op, OpGraph, PointwiseOp, TensorDesc};
 use std::collections::HashMap;
 use std::fmt::Write;
 
-const TEMPLATE: &str = include_str!("../kernels/gemm.cu");
+/// The output tile of one block; `gemm_mainloop.cuh` checks it covers the same.
 const BM: i64 = 128;
 const BN: i64 = 128;
 
@@ -158,7 +162,9 @@ pub fn supports(graph: &OpGraph, conv: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Generates the kernel of a matmul or conv-fprop graph (which `supports` accepted).
+/// Generates the kernel of a matmul or conv-fprop graph (which `supports` accepted): a prologue
+/// that specialises the GEMM of `kernels/gemm_mainloop.cuh` to the graph (types, extents,
+/// strides, load paths, the fused epilogue) and includes it.
 pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
     supports(graph, conv)?;
     let s = split(graph)?;
@@ -206,10 +212,15 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
     } else {
         ("long long", "LL")
     };
-    let mut helpers = String::new();
-    let (m, n, k, batches, a_k_fast, b_n_fast, coords, batch_setup);
-    let mut row_setup = String::new();
-    let (a_vec, a_aligned, b_vec, b_aligned, b_vec_n);
+    // `#define NAME value` lines; index values as literals of kiln_idx's width.
+    let define = |out: &mut String, key: &str, v: &dyn std::fmt::Display| {
+        let _ = writeln!(out, "#define {key} {v}");
+    };
+    let index = |v: i64| format!("{v}{sfx}");
+    // The operand part of the prologue: the defines and functions of the operand header.
+    let mut operands = String::new();
+    let (m, n, k, batches, a_k_fast, b_n_fast, coords, batch_coords);
+    let (a_vec, b_vec, b_vec_n, pa, pb);
     match &s.main {
         Main::Matmul(mm) => {
             let (a, b) = (tensor(graph, mm.a)?, tensor(graph, mm.b)?);
@@ -217,15 +228,20 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
             n = out.dims[rank - 1];
             k = a.dims[rank - 1];
             batches = out.dims[..rank - 2].iter().product::<i64>();
-            // Batch coordinates from blockIdx.z, then each operand's batch offset.
-            let mut setup = String::from("    kiln_i64 br = batch;\n");
-            for d in (0..rank - 2).rev() {
+            // Batch coordinates of blockIdx.z, for the operands' offsets and the epilogue. A
+            // batch dim of extent 1 has coordinate 0, and no offset term reads it.
+            let mut bsetup = String::new();
+            if out.dims[..rank - 2].iter().any(|&d| d != 1) {
+                bsetup.push_str("    kiln_i64 br = batch;\n");
+            }
+            for d in (0..rank - 2).rev().filter(|&d| out.dims[d] != 1) {
                 let _ = writeln!(
-                    setup,
+                    bsetup,
                     "    const kiln_i64 b{d} = br % {}LL; br /= {}LL;",
                     out.dims[d], out.dims[d]
                 );
             }
+            batch_coords = bsetup;
             let bcoords: Vec<String> = (0..rank - 2).map(|d| format!("b{d}")).collect();
             let boff = |t: &TensorDesc| {
                 let mut tt = t.clone();
@@ -233,20 +249,25 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
                 tt.strides.truncate(rank - 2);
                 offset_expr(&tt, &bcoords)
             };
-            let _ = writeln!(setup, "    const kiln_idx off_a = (kiln_idx)({});", boff(a));
-            let _ = writeln!(setup, "    const kiln_idx off_b = (kiln_idx)({});", boff(b));
-            batch_setup = setup;
-            let (pa, pb) = (name(a.uid)?, name(b.uid)?);
             let (sam, sak) = (a.strides[rank - 2], a.strides[rank - 1]);
             let (sbk, sbn) = (b.strides[rank - 2], b.strides[rank - 1]);
-            let _ = writeln!(
-                helpers,
-                "#define A_KPREP(gk) const bool ka_ok = (gk) < K; const kiln_idx ka_off = off_a + (gk) * {sak}{sfx};\n\
-                 #define LOAD_A(mm, gm) ({pa}[ka_off + (gm) * {sam}{sfx}])\n\
-                 #define VLOAD_A(mm, gm) (*reinterpret_cast<const vec_t*>({pa} + ka_off + (gm) * {sam}{sfx}))\n\
-                 #define B_KPREP(gk) const bool kb_ok = (gk) < K; const kiln_idx kb_off = off_b + (gk) * {sbk}{sfx};\n\
-                 #define LOAD_B(gn) ({pb}[kb_off + (gn) * {sbn}{sfx}])\n\
-                 #define VLOAD_B(gn) (*reinterpret_cast<const vec_t*>({pb} + kb_off + (gn) * {sbn}{sfx}))"
+            operands.push_str(
+                "// Operand strides in elements, and each operand's offset in a batch.\n",
+            );
+            define(&mut operands, "KILN_MATMUL_A_STRIDE_M", &index(sam));
+            define(&mut operands, "KILN_MATMUL_A_STRIDE_K", &index(sak));
+            define(&mut operands, "KILN_MATMUL_B_STRIDE_K", &index(sbk));
+            define(&mut operands, "KILN_MATMUL_B_STRIDE_N", &index(sbn));
+            let _ = write!(
+                operands,
+                "__device__ __forceinline__ void kiln_matmul_batch_offsets(kiln_i64 batch, kiln_idx& off_a, kiln_idx& off_b) {{\n\
+                 {batch_coords}\
+                 \x20   off_a = (kiln_idx)({});\n\
+                 \x20   off_b = (kiln_idx)({});\n\
+                 }}\n\
+                 #include \"matmul_operands.cuh\"\n",
+                boff(a),
+                boff(b)
             );
             a_k_fast = sak <= sam;
             b_n_fast = sbn <= sbk;
@@ -261,12 +282,11 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
                     .all(|(i, (&d, &st))| i == skip || d == 1 || st % vec == 0)
             };
             a_vec = sak == 1 && k % vec == 0 && others_aligned(a, rank - 1);
-            a_aligned = format!("((unsigned long long){pa} % 16ULL) == 0");
             let bn = sbn == 1 && n % vec == 0 && others_aligned(b, rank - 1);
             let bk = sbk == 1 && k % vec == 0 && others_aligned(b, rank - 2);
             b_vec = bn || bk;
             b_vec_n = bn;
-            b_aligned = format!("((unsigned long long){pb} % 16ULL) == 0");
+            (pa, pb) = (name(a.uid)?, name(b.uid)?);
             let mut c: Vec<String> = bcoords.clone();
             c.push("(gm)".into());
             c.push("(gn)".into());
@@ -282,67 +302,42 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
             n = kk;
             k = r * ss * ch;
             batches = 1;
-            batch_setup = String::new();
-            let (px, pw) = (name(x.uid)?, name(w.uid)?);
-            let sx = &x.strides;
-            let sw = &w.strides;
-            // Each tile row's output pixel, decomposed once per block: the base offset of its
-            // input window and the window's top-left corner (h, w), which may lie in the padding.
-            let _ = write!(
-                row_setup,
-                "    __shared__ kiln_idx row_base[BM], row_h[BM], row_w[BM];\n\
-                 \x20   if (tid < BM) {{\n\
-                 \x20       const kiln_idx gm = m0 + tid < M ? m0 + tid : M - 1;\n\
-                 \x20       const kiln_idx q = gm % {q}{sfx}, t = gm / {q}{sfx}, p = t % {p}{sfx}, n = t / {p}{sfx};\n\
-                 \x20       const kiln_idx h = p * {sh}{sfx} - {ph}{sfx}, w = q * {sww}{sfx} - {pwd}{sfx};\n\
-                 \x20       row_base[tid] = n * {s0}{sfx} + h * {s2}{sfx} + w * {s3}{sfx};\n\
-                 \x20       row_h[tid] = h;\n\
-                 \x20       row_w[tid] = w;\n\
-                 \x20   }}\n\
-                 \x20   __syncthreads();",
-                sh = pr.stride[0],
-                sww = pr.stride[1],
-                ph = pr.pre_padding[0],
-                pwd = pr.pre_padding[1],
-                s0 = sx[0],
-                s2 = sx[2],
-                s3 = sx[3],
-            );
-            // K = (r, s, c), c fastest: decomposed once per K index of a thread.
-            let _ = write!(
-                helpers,
-                "__device__ __forceinline__ bool kiln_in_window(kiln_idx h, kiln_idx w) {{\n\
-                 \x20   return h >= 0 && h < {h}{sfx} && w >= 0 && w < {wd}{sfx};\n}}\n\
-                 #define A_KPREP(gk) const bool ka_ok = (gk) < K; \\\n\
-                 \x20   const kiln_idx ka_c = (gk) % {ch}{sfx}, ka_rs = (gk) / {ch}{sfx}; \\\n\
-                 \x20   const kiln_idx ka_h = (ka_rs / {ss}{sfx}) * {dh}{sfx}, ka_w = (ka_rs % {ss}{sfx}) * {dw}{sfx}; \\\n\
-                 \x20   const kiln_idx ka_off = ka_c * {s1}{sfx} + ka_h * {s2}{sfx} + ka_w * {s3}{sfx};\n\
-                 #define LOAD_A(mm, gm) (kiln_in_window(row_h[mm] + ka_h, row_w[mm] + ka_w) ? {px}[row_base[mm] + ka_off] : kiln_st<elem_t>(0.0f))\n\
-                 #define VLOAD_A(mm, gm) (kiln_in_window(row_h[mm] + ka_h, row_w[mm] + ka_w) ? *reinterpret_cast<const vec_t*>({px} + row_base[mm] + ka_off) : kiln_vzero())\n\
-                 #define B_KPREP(gk) const bool kb_ok = (gk) < K; \\\n\
-                 \x20   const kiln_idx kb_c = (gk) % {ch}{sfx}, kb_rs = (gk) / {ch}{sfx}; \\\n\
-                 \x20   const kiln_idx kb_off = kb_c * {w1}{sfx} + (kb_rs / {ss}{sfx}) * {w2}{sfx} + (kb_rs % {ss}{sfx}) * {w3}{sfx};\n\
-                 #define LOAD_B(gn) ({pw}[(gn) * {w0}{sfx} + kb_off])\n\
-                 #define VLOAD_B(gn) (*reinterpret_cast<const vec_t*>({pw} + (gn) * {w0}{sfx} + kb_off))\n",
-                dh = pr.dilation[0],
-                dw = pr.dilation[1],
-                s1 = sx[1],
-                s2 = sx[2],
-                s3 = sx[3],
-                w0 = sw[0],
-                w1 = sw[1],
-                w2 = sw[2],
-                w3 = sw[3],
-            );
+            batch_coords = String::new();
+            let (sx, sw) = (&x.strides, &w.strides);
+            operands.push_str("// Convolution geometry; strides in elements.\n");
+            for (key, v) in [
+                ("KILN_CONV_H", h),
+                ("KILN_CONV_W", wd),
+                ("KILN_CONV_C", ch),
+                ("KILN_CONV_P", p),
+                ("KILN_CONV_Q", q),
+                ("KILN_CONV_S", ss),
+                ("KILN_CONV_STRIDE_H", pr.stride[0]),
+                ("KILN_CONV_STRIDE_W", pr.stride[1]),
+                ("KILN_CONV_PAD_H", pr.pre_padding[0]),
+                ("KILN_CONV_PAD_W", pr.pre_padding[1]),
+                ("KILN_CONV_DIL_H", pr.dilation[0]),
+                ("KILN_CONV_DIL_W", pr.dilation[1]),
+                ("KILN_CONV_X_STRIDE_N", sx[0]),
+                ("KILN_CONV_X_STRIDE_C", sx[1]),
+                ("KILN_CONV_X_STRIDE_H", sx[2]),
+                ("KILN_CONV_X_STRIDE_W", sx[3]),
+                ("KILN_CONV_FILTER_STRIDE_K", sw[0]),
+                ("KILN_CONV_FILTER_STRIDE_C", sw[1]),
+                ("KILN_CONV_FILTER_STRIDE_R", sw[2]),
+                ("KILN_CONV_FILTER_STRIDE_S", sw[3]),
+            ] {
+                define(&mut operands, key, &index(v));
+            }
+            operands.push_str("#include \"conv_fprop_operands.cuh\"\n");
             // Channels fastest along K: contiguous when C has the smallest stride (NHWC, KRSC).
             a_k_fast = sx[1] <= sx[3];
             b_n_fast = sw[0] < sw[1];
             // Wide loads along C: a vector never straddles (r, s) when C is a multiple of it.
             a_vec = sx[1] == 1 && ch % vec == 0 && [0, 2, 3].iter().all(|&i| sx[i] % vec == 0);
-            a_aligned = format!("((unsigned long long){px} % 16ULL) == 0");
             b_vec = sw[1] == 1 && ch % vec == 0 && [0, 2, 3].iter().all(|&i| sw[i] % vec == 0);
             b_vec_n = false;
-            b_aligned = format!("((unsigned long long){pw} % 16ULL) == 0");
+            (pa, pb) = (name(x.uid)?, name(w.uid)?);
             coords = vec![
                 format!("(gm / {}{sfx})", p * q),
                 "(gn)".into(),
@@ -354,55 +349,73 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
     // The epilogue: the main result, then every pointwise node.
     let mut values = HashMap::new();
     values.insert(s.out, "acc_".to_string());
-    let mut epi = String::new();
+    let mut epilogue = batch_coords;
     if !out.is_virtual {
-        epi.push_str(&store_stmt(
-            graph, &params, out, &coords, "acc_", "        ",
-        )?);
+        epilogue.push_str(&store_stmt(graph, &params, out, &coords, "acc_", "    ")?);
     }
-    epi.push_str(&emit_pointwise_body(
+    epilogue.push_str(&emit_pointwise_body(
         graph,
         &s.epilogue,
         &params,
         &coords,
         &mut values,
-        "        ",
+        "    ",
     )?);
-    let mut epilogue = String::from(
-        "#define EPILOGUE(gm, gn, value) do { \\\n        const float acc_ = (value); \\\n",
-    );
-    for line in epi.lines() {
-        let _ = writeln!(epilogue, "{line} \\");
-    }
-    epilogue.push_str("    } while (0)\n");
-    helpers.push_str(&epilogue);
     let tensor_cores = matches!(elem, DataType::F16 | DataType::Bf16);
-    let kernel = fill(
-        TEMPLATE,
-        &[
-            ("ELEM", c_type(elem).ok_or("bad type")?.to_string()),
-            ("HELPERS", helpers.trim_end().to_string()),
-            ("SYMBOL", "KILN_SYMBOL".into()),
-            ("PARAMS", params.declare(graph)?),
-            ("IDX", idx.to_string()),
-            ("M", format!("{m}{sfx}")),
-            ("N", format!("{n}{sfx}")),
-            ("K", format!("{k}{sfx}")),
-            ("ROW_SETUP", row_setup),
-            ("A_VEC", (a_vec as u8).to_string()),
-            ("A_ALIGNED", a_aligned),
-            ("B_VEC", (b_vec as u8).to_string()),
-            ("B_VEC_N", (b_vec_n as u8).to_string()),
-            ("B_ALIGNED", b_aligned),
-            ("BATCH_SETUP", batch_setup.trim_end().to_string()),
-            ("TENSOR_CORES", (tensor_cores as u8).to_string()),
-            ("A_K_FAST", (a_k_fast as u8).to_string()),
-            ("B_N_FAST", (b_n_fast as u8).to_string()),
-        ],
-    )?;
-    let source = format!("{COMMON_CUH}\n{kernel}");
-    let sym = symbol(if conv { "conv_fprop" } else { "matmul" }, &source);
-    let source = source.replace("KILN_SYMBOL", &sym);
+    let (engine, operands_header) = if conv {
+        (crate::CONV_FPROP_V1, "conv_fprop_operands.cuh")
+    } else {
+        (crate::MATMUL_V1, "matmul_operands.cuh")
+    };
+    let mut src = format!(
+        "// {engine}, generated for one graph: the GEMM of gemm_mainloop.cuh with the\n\
+         // operand loads of {operands_header}, specialised to the graph's types, shapes and\n\
+         // strides, and its fused epilogue.\n\
+         #include \"common.cuh\"\n\n\
+         typedef {} elem_t;\n\
+         typedef {idx} kiln_idx;\n\n\
+         // C[M, N] = A[M, K] * B[K, N] per batch, in tiles of BM x BN; how the tiles load.\n",
+        c_type(elem).ok_or("bad type")?
+    );
+    for (key, v) in [
+        ("KILN_GEMM_M", index(m)),
+        ("KILN_GEMM_N", index(n)),
+        ("KILN_GEMM_K", index(k)),
+        ("KILN_GEMM_BM", BM.to_string()),
+        ("KILN_GEMM_BN", BN.to_string()),
+        ("KILN_GEMM_TENSOR_CORES", u8::from(tensor_cores).to_string()),
+        ("KILN_GEMM_A_K_FAST", u8::from(a_k_fast).to_string()),
+        ("KILN_GEMM_B_N_FAST", u8::from(b_n_fast).to_string()),
+        ("KILN_GEMM_A_VEC", u8::from(a_vec).to_string()),
+        ("KILN_GEMM_B_VEC", u8::from(b_vec).to_string()),
+        ("KILN_GEMM_B_VEC_N", u8::from(b_vec_n).to_string()),
+        ("KILN_GEMM_A", pa),
+        ("KILN_GEMM_B", pb),
+    ] {
+        define(&mut src, key, &v);
+    }
+    src.push('\n');
+    src.push_str(&operands);
+    let uids: Vec<String> = params.list.iter().map(|(u, _)| u.to_string()).collect();
+    let args: Vec<String> = (0..params.list.len()).map(|i| format!("p{i}")).collect();
+    let _ = write!(
+        src,
+        "\n// The kernel's parameters: tensor UIDs {} as {}.\n",
+        uids.join(", "),
+        args.join(", ")
+    );
+    define(&mut src, "KILN_GEMM_SYMBOL", &"KILN_SYMBOL");
+    define(&mut src, "KILN_GEMM_PARAMS", &params.declare(graph)?);
+    define(&mut src, "KILN_GEMM_ARGS", &args.join(", "));
+    let _ = write!(
+        src,
+        "\n// The fused epilogue of output element (gm, gn) of batch `batch`, given its GEMM result.\n\
+         __device__ __forceinline__ void kiln_gemm_epilogue(KILN_GEMM_PARAMS, kiln_i64 batch, kiln_idx gm, kiln_idx gn, float acc_) {{\n\
+         {epilogue}}}\n\n\
+         #include \"gemm_mainloop.cuh\"\n"
+    );
+    let sym = symbol(if conv { "conv_fprop" } else { "matmul" }, &src);
+    let source = src.replace("KILN_SYMBOL", &sym);
     let gx = (m + BM - 1) / BM;
     let gy = (n + BN - 1) / BN;
     if gx > i32::MAX as i64 || gy > 65535 || !(1..=65535).contains(&batches) {

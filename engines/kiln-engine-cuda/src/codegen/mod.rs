@@ -1,9 +1,11 @@
-//! CUDA C generation: kernel templates (real `.cu` files in `src/kernels/`) filled with code
-//! specialised to the graph's shapes, strides and data types.
+//! CUDA C generation. Kernel code lives in real CUDA files in `src/kernels/`: headers
+//! ([`HEADERS`], handed to NVRTC by name) and templates filled here. A generated source is a
+//! short translation unit specialised to the graph's shapes, strides and data types that
+//! includes the headers it needs.
 //!
 //! - [`pointwise`]: `KILN_CUDA_POINTWISE_V1`, a chain of pointwise nodes in one kernel.
-//! - [`gemm`]: `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`, one tiled GEMM template with
-//!   generated operand loads and a fused pointwise epilogue.
+//! - [`gemm`]: `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`, one tiled GEMM kernel in
+//!   headers, specialised by a generated prologue (operand geometry, fused pointwise epilogue).
 //!
 //! Every generated kernel computes in f32 and takes one pointer per bound tensor, in the order
 //! of [`Kernel::args`].
@@ -15,15 +17,36 @@ use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// The helpers every kernel includes.
-pub const COMMON_CUH: &str = include_str!("../kernels/common.cuh");
+/// The kernel headers, as (include name, contents): every compilation hands all of them to
+/// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
+/// cached cubin built with it.
+pub const HEADERS: [(&str, &str); 5] = [
+    // The element loads, stores and math helpers every kernel includes.
+    ("common.cuh", include_str!("../kernels/common.cuh")),
+    (
+        "gemm_mainloop.cuh",
+        include_str!("../kernels/gemm_mainloop.cuh"),
+    ),
+    (
+        "gemm_epilogue.cuh",
+        include_str!("../kernels/gemm_epilogue.cuh"),
+    ),
+    (
+        "matmul_operands.cuh",
+        include_str!("../kernels/matmul_operands.cuh"),
+    ),
+    (
+        "conv_fprop_operands.cuh",
+        include_str!("../kernels/conv_fprop_operands.cuh"),
+    ),
+];
 
 /// One generated kernel and how to launch it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Kernel {
     /// The `extern "C"` symbol.
     pub symbol: String,
-    /// Complete CUDA C source (helpers included).
+    /// The generated CUDA C translation unit; it includes [`HEADERS`] by name.
     pub source: String,
     /// Tensor UIDs in kernel parameter order.
     pub args: Vec<i64>,

@@ -3,7 +3,7 @@
 //! that shape, a wide path reads and writes 16 bytes (or 32 for f32 among 2-byte types) per
 //! access, taken at run time when all pointers are aligned for it.
 
-use super::{check_types, emit_pointwise_body, fill, symbol, Kernel, Params, COMMON_CUH};
+use super::{check_types, emit_pointwise_body, fill, symbol, Kernel, Params};
 use kiln_core::tensor::packed_strides;
 use kiln_core::{Op, OpGraph, PointwiseOp};
 use std::collections::HashMap;
@@ -234,9 +234,8 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
             ("BODY", body.trim_end().to_string()),
         ],
     )?;
-    let source = format!("{COMMON_CUH}\n{kernel}");
-    let sym = symbol("pointwise", &source);
-    let source = source.replace("KILN_SYMBOL", &sym);
+    let sym = symbol("pointwise", &kernel);
+    let source = kernel.replace("KILN_SYMBOL", &sym);
     let per_thread = if all_dense {
         16 / graph
             .bound_tensors()

@@ -1,29 +1,49 @@
----
-source: engines/kiln-engine-cuda/tests/deviceless.rs
-expression: "k[0].source.split_once(\"// KILN_CUDA\").map(|(_, s)| s).unwrap_or(\"\")"
----
-_MATMUL_V1 and KILN_CUDA_CONV_FPROP_V1: a tiled GEMM, C[M,N] = A[M,K] * B[K,N], per
-// batch (blockIdx.z), with generated operand loads (strided matmul operands or the implicit-GEMM
-// view of a convolution) and a generated pointwise epilogue. f16/bf16 use tensor cores (wmma
-// 16x16x16, f32 accumulation); f32 uses FMA on an 8x8 register tile per thread.
-// Placeholders (double braces) are filled by codegen/gemm.rs, which also defines:
-//   kiln_idx            int when every extent and offset fits in 31 bits, else long long;
-//   A_KPREP(gk)         per-K-index values of A (ka_ok, ka_off, ...), computed once per K index;
-//   LOAD_A(mm, gm)      one element of A at tile row mm (global gm), after A_KPREP;
-//   VLOAD_A(mm, gm)     VEC consecutive K elements (kiln_vec) when A_VEC, after A_KPREP;
-//   B_KPREP(gk), LOAD_B(gn), VLOAD_B(gn) likewise for B (VLOAD_B runs along N or K: B_VEC_N);
-//   ROW_SETUP           per-tile row table (the convolution's output pixel of each tile row).
+// KILN_CUDA_MATMUL_V1 and KILN_CUDA_CONV_FPROP_V1: a tiled GEMM, C[M,N] = A[M,K] * B[K,N], per
+// batch (blockIdx.z). f16/bf16 use tensor cores (wmma 16x16x16, f32 accumulation); f32 uses FMA
+// on an 8x8 register tile per thread. This file is the kernel itself: tile loads, the K loop and
+// the hand-off to the epilogue. Everything specific to one graph comes from the generated
+// prologue that includes it (codegen/gemm.rs), which defines before the include:
+//   elem_t, kiln_idx          the operand type; int when every extent and offset fits in 31 bits,
+//                             else long long;
+//   KILN_GEMM_M, _N, _K       the GEMM extents (literals of kiln_idx's width);
+//   KILN_GEMM_BM, _BN         the tile the launch grid was sized with (checked below);
+//   KILN_GEMM_TENSOR_CORES    1 for wmma (f16/bf16), 0 for FMA (f32);
+//   KILN_GEMM_A_K_FAST        1 when A's K dim is the faster one in memory (B_N_FAST: B's N dim);
+//   KILN_GEMM_A_VEC           1 when A can be read VEC consecutive K elements at a time
+//                             (B_VEC likewise for B, along N when B_VEC_N, else along K), taken
+//                             at run time when the operand pointer is 16-byte aligned;
+//   KILN_GEMM_A, KILN_GEMM_B  the operand pointers (kernel parameter names);
+//   the operand loads of matmul_operands.cuh or conv_fprop_operands.cuh:
+//     KILN_GEMM_BLOCK_SETUP() per-block state of the loads (batch offsets, the row table);
+//     A_KPREP(gk)             per-K-index values of A (ka_ok, ka_off, ...), once per K index;
+//     LOAD_A(mm, gm)          one element of A at tile row mm (global gm), after A_KPREP;
+//     VLOAD_A(mm, gm)         VEC consecutive K elements (vec_t), after A_KPREP;
+//     B_KPREP(gk), LOAD_B(gn), VLOAD_B(gn) likewise for B;
+//   KILN_GEMM_SYMBOL, KILN_GEMM_PARAMS, KILN_GEMM_ARGS
+//                             the kernel's name, its parameter list and the parameters as
+//                             arguments;
+//   kiln_gemm_epilogue(KILN_GEMM_PARAMS, batch, gm, gn, acc)
+//                             the fused epilogue of one output element given its GEMM result,
+//                             called by the accumulator walkers of gemm_epilogue.cuh.
+#if !defined(KILN_GEMM_M) || !defined(KILN_GEMM_SYMBOL) || !defined(KILN_GEMM_BLOCK_SETUP) || \
+    !defined(KILN_GEMM_TENSOR_CORES) || !defined(KILN_GEMM_B_VEC_N)
+#error "gemm_mainloop.cuh is included by a generated prologue that specialises it (codegen/gemm.rs)"
+#endif
 #include <mma.h>
 
 #define BM 128
 #define BN 128
 #define BK 32
 #define PAD 8
+// The thread layout below (2 x 4 warps of 64 x 32, or 16 x 16 threads of 8 x 8) covers exactly
+// this tile; the host sizes the grid from KILN_GEMM_BM and KILN_GEMM_BN.
+static_assert(KILN_GEMM_BM == BM && KILN_GEMM_BN == BN, "grid tile and kernel tile differ");
 
-typedef __half elem_t;
-typedef int kiln_idx;
 #define VEC (16 / (int)sizeof(elem_t))
 typedef kiln_vec<elem_t, 16 / sizeof(elem_t)> vec_t;
+
+#define KILN_GEMM_A_ALIGNED (((unsigned long long)KILN_GEMM_A % 16ULL) == 0)
+#define KILN_GEMM_B_ALIGNED (((unsigned long long)KILN_GEMM_B % 16ULL) == 0)
 
 __device__ __forceinline__ vec_t kiln_vzero() {
     vec_t z;
@@ -32,47 +52,17 @@ __device__ __forceinline__ vec_t kiln_vzero() {
     return z;
 }
 
-__device__ __forceinline__ bool kiln_in_window(kiln_idx h, kiln_idx w) {
-    return h >= 0 && h < 9 && w >= 0 && w < 9;
-}
-#define A_KPREP(gk) const bool ka_ok = (gk) < K; \
-    const kiln_idx ka_c = (gk) % 8, ka_rs = (gk) / 8; \
-    const kiln_idx ka_h = (ka_rs / 3) * 1, ka_w = (ka_rs % 3) * 1; \
-    const kiln_idx ka_off = ka_c * 1 + ka_h * 72 + ka_w * 8;
-#define LOAD_A(mm, gm) (kiln_in_window(row_h[mm] + ka_h, row_w[mm] + ka_w) ? p0[row_base[mm] + ka_off] : kiln_st<elem_t>(0.0f))
-#define VLOAD_A(mm, gm) (kiln_in_window(row_h[mm] + ka_h, row_w[mm] + ka_w) ? *reinterpret_cast<const vec_t*>(p0 + row_base[mm] + ka_off) : kiln_vzero())
-#define B_KPREP(gk) const bool kb_ok = (gk) < K; \
-    const kiln_idx kb_c = (gk) % 8, kb_rs = (gk) / 8; \
-    const kiln_idx kb_off = kb_c * 1 + (kb_rs / 3) * 24 + (kb_rs % 3) * 8;
-#define LOAD_B(gn) (p1[(gn) * 72 + kb_off])
-#define VLOAD_B(gn) (*reinterpret_cast<const vec_t*>(p1 + (gn) * 72 + kb_off))
-#define EPILOGUE(gm, gn, value) do { \
-        const float acc_ = (value); \
-        const float in0 = kiln_ld(p2[((gn))]); \
-        const float v0 = (acc_) + (in0); \
-        const float v1 = kiln_relu(v0, 0e0f, __int_as_float(0x7f800000), 0e0f); \
-        p3[((gm / 81)) * 1296LL + ((gn)) + (((gm / 9) % 9)) * 144LL + ((gm % 9)) * 16LL] = kiln_st<__half>(v1); \
-    } while (0)
+#include "gemm_epilogue.cuh"
 
-extern "C" __global__ void __launch_bounds__(256) kiln_conv_fprop_f449be7ddf072578(const __half* __restrict__ p0, const __half* __restrict__ p1, const __half* __restrict__ p2, __half* __restrict__ p3) {
-    const kiln_idx M = 162, N = 16, K = 72;
+extern "C" __global__ void __launch_bounds__(256) KILN_GEMM_SYMBOL(KILN_GEMM_PARAMS) {
+    const kiln_idx M = KILN_GEMM_M, N = KILN_GEMM_N, K = KILN_GEMM_K;
     const kiln_i64 batch = blockIdx.z;
     const kiln_idx m0 = (kiln_idx)blockIdx.x * BM, n0 = (kiln_idx)blockIdx.y * BN;
     const int tid = threadIdx.x;
-
     __shared__ __align__(32) elem_t As[BM][BK + PAD];
     __shared__ __align__(32) elem_t Bs[BK][BN + PAD];
-    __shared__ kiln_idx row_base[BM], row_h[BM], row_w[BM];
-    if (tid < BM) {
-        const kiln_idx gm = m0 + tid < M ? m0 + tid : M - 1;
-        const kiln_idx q = gm % 9, t = gm / 9, p = t % 9, n = t / 9;
-        const kiln_idx h = p * 1 - 1, w = q * 1 - 1;
-        row_base[tid] = n * 648 + h * 72 + w * 8;
-        row_h[tid] = h;
-        row_w[tid] = w;
-    }
-    __syncthreads();
-#if 1
+    KILN_GEMM_BLOCK_SETUP();
+#if KILN_GEMM_TENSOR_CORES
     using namespace nvcuda;
     __shared__ __align__(32) float stage[8][16 * 16];
     const int warp = tid / 32, lane = tid % 32;
@@ -92,8 +82,8 @@ extern "C" __global__ void __launch_bounds__(256) kiln_conv_fprop_f449be7ddf0725
 #endif
     for (kiln_idx k0 = 0; k0 < K; k0 += BK) {
         // A tile: BM x BK.
-#if 1
-        if (((unsigned long long)p0 % 16ULL) == 0) {
+#if KILN_GEMM_A_VEC
+        if (KILN_GEMM_A_ALIGNED) {
             // VEC consecutive K elements per access; the K index of a thread is the same for
             // every access (256 is a multiple of BK / VEC).
             const int kk = (tid % (BK / VEC)) * VEC;
@@ -108,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_conv_fprop_f449be7ddf0725
         } else
 #endif
         {
-#if 1
+#if KILN_GEMM_A_K_FAST
             const int kk = tid % BK;
             const kiln_idx gk = k0 + kk;
             A_KPREP(gk)
@@ -131,9 +121,9 @@ extern "C" __global__ void __launch_bounds__(256) kiln_conv_fprop_f449be7ddf0725
 #endif
         }
         // B tile: BK x BN.
-#if 1
-        if (((unsigned long long)p1 % 16ULL) == 0) {
-#if 0
+#if KILN_GEMM_B_VEC
+        if (KILN_GEMM_B_ALIGNED) {
+#if KILN_GEMM_B_VEC_N
             // VEC consecutive N elements per access.
             const int nn = (tid % (BN / VEC)) * VEC;
             const kiln_idx gn = n0 + nn;
@@ -161,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_conv_fprop_f449be7ddf0725
         } else
 #endif
         {
-#if 0
+#if KILN_GEMM_B_N_FAST
             const int nn = tid % BN;
             const kiln_idx gn = n0 + nn;
 #pragma unroll
@@ -184,7 +174,7 @@ extern "C" __global__ void __launch_bounds__(256) kiln_conv_fprop_f449be7ddf0725
 #endif
         }
         __syncthreads();
-#if 1
+#if KILN_GEMM_TENSOR_CORES
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
             wmma::fragment<wmma::matrix_a, 16, 16, 16, elem_t, wmma::row_major> fa[4];
@@ -214,30 +204,12 @@ extern "C" __global__ void __launch_bounds__(256) kiln_conv_fprop_f449be7ddf0725
 #endif
         __syncthreads();
     }
-#if 1
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-            wmma::store_matrix_sync(stage[warp], acc[i][j], 16, wmma::mem_row_major);
-            __syncwarp();
-            // Not unrolled: the epilogue runs once per tile, and unrolling its index arithmetic
-            // 64 times more than doubled the cubin (and so the plan and its load time).
-#pragma unroll 1
-            for (int t = 0; t < 8; ++t) {
-                int e = t * 32 + lane;
-                kiln_idx gm = m0 + wm * 64 + i * 16 + e / 16, gn = n0 + wn * 32 + j * 16 + e % 16;
-                if (gm < M && gn < N) { EPILOGUE(gm, gn, stage[warp][e]); }
-            }
-            __syncwarp();
-        }
+    const auto epilogue = [&](kiln_idx gm, kiln_idx gn, float acc_) {
+        kiln_gemm_epilogue(KILN_GEMM_ARGS, batch, gm, gn, acc_);
+    };
+#if KILN_GEMM_TENSOR_CORES
+    kiln_gemm_store_wmma(acc, stage[warp], lane, m0 + wm * 64, n0 + wn * 32, M, N, epilogue);
 #else
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            kiln_idx gm = m0 + ty * 8 + i, gn = n0 + tx * 8 + j;
-            if (gm < M && gn < N) { EPILOGUE(gm, gn, acc[i][j]); }
-        }
+    kiln_gemm_store_fma(acc, m0 + ty * 8, n0 + tx * 8, M, N, epilogue);
 #endif
 }
