@@ -626,3 +626,25 @@ fn a_payload_recording_other_sizes_than_its_envelope_is_refused_at_load() {
     kiln::from_compiled_plan_binary(&h2, &kiln_format::encode_plan_as_given(&honest_env))
         .expect("the honest re-encoding loads");
 }
+
+/// The committed sm_90 plans of earlier providers restore on today's provider (deviceless) and
+/// re-save to exactly their bytes; the GPU test runs them.
+#[test]
+fn committed_sm90_plans_restore_and_resave_identically() {
+    if skip() {
+        return;
+    }
+    for (stem, make, _, _) in plan_fixtures::cases() {
+        let (file, io) = plan_fixtures::load(stem, make);
+        let h = handle(Device::CudaTarget(90)).expect("an sm_90 target handle");
+        let g = Graph::deserialize(Some(&h), &file).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let plan = g.plan().expect("the file carries its plan");
+        assert_eq!(io["engine"], plan.engine_name(), "{stem}");
+        assert_eq!(
+            kiln::serialize_compiled_plan(plan).expect("re-save"),
+            kiln_format::plan_part(&file).expect("plan part"),
+            "{stem}: the re-save differs"
+        );
+        assert_eq!(g.serialize().expect("re-save"), file, "{stem}");
+    }
+}

@@ -293,3 +293,32 @@ fn a_code_object_the_driver_refuses_fails_the_load() {
     assert!(e.message.contains("driver refused"), "{}", e.message);
     eprintln!("ok: {}", e.message);
 }
+
+/// The committed sm_90 plans (built deviceless by earlier providers) load on the GPU and compute
+/// the stored reference outputs from the stored inputs.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn committed_sm90_plans_compute_their_stored_outputs_on_gpu() {
+    for (stem, make, atol, rtol) in plan_fixtures::cases() {
+        let (file, io) = plan_fixtures::load(stem, make);
+        let h = handle(Device::Cuda(0)).expect("cuda:0 handle");
+        let g = Graph::deserialize(Some(&h), &file).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let og = g.op_graph().expect("graph");
+        let mut ins = Vec::new();
+        for t in g.tensors() {
+            let Some(uid) = t.uid() else { continue };
+            if io["inputs"].get(uid.to_string()).is_none() {
+                continue;
+            }
+            let mut hst = HostTensor::zeros(og.tensor(uid).expect("tensor")).expect("memory");
+            hst.fill_from_f64(&plan_fixtures::values(&io, &uid.to_string()))
+                .expect("fill");
+            ins.push((t.clone(), hst));
+        }
+        let y = g.tensor_by_name("y").and_then(|t| t.uid()).expect("y");
+        let got = run_plan(g.plan().expect("plan"), og, &h, 0, &ins, y);
+        let want = plan_fixtures::values(&io, "y");
+        let w = worst(&got, &want, atol, rtol);
+        assert!(w <= 1.0, "{stem}: worst error ratio {w}");
+    }
+}

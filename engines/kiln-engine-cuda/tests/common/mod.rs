@@ -244,3 +244,89 @@ pub fn worst(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
         .map(|(g, w)| (g - w).abs() / (atol + rtol * w.abs()))
         .fold(0.0, f64::max)
 }
+
+/// Golden CUDA plans: graph-with-plan files built deviceless for sm_90 by the provider of the day,
+/// with the inputs and the CPU reference's outputs, under `tests/fixtures/plans/`. Deviceless tests
+/// restore and re-save them; the GPU test executes them against the stored outputs.
+pub mod plan_fixtures {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    /// (file stem, graph builder, atol, rtol)
+    pub type FixtureCase = (&'static str, fn() -> Graph, f64, f64);
+
+    pub fn cases() -> Vec<FixtureCase> {
+        vec![
+            (
+                "cuda_pointwise_f16_sm90",
+                || pointwise_graph(DataType::F16, 4, 128),
+                2e-3,
+                2e-3,
+            ),
+            (
+                "cuda_matmul_bf16_relu_sm90",
+                || matmul_graph(DataType::Bf16, 2, 70, 40, 50, true),
+                2e-2,
+                2e-2,
+            ),
+            (
+                "cuda_conv_f16_nhwc_bias_relu_sm90",
+                || conv_graph(DataType::F16, 2, 8, 9, 9, 16, 3, 1, 1, true, true),
+                1e-2,
+                1e-2,
+            ),
+        ]
+    }
+
+    pub fn dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plans")
+    }
+
+    /// Writes the fixture `stem` when it is missing and `KILN_REGEN_FIXTURES` is set (never
+    /// rewrites one: it records what an older provider wrote); returns (file, io JSON).
+    pub fn load(stem: &str, make: fn() -> Graph) -> (Vec<u8>, serde_json::Value) {
+        let kiln_path = dir().join(format!("{stem}.kiln"));
+        let io_path = dir().join(format!("{stem}.json"));
+        if !kiln_path.exists() && std::env::var_os("KILN_REGEN_FIXTURES").is_some() {
+            let h = handle(Device::CudaTarget(90)).expect("an sm_90 target handle");
+            let mut g = make();
+            g.build(&h, &[HeurMode::A]).expect("builds for sm_90");
+            let ins = inputs(&g);
+            let want = reference(&|| make(), &ins);
+            let inputs: serde_json::Map<String, serde_json::Value> = ins
+                .iter()
+                .map(|(t, h)| {
+                    (
+                        t.uid().expect("uid").to_string(),
+                        serde_json::json!(h.to_f64_vec()),
+                    )
+                })
+                .collect();
+            let io = serde_json::json!({
+                "engine": g.plan().expect("plan").engine_name(),
+                "inputs": inputs,
+                "y": want,
+            });
+            std::fs::create_dir_all(dir()).expect("fixture folder");
+            std::fs::write(&kiln_path, g.serialize().expect("saves")).expect("write plan");
+            std::fs::write(&io_path, serde_json::to_string(&io).expect("json")).expect("write io");
+        }
+        let file =
+            std::fs::read(&kiln_path).unwrap_or_else(|e| panic!("{}: {e}", kiln_path.display()));
+        let io = serde_json::from_slice(
+            &std::fs::read(&io_path).unwrap_or_else(|e| panic!("{}: {e}", io_path.display())),
+        )
+        .expect("io JSON");
+        (file, io)
+    }
+
+    /// The stored values of `key` (an input uid, or "y") as f64.
+    pub fn values(io: &serde_json::Value, key: &str) -> Vec<f64> {
+        let v = if key == "y" { &io["y"] } else { &io["inputs"][key] };
+        v.as_array()
+            .unwrap_or_else(|| panic!("no stored values for {key}"))
+            .iter()
+            .map(|x| x.as_f64().expect("a number"))
+            .collect()
+    }
+}
