@@ -296,8 +296,8 @@ fn mutate_payload_graph(plan: &[u8], rng: &mut Rng) -> (Vec<u8>, String) {
         }
         _ if !p.knobs.is_empty() => {
             let k = rng.below(p.knobs.len());
-            p.knobs[k] = [-1, 0, 1, 2, 16, 1 << 40][rng.below(6)];
-            format!("payload knob {k} = {}", p.knobs[k])
+            p.knobs[k].1 = [-1, 0, 1, 2, 16, 1 << 40][rng.below(6)];
+            format!("payload knob {k} = {}", p.knobs[k].1)
         }
         _ => {
             tensor.is_virtual = !tensor.is_virtual;
@@ -326,14 +326,28 @@ struct Tally {
     loaded_by: std::collections::BTreeMap<&'static str, usize>,
 }
 
-/// Runs `graph`'s loaded plan through the safe `Graph::execute` on buffers sized from `graph`
-/// (as a user would); an error is a refusal, a crash would end the test.
+/// Runs `graph`'s loaded plan through the safe `Graph::execute` on buffers sized from `graph`'s
+/// own tensors (as a user would: random inputs, outputs included); an error is a refusal, a crash
+/// would end the test.
 fn execute_loaded(graph: &Graph, handle: &Handle, executed: &std::cell::Cell<(usize, usize)>) {
-    if graph.plan().is_some() {
-        let (runs, refused) = executed.get();
-        let ok = run(graph, handle).is_ok();
-        executed.set((runs + 1, refused + usize::from(!ok)));
-    }
+    let (Some(og), Some(_)) = (graph.op_graph(), graph.plan()) else {
+        return;
+    };
+    let (runs, refused) = executed.get();
+    let ok = (|| -> kiln::Result<()> {
+        let mut memory = Vec::new();
+        for t in og.bound_tensors() {
+            memory.push((t.uid, kiln::HostTensor::random(t, t.uid as u64)?));
+        }
+        let mut workspace = kiln::Workspace::for_graph(graph)?;
+        let mut pack = kiln::VariantPack::new();
+        for (uid, m) in memory.iter_mut() {
+            pack.insert_uid(*uid, m);
+        }
+        graph.execute(handle, &mut pack, &mut workspace)
+    })()
+    .is_ok();
+    executed.set((runs + 1, refused + usize::from(!ok)));
 }
 
 /// Runs every loader on `bytes`, and executes every plan that loads; returns the failures found

@@ -92,9 +92,19 @@ impl EnginePlugin for CpuPlugin {
     }
 
     fn serialize_context(&self, engine_id: u64, context: &CpuContext) -> PluginResult<Vec<u8>> {
-        Ok(payload::encode(engine_id, &context.knobs, &context.graph))
+        let engine = find_engine(engine_id)?;
+        let knobs: Vec<(i64, i64)> = engine
+            .knobs()
+            .iter()
+            .map(|k| k.id)
+            .zip(context.knobs.iter().copied())
+            .collect();
+        Ok(payload::encode(engine_id, &knobs, &context.graph))
     }
 
+    /// Restores a saved context. Knobs the payload does not set take their defaults (the
+    /// engine's behaviour before the knob existed), so plans saved before a knob was added keep
+    /// loading; a knob id the engine does not have is `NOT_APPLICABLE`.
     fn restore_context(&self, engine_id: u64, bytes: &[u8]) -> PluginResult<CpuContext> {
         let p = payload::decode(bytes)?;
         if p.engine_id != engine_id {
@@ -104,22 +114,21 @@ impl EnginePlugin for CpuPlugin {
             )));
         }
         let engine = find_engine(engine_id).map_err(|e| PluginError::not_applicable(e.message))?;
-        if p.knobs.len() != engine.knobs().len() {
+        if let Some(&(id, _)) = p
+            .knobs
+            .iter()
+            .find(|(id, _)| !engine.knobs().iter().any(|k| k.id == *id))
+        {
             return Err(PluginError::not_applicable(format!(
-                "kiln-cpu payload has {} knob values but engine {} has {} knobs",
-                p.knobs.len(),
-                engine.name(),
-                engine.knobs().len()
+                "kiln-cpu payload sets knob id {id}, which engine {} of {PLUGIN_NAME} {PLUGIN_VERSION} \
+                 does not have (a plan of a newer kiln?)",
+                engine.name()
             )));
         }
-        let settings: Vec<KnobSetting> = engine
-            .knobs()
+        let settings: Vec<KnobSetting> = p
+            .knobs
             .iter()
-            .zip(&p.knobs)
-            .map(|(k, &value)| KnobSetting {
-                knob_id: k.id,
-                value,
-            })
+            .map(|&(knob_id, value)| KnobSetting { knob_id, value })
             .collect();
         let knobs = engine::resolve_knobs(engine, &settings)?;
         prepare_context(engine, knobs, p.graph)

@@ -10,19 +10,25 @@
 //! |--------|------|---------------------------------------------------------|
 //! | 0      | 4    | marker `KCPU`                                           |
 //! | 4      | 2    | format major (1)                                        |
-//! | 6      | 2    | format minor (0)                                        |
+//! | 6      | 2    | format minor (1; 0 is still read)                       |
 //! | 8      | 2    | kind (1 = execution context)                            |
 //! | 10     | 2    | header size (48)                                        |
 //! | 12     | 4    | reserved, 0                                             |
 //! | 16     | 32   | SHA-256 of the body (everything after the header)       |
 //! | 48     | 8    | body: engine ID                                         |
 //! | 56     | 4    | body: knob count `k`                                    |
-//! | 60     | 8·k  | body: knob values, i64, in the engine's knob order      |
+//! | 60     | 16·k | body: k pairs (knob id i64, value i64), in id order     |
 //! | ..     | 8    | body: graph blob length `g`                             |
 //! | ..     | g    | body: the kiln graph blob                               |
 //!
-//! A reader accepts major 1 and any minor up to its own (a minor only appends optional fields
-//! after the graph blob, which older readers skip). Damaged bytes are `INVALID_VALUE`
+//! Format 1.0 (the first) stored `8·k` bytes of knob values, i64, in the engine's knob order, and
+//! nothing else changed. Every CPU engine numbers its knobs 1, 2, ... in that order, so value `i`
+//! of a 1.0 payload is knob `i + 1`. Storing ids (1.1) lets an engine add a knob without making
+//! its older plans unloadable: a knob a payload does not set takes its default, which is always
+//! the behaviour the engine had before the knob existed. A payload setting a knob the engine does
+//! not have (a plan of a newer kiln) is `NOT_APPLICABLE`.
+//!
+//! A reader accepts major 1 and any minor up to its own. Damaged bytes are `INVALID_VALUE`
 //! ("damaged: ..."); a valid payload this reader cannot use (another major, a newer minor, another
 //! kind) is `NOT_APPLICABLE`, naming both sides.
 
@@ -31,7 +37,7 @@ use kiln_plugin_sdk::{PayloadFormat, PluginError, PluginResult};
 
 pub const MARKER: [u8; 4] = *b"KCPU";
 pub const FORMAT_MAJOR: u16 = 1;
-pub const FORMAT_MINOR: u16 = 0;
+pub const FORMAT_MINOR: u16 = 1;
 pub const KIND_EXECUTION_CONTEXT: u16 = 1;
 pub const HEADER_SIZE: usize = kiln_plugin_sdk::PAYLOAD_HEADER_SIZE;
 
@@ -50,18 +56,20 @@ const MAX_KNOBS: u32 = 64;
 #[derive(Debug, Clone, PartialEq)]
 pub struct CpuPayload {
     pub engine_id: u64,
-    pub knobs: Vec<i64>,
+    /// (knob id, value) pairs, ids distinct; knobs not listed take their defaults.
+    pub knobs: Vec<(i64, i64)>,
     pub graph: OpGraph,
 }
 
-/// Encodes a payload (deterministic).
-pub fn encode(engine_id: u64, knobs: &[i64], graph: &OpGraph) -> Vec<u8> {
+/// Encodes a payload in the current format (deterministic).
+pub fn encode(engine_id: u64, knobs: &[(i64, i64)], graph: &OpGraph) -> Vec<u8> {
     let blob = kiln_format::encode_graph(graph);
-    let mut body = Vec::with_capacity(24 + 8 * knobs.len() + blob.len());
+    let mut body = Vec::with_capacity(24 + 16 * knobs.len() + blob.len());
     body.extend_from_slice(&engine_id.to_le_bytes());
     body.extend_from_slice(&(knobs.len() as u32).to_le_bytes());
-    for k in knobs {
-        body.extend_from_slice(&k.to_le_bytes());
+    for (id, value) in knobs {
+        body.extend_from_slice(&id.to_le_bytes());
+        body.extend_from_slice(&value.to_le_bytes());
     }
     body.extend_from_slice(&(blob.len() as u64).to_le_bytes());
     body.extend_from_slice(&blob);
@@ -114,15 +122,26 @@ impl<'a> Reader<'a> {
 /// validated).
 pub fn decode(bytes: &[u8]) -> PluginResult<CpuPayload> {
     let body = FORMAT.unwrap(bytes)?;
+    // The header is checked: its minor (bytes 6..8) is 0 or 1.
+    let minor = u16::from_le_bytes([bytes[6], bytes[7]]);
     let mut r = Reader { bytes: body, at: 0 };
     let engine_id = r.u64("engine id")?;
     let count = r.u32("knob count")?;
     if count > MAX_KNOBS {
         return Err(damaged(format!("{count} knobs (at most {MAX_KNOBS})")));
     }
-    let mut knobs = Vec::with_capacity(count as usize);
+    let mut knobs: Vec<(i64, i64)> = Vec::with_capacity(count as usize);
     for i in 0..count {
-        knobs.push(r.u64(&format!("knob {i}"))? as i64);
+        let id = if minor == 0 {
+            i as i64 + 1
+        } else {
+            r.u64(&format!("knob {i} id"))? as i64
+        };
+        let value = r.u64(&format!("knob {i} value"))? as i64;
+        if knobs.iter().any(|&(k, _)| k == id) {
+            return Err(damaged(format!("knob id {id} is set twice")));
+        }
+        knobs.push((id, value));
     }
     let len = r.u64("graph length")?;
     let len = usize::try_from(len).map_err(|_| damaged(format!("graph length {len}")))?;
@@ -133,4 +152,50 @@ pub fn decode(bytes: &[u8]) -> PluginResult<CpuPayload> {
         knobs,
         graph,
     })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    fn graph() -> OpGraph {
+        let json = r#"{"tensors": [
+          {"uid": 1, "name": "x", "dims": [4], "strides": [1], "data_type": "f32"},
+          {"uid": 2, "name": "y", "dims": [4], "strides": [1], "data_type": "f32"}],
+          "nodes": [{"name": "relu", "op": "pointwise", "mode": "relu", "a": 1, "out": 2}]}"#;
+        kiln_format::graph_from_json(json).expect("a graph")
+    }
+
+    /// A format-1.0 payload: positional knob values.
+    pub(crate) fn encode_1_0(engine_id: u64, values: &[i64], graph: &OpGraph) -> Vec<u8> {
+        let blob = kiln_format::encode_graph(graph);
+        let mut body = Vec::new();
+        body.extend_from_slice(&engine_id.to_le_bytes());
+        body.extend_from_slice(&(values.len() as u32).to_le_bytes());
+        for v in values {
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+        body.extend_from_slice(&(blob.len() as u64).to_le_bytes());
+        body.extend_from_slice(&blob);
+        PayloadFormat { minor: 0, ..FORMAT }.wrap(&body)
+    }
+
+    #[test]
+    fn format_1_0_values_are_knobs_1_2_3_in_order() {
+        let p = decode(&encode_1_0(7, &[5, 0], &graph())).expect("a 1.0 payload reads");
+        assert_eq!(p.knobs, vec![(1, 5), (2, 0)]);
+        assert_eq!(p.engine_id, 7);
+    }
+
+    #[test]
+    fn format_1_1_round_trips_and_refuses_a_knob_set_twice() {
+        let g = graph();
+        let bytes = encode(9, &[(1, 2), (3, 4)], &g);
+        assert_eq!(u16::from_le_bytes([bytes[6], bytes[7]]), 1);
+        let p = decode(&bytes).expect("reads");
+        assert_eq!((p.engine_id, p.knobs, p.graph), (9, vec![(1, 2), (3, 4)], g.clone()));
+        let twice = encode(9, &[(1, 2), (1, 4)], &g);
+        let e = decode(&twice).expect_err("a knob set twice");
+        assert!(e.message.contains("knob id 1 is set twice"), "{}", e.message);
+    }
 }

@@ -1088,7 +1088,12 @@ fn check_portable(
         .find(|&&(k, _)| k == engine.knobs()[slots_at].id)
         .map(|&(_, v)| v)
         .unwrap_or(build_threads.min(super::AUTO_WORKSPACE_SLOTS_CAP) as i64);
-    assert_eq!(saved.knobs[slots_at], want_slots, "{}", graph.name);
+    assert_eq!(
+        saved.knobs[slots_at],
+        (engine.knobs()[slots_at].id, want_slots),
+        "{}",
+        graph.name
+    );
     check_run(engine, graph, tol, scale, seed, |graph, bindings| {
         // Raw pointers are not Send: carry addresses into the pool.
         let addresses: Vec<(i64, usize)> =
@@ -1198,13 +1203,39 @@ fn plans_keep_their_workspace_across_thread_counts() {
     }
 }
 
+/// A plan saved before `workspace_slots` existed (payload format 1.0 with the two knob values of
+/// then) still restores: the knob it does not set takes its default, the engine's behaviour
+/// before the knob existed. A knob id the engine does not have (a newer kiln's plan) is refused
+/// as not applicable.
+#[test]
+fn plans_saved_before_a_knob_existed_restore_and_unknown_knobs_are_not_applicable() {
+    let mut g = conv_graph(&ConvCase::basic(), &[], DataType::F32);
+    g.validate().unwrap();
+    let id = kiln_core::engine_id(ConvFpropEngine.name());
+    let old = crate::payload::tests::encode_1_0(id, &[1, 0], &g);
+    let ctx = CpuPlugin
+        .restore_context(id, &old)
+        .expect("a pre-workspace_slots plan restores");
+    assert_eq!(ctx.knobs[..2], [1, 0]);
+    let newer = crate::payload::encode(id, &[(1, 0), (99, 1)], &g);
+    let e = CpuPlugin
+        .restore_context(id, &newer)
+        .err()
+        .expect("an unknown knob id");
+    assert_eq!(e.status, kiln_plugin_sdk::KilnPluginStatus::NOT_APPLICABLE);
+    assert!(e.message.contains("knob id 99"), "{}", e.message);
+}
+
 /// An explicit `workspace_slots` is kept as given, and the knob's range is refused outside it.
 #[test]
 fn workspace_slots_knob_is_kept_and_checked() {
     let g = conv_graph(&ConvCase::basic(), &[], DataType::F16);
     let slots = super::conv_fprop::KNOB_WORKSPACE_SLOTS;
     let (bytes, _) = build_and_save(&ConvFpropEngine, &g, &[(slots, 3)], 7);
-    assert_eq!(crate::payload::decode(&bytes).unwrap().knobs, vec![0, 0, 3]);
+    assert_eq!(
+        crate::payload::decode(&bytes).unwrap().knobs,
+        vec![(1, 0), (2, 0), (slots, 3)]
+    );
     let id = kiln_core::engine_id(ConvFpropEngine.name());
     let too_many = KnobSetting {
         knob_id: slots,
