@@ -46,7 +46,7 @@ fn a_broken_library_is_skipped_and_the_good_one_loads() {
     std::fs::write(dir.join("libbroken_plugin.so"), b"this is not an ELF file").unwrap();
     std::fs::write(dir.join("notes.txt"), b"not a library: not even tried").unwrap();
     let r = keep(Registry::discover(&RegistryOptions {
-        builtins: false,
+        builtins: Vec::new(),
         env_path: false,
         default_dir: false,
         extra_paths: vec![dir.clone()],
@@ -75,7 +75,7 @@ fn a_library_without_the_entry_point_is_skipped_with_a_clear_reason() {
     let dir = scratch("no-entry");
     std::fs::copy(&libm, dir.join("libm_copy.so")).expect("copy libm");
     let r = keep(Registry::discover(&RegistryOptions {
-        builtins: false,
+        builtins: Vec::new(),
         env_path: false,
         default_dir: false,
         extra_paths: vec![dir],
@@ -96,7 +96,7 @@ fn kiln_plugin_path_is_read_and_a_duplicate_of_a_builtin_is_skipped() {
     // This test binary's only test that touches the variable, and discovery reads it at once.
     std::env::set_var("KILN_PLUGIN_PATH", &dir);
     let r = keep(Registry::discover(&RegistryOptions {
-        builtins: true,
+        builtins: Registry::builtin_tables(),
         env_path: true,
         default_dir: false,
         extra_paths: Vec::new(),

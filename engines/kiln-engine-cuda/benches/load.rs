@@ -93,13 +93,13 @@ fn main() {
         return;
     }
     let h = handle(Device::Cuda(0)).expect("cuda:0 handle");
-    let dev = kiln_engine_cuda::driver::DeviceContext::new(0).expect("cuda:0");
+    let dev = kiln_cuda_driver::DeviceContext::new(0).expect("cuda:0");
     let symbol = decoded.launches[0].symbol.clone();
     report(
         "cuModuleLoadData + cuModuleGetFunction of the cubin alone (cuda:0)",
         time(reps, || {
             drop(
-                kiln_engine_cuda::driver::Module::load(&dev, &cubin, &[symbol.as_str()])
+                kiln_cuda_driver::Module::load(&dev, &cubin, &[symbol.as_str()])
                     .expect("module load"),
             );
         }),

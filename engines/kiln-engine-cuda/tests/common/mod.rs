@@ -3,19 +3,13 @@
 
 use kiln::{
     ConvAttributes, DataType, Device, Graph, Handle, HeurMode, HostTensor, MatmulAttributes,
-    PointwiseAttributes, PointwiseMode, Registry, RegistryOptions, TensorAttributes, VariantPack,
-    Workspace,
+    PointwiseAttributes, PointwiseMode, Registry, TensorAttributes, VariantPack, Workspace,
 };
 use std::sync::Arc;
 
 /// The built-in plugins only (CPU and CUDA).
 pub fn registry() -> Arc<Registry> {
-    Arc::new(Registry::discover(&RegistryOptions {
-        builtins: true,
-        env_path: false,
-        default_dir: false,
-        extra_paths: Vec::new(),
-    }))
+    Arc::new(Registry::with_builtins(&Registry::builtin_tables()))
 }
 
 pub fn handle(device: Device) -> kiln::Result<Handle> {
