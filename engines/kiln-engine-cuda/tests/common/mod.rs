@@ -16,7 +16,7 @@ pub fn handle(device: Device) -> kiln::Result<Handle> {
     Handle::with_registry(device, registry())
 }
 
-/// NVRTC's absence as a skip reason; `None` when it is here.
+/// Why NVRTC cannot be used here; `None` when it can.
 pub fn nvrtc_missing() -> Option<String> {
     kiln_engine_cuda::availability::nvrtc().err()
 }
