@@ -398,7 +398,9 @@ kiln_status_t kiln_plan_tensor_uids(const struct kiln_plan_t *plan,
 /**
  * Runs `plan` on `handle` with `count` (UID, pointer) bindings and `workspace`.
  *
- * Checked, each with an error naming the UID: `handle` is on the plan's device; every UID of
+ * Checked, each with an error naming the UID: `count` is at most the number of UIDs of
+ * `kiln_plan_tensor_uids` (checked first, before anything is read or allocated); `handle` is on
+ * the plan's device; every UID of
  * `kiln_plan_tensor_uids` is bound exactly once and no other; no pointer is null; each pointer
  * meets its tensor's alignment (version-2 plans); the workspace is non-null when
  * `kiln_plan_workspace_size` is not 0. These give `KILN_STATUS_BAD_PARAM` or

@@ -22,7 +22,8 @@ cp scripts/gpu-bench.py "$out/"
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root. Parts, in this order (default: all):
-#   tests  the deviceless suite and the GPU tests (--ignored)
+#   tests  the deviceless suite (with its NVRTC tests: --include-ignored) and the GPU tests
+#          (--ignored); the two-GPU test only where `nvidia-smi -L` lists two GPUs or more
 #   load   the plan load-time breakdown (benches/load.rs --device)
 #   bench  kiln's speed bench (benches/h200.rs)
 #   torch  the PyTorch peers (scripts/gpu-bench.py)
@@ -36,8 +37,16 @@ export KILN_CACHE_DIR="${KILN_CACHE_DIR:-/tmp/kiln-cache}"
 R="${OUT:-.}"
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$R/device.txt" 2>&1
 if has tests; then
-  .gpu/deviceless --test-threads=1 > "$R/deviceless.txt" 2>&1; echo "deviceless rc=$?" >> "$R/summary.txt"
-  .gpu/gpu --ignored --test-threads=1 --nocapture > "$R/gpu-tests.txt" 2>&1; echo "gpu rc=$?" >> "$R/summary.txt"
+  .gpu/deviceless --include-ignored --test-threads=1 > "$R/deviceless.txt" 2>&1; echo "deviceless rc=$?" >> "$R/summary.txt"
+  two_gpu=plan_built_on_device_0_runs_on_device_1
+  .gpu/gpu --ignored --skip "$two_gpu" --test-threads=1 --nocapture > "$R/gpu-tests.txt" 2>&1; echo "gpu rc=$?" >> "$R/summary.txt"
+  # The two-GPU test fails on one GPU (it never passes without running), so it runs only on two.
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  if [ "${gpus:-0}" -ge 2 ]; then
+    .gpu/gpu --ignored --exact "$two_gpu" --nocapture > "$R/gpu-two-tests.txt" 2>&1; echo "two-GPU test rc=$?" >> "$R/summary.txt"
+  else
+    echo "two-GPU test: skipped (${gpus:-0} GPU)" >> "$R/summary.txt"
+  fi
 fi
 if has load; then
   .gpu/load --bench --device > "$R/load-bench.jsonl" 2> "$R/load-bench.err"; echo "load rc=$?" >> "$R/summary.txt"

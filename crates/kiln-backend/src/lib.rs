@@ -1,6 +1,7 @@
 //! kiln-backend: everything between the frontend graph and the engine plugins.
 //!
-//! - [`Registry`]: plugin discovery (built-ins, `KILN_PLUGIN_PATH`, a default folder) and loading
+//! - [`Registry`]: plugin discovery (built-ins declared by the crates above with
+//!   [`builtin_plugins!`], `KILN_PLUGIN_PATH`, a default folder) and loading
 //!   through the C ABI; a plugin that fails to load is logged and skipped.
 //! - [`Handle`]: bound to one device; holds one plugin instance per plugin that accepts it.
 //! - [`heuristics`]: which engine configurations to try, in which order.
@@ -21,4 +22,4 @@ pub use handle::Handle;
 pub use heuristics::{BehaviorNote, EngineConfig, HeurMode};
 pub use plan::{ExecutionPlan, PlanOrigin};
 pub use plugin::{EngineInfo, KnobInfo, Plugin, PluginSource};
-pub use registry::{Registry, RegistryOptions};
+pub use registry::{BuiltinPlugin, Registry, RegistryOptions};

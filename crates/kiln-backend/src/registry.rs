@@ -4,6 +4,11 @@
 //! by `:`; files in a folder in name order; a path may also name one library file), then the
 //! default folder `kiln-plugins/` next to the running executable. A plugin that fails to load,
 //! or whose name or an engine ID repeats one already registered, is logged and skipped.
+//!
+//! This crate links no engine. The crates at the top (`kiln`, `kiln-capi`) declare the engines
+//! they link with [`builtin_plugins!`](crate::builtin_plugins); the process-wide registry
+//! ([`Registry::global`]) registers every table declared anywhere in the program. A registry of
+//! chosen tables is [`Registry::with_builtins`] or [`RegistryOptions::builtins`].
 
 use crate::plugin::{Plugin, PluginSource};
 use kiln_core::{Error, Result};
@@ -16,11 +21,70 @@ pub const PLUGIN_PATH_ENV: &str = "KILN_PLUGIN_PATH";
 /// The default plugin folder's name, next to the executable.
 pub const DEFAULT_PLUGIN_DIR: &str = "kiln-plugins";
 
+/// A plugin linked into the program, declared with [`builtin_plugins!`](crate::builtin_plugins).
+#[derive(Debug)]
+pub struct BuiltinPlugin {
+    /// Registration order among the built-ins: lower first. kiln's own engines use
+    /// [`BuiltinPlugin::ORDER_CPU`] and [`BuiltinPlugin::ORDER_CUDA`].
+    pub order: u32,
+    /// The plugin's table: the same table its shared library's entry point returns.
+    pub table: fn() -> &'static KilnPluginTable,
+}
+
+impl BuiltinPlugin {
+    /// The embedded CPU engine's place: first, so that it is the default engine.
+    pub const ORDER_CPU: u32 = 0;
+    /// The CUDA kernel provider's place: after the CPU engine.
+    pub const ORDER_CUDA: u32 = 10;
+}
+
+/// Every built-in plugin declared in the program, gathered by the linker (so declaring one needs
+/// no call at run time, and `Handle::cpu()` finds the CPU engine with no setup).
+#[doc(hidden)]
+#[linkme::distributed_slice]
+pub static BUILTIN_PLUGINS: [BuiltinPlugin];
+
+#[doc(hidden)]
+pub use linkme;
+
+/// Declares plugin tables linked into this program as built-ins, registered by
+/// [`Registry::global`] and [`RegistryOptions::default`] before any plugin path is searched.
+///
+/// ```
+/// # mod my_engine { pub use kiln_test_plugin::cpu_plugin_table as plugin_table; }
+/// use kiln_backend::{BuiltinPlugin, Registry};
+///
+/// kiln_backend::builtin_plugins! {
+///     MY_ENGINE = (BuiltinPlugin::ORDER_CPU, my_engine::plugin_table);
+/// }
+///
+/// let table = my_engine::plugin_table();
+/// assert!(Registry::builtin_tables().iter().any(|t| std::ptr::eq(*t, table)));
+/// ```
+///
+/// Each name is the name of a private static; the order is a [`BuiltinPlugin::order`]. A table
+/// declared by several crates of one program (the same `&'static` table) is registered once.
+#[macro_export]
+macro_rules! builtin_plugins {
+    ($($name:ident = ($order:expr, $table:path);)+) => {
+        $(
+            #[$crate::registry::linkme::distributed_slice($crate::registry::BUILTIN_PLUGINS)]
+            #[linkme(crate = $crate::registry::linkme)]
+            static $name: $crate::registry::BuiltinPlugin = $crate::registry::BuiltinPlugin {
+                order: $order,
+                table: $table,
+            };
+        )+
+    };
+}
+
 /// What discovery looks at.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RegistryOptions {
-    /// Register the plugins linked into this program.
-    pub builtins: bool,
+    /// The plugin tables linked into this program to register first, in this order. The default
+    /// is [`Registry::builtin_tables`]: every table declared with
+    /// [`builtin_plugins!`](crate::builtin_plugins).
+    pub builtins: Vec<&'static KilnPluginTable>,
     /// Read `KILN_PLUGIN_PATH`.
     pub env_path: bool,
     /// Look in `kiln-plugins/` next to the executable.
@@ -32,11 +96,25 @@ pub struct RegistryOptions {
 impl Default for RegistryOptions {
     fn default() -> Self {
         RegistryOptions {
-            builtins: true,
+            builtins: Registry::builtin_tables(),
             env_path: true,
             default_dir: true,
             extra_paths: Vec::new(),
         }
+    }
+}
+
+impl std::fmt::Debug for RegistryOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A table is C function pointers: its address is all there is to show without calling in.
+        let builtins: Vec<*const KilnPluginTable> =
+            self.builtins.iter().map(|t| *t as *const _).collect();
+        f.debug_struct("RegistryOptions")
+            .field("builtins", &builtins)
+            .field("env_path", &self.env_path)
+            .field("default_dir", &self.default_dir)
+            .field("extra_paths", &self.extra_paths)
+            .finish()
     }
 }
 
@@ -54,18 +132,6 @@ pub struct Registry {
     skipped: Vec<SkippedPlugin>,
 }
 
-/// The built-in plugin tables, in registration order.
-#[allow(clippy::vec_init_then_push)] // each push is behind its own feature
-fn builtin_tables() -> Vec<&'static KilnPluginTable> {
-    #[allow(unused_mut)]
-    let mut tables: Vec<&'static KilnPluginTable> = Vec::new();
-    #[cfg(feature = "cpu")]
-    tables.push(kiln_engine_cpu::plugin_table());
-    #[cfg(feature = "cuda")]
-    tables.push(kiln_engine_cuda::plugin_table());
-    tables
-}
-
 fn is_library(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
@@ -74,7 +140,8 @@ fn is_library(path: &Path) -> bool {
 }
 
 impl Registry {
-    /// The process-wide registry, discovered with default options on first use.
+    /// The process-wide registry, discovered with default options on first use: the built-in
+    /// plugins of [`Registry::builtin_tables`], then the plugin paths.
     pub fn global() -> Arc<Registry> {
         static GLOBAL: OnceLock<Arc<Registry>> = OnceLock::new();
         GLOBAL
@@ -87,17 +154,42 @@ impl Registry {
         Registry::default()
     }
 
+    /// The plugin tables declared with [`builtin_plugins!`](crate::builtin_plugins) anywhere in
+    /// this program, by [`BuiltinPlugin::order`] (then by declaration site, which the linker
+    /// orders), each table once. Empty in a program that links no engine.
+    pub fn builtin_tables() -> Vec<&'static KilnPluginTable> {
+        let mut declared: Vec<&BuiltinPlugin> = BUILTIN_PLUGINS.iter().collect();
+        declared.sort_by_key(|b| b.order);
+        let mut tables: Vec<&'static KilnPluginTable> = Vec::new();
+        for b in declared {
+            let table = (b.table)();
+            if !tables.iter().any(|t| std::ptr::eq(*t, table)) {
+                tables.push(table);
+            }
+        }
+        tables
+    }
+
+    /// A registry of exactly `tables`, in order, as built-ins (no plugin path is searched).
+    /// A table that is refused is logged and listed in [`Registry::skipped`].
+    pub fn with_builtins(tables: &[&'static KilnPluginTable]) -> Registry {
+        Registry::discover(&RegistryOptions {
+            builtins: tables.to_vec(),
+            env_path: false,
+            default_dir: false,
+            extra_paths: Vec::new(),
+        })
+    }
+
     /// Discovers plugins as `options` say. Never fails: problems are logged and listed in
     /// [`Registry::skipped`].
     pub fn discover(options: &RegistryOptions) -> Registry {
         let mut r = Registry::empty();
-        if options.builtins {
-            for table in builtin_tables() {
-                // SAFETY: built-in tables are 'static and their functions are linked in.
-                let result = unsafe { Plugin::from_table(table, PluginSource::BuiltIn, None) }
-                    .and_then(|p| r.add(p));
-                r.note(result, Path::new("<built-in>"));
-            }
+        for &table in &options.builtins {
+            // SAFETY: built-in tables are 'static and their functions are linked in.
+            let result = unsafe { Plugin::from_table(table, PluginSource::BuiltIn, None) }
+                .and_then(|p| r.add(p));
+            r.note(result, Path::new("<built-in>"));
         }
         let mut paths: Vec<PathBuf> = Vec::new();
         if options.env_path {

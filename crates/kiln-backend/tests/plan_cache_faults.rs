@@ -1,16 +1,15 @@
 //! The serialized-plan cache and the optional plugin hooks (DESIGN.md sections 3 and 5), proven
-//! through a test plugin whose faults each test chooses (`fault_plugin`).
+//! through a test plugin whose faults each test chooses (the `kiln-test-plugin` crate).
 
 mod common;
-mod fault_plugin;
 
 use common::{assert_close, build_plan, conv_graph, cpu_handle, pointwise_graph, reference, run};
-use fault_plugin::{
+use kiln_backend::{Device, ExecutionPlan, HeurMode, PlanOrigin};
+use kiln_core::Status;
+use kiln_test_plugin::{
     FaultPlugin, Faults, RestoreFault, SaveFault, FAULT_PLUGIN_NAME, INJECTED_RESTORE_FAILURE,
     INJECTED_SAVE_FAILURE,
 };
-use kiln_backend::{Device, ExecutionPlan, HeurMode, PlanOrigin};
-use kiln_core::Status;
 use std::sync::{Arc, Barrier};
 
 /// A plan saved by the CPU plugin (whose engine IDs the fault plugin shares).
@@ -101,7 +100,7 @@ fn first_save_of_a_built_plan_calls_the_plugin_once_and_later_saves_reuse_the_by
     // Engine IDs are what matters: the CPU plugin loads the fault plugin's plan.
     let cpu = cpu_handle();
     let on_cpu = ExecutionPlan::restore(&cpu, &first).expect("the CPU plugin loads it");
-    assert_eq!(on_cpu.plugin_name(), kiln_engine_cpu::PLUGIN_NAME);
+    assert_eq!(on_cpu.plugin_name(), kiln_test_plugin::CPU_PLUGIN_NAME);
     assert_eq!(
         &on_cpu.serialize().expect("re-save")[..],
         &first[..],

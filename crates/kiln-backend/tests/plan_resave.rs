@@ -202,7 +202,7 @@ fn cpu_save_hook_called_directly_on_a_restored_context_refuses_naming_the_backen
     let tg = pointwise_graph();
     let bytes = saved_plan(&tg);
     let env = kiln_format::decode_plan(&bytes).expect("decodes");
-    let table = kiln_engine_cpu::plugin_table();
+    let table = kiln_test_plugin::cpu_plugin_table();
     let (save, free, restore) = (
         table
             .serialize_execution_context

@@ -14,6 +14,7 @@
 //! the size is `KILN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT` and nothing is written.
 
 mod boundary;
+mod builtins;
 mod graph;
 mod handle;
 mod plan;

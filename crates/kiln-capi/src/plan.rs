@@ -269,9 +269,9 @@ pub unsafe extern "C" fn kiln_plan_tensor_uids(
 
 /// Runs `plan` on `handle` with `count` (UID, pointer) bindings and `workspace`.
 ///
-/// Checked, each with an error naming the UID: `count` equals the number of UIDs of
-/// `kiln_plan_tensor_uids` (checked first, before anything is allocated); `handle` is on the
-/// plan's device; every UID of
+/// Checked, each with an error naming the UID: `count` is at most the number of UIDs of
+/// `kiln_plan_tensor_uids` (checked first, before anything is read or allocated); `handle` is on
+/// the plan's device; every UID of
 /// `kiln_plan_tensor_uids` is bound exactly once and no other; no pointer is null; each pointer
 /// meets its tensor's alignment (version-2 plans); the workspace is non-null when
 /// `kiln_plan_workspace_size` is not 0. These give `KILN_STATUS_BAD_PARAM` or
@@ -300,9 +300,11 @@ pub unsafe extern "C" fn kiln_plan_execute(
         let handle = unsafe { handle_arg(handle, "handle") }?;
         // SAFETY: forwarded contract.
         let plan = unsafe { plan_arg(plan, "plan") }?;
-        // Checked before anything is allocated: a plan binds each of its UIDs exactly once.
+        // Checked before anything is read or allocated: a plan binds each of its UIDs exactly
+        // once, so more bindings than it has UIDs cannot be right (fewer get the missing UID
+        // named below).
         let expected = plan.tensor_uids().len();
-        if count != expected {
+        if count > expected {
             return Err(Error::BadParam(format!(
                 "count is {count} but the plan binds {expected} tensors (uids {:?})",
                 plan.tensor_uids()

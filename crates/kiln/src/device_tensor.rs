@@ -4,7 +4,7 @@
 
 use crate::{HostTensor, Tensor};
 use kiln_core::{Error, Result, TensorDesc};
-use kiln_engine_cuda::driver::DeviceMemory;
+use kiln_cuda_driver::DeviceMemory;
 
 /// A tensor's memory on a CUDA device: its description and the bytes its layout spans.
 pub struct DeviceTensor {

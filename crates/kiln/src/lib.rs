@@ -26,6 +26,7 @@
 //! ```
 
 mod attributes;
+mod builtins;
 #[cfg(feature = "cuda")]
 mod device_tensor;
 mod graph;
@@ -49,8 +50,8 @@ pub use serialize::{
 pub use tensor::{Tensor, TensorAttributes};
 
 pub use kiln_backend::{
-    BehaviorNote, Device, EngineConfig, EngineInfo, ExecutionPlan, Handle, HeurMode, PlanOrigin,
-    Registry, RegistryOptions,
+    BehaviorNote, BuiltinPlugin, Device, EngineConfig, EngineInfo, ExecutionPlan, Handle, HeurMode,
+    PlanOrigin, Registry, RegistryOptions,
 };
 pub use kiln_core::{
     DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status, TensorDesc,

@@ -18,7 +18,7 @@ mod common;
 use common::cpu_handle;
 use kiln::{
     ConvAttributes, DataType, Graph, HeurMode, HostTensor, MatmulAttributes, PointwiseAttributes,
-    PointwiseMode, TensorAttributes, VariantPack, Workspace,
+    PointwiseMode, TensorAttributes,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -2,12 +2,10 @@
 //! plans and plans alone, in fresh handles, compared with the reference engine and byte for byte.
 
 mod common;
-#[path = "../../kiln-backend/tests/fault_plugin/mod.rs"]
-mod fault_plugin;
 
 use common::{assert_close, built, conv_graph, cpu_handle, pointwise_graph, reference, run};
-use fault_plugin::{FaultPlugin, Faults, SaveFault, INJECTED_SAVE_FAILURE};
 use kiln::{BehaviorNote, BlobKind, BuildPlanPolicy, Graph, HeurMode, PlanOrigin, Status};
+use kiln_test_plugin::{FaultPlugin, Faults, SaveFault, INJECTED_SAVE_FAILURE};
 
 /// Makes a test graph through the API.
 type MakeGraph = fn() -> Graph;

@@ -20,14 +20,14 @@ fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
         .iter()
         .map(|(u, d)| (*u, d.device_ptr() as *mut _))
         .collect();
-    let dev = kiln_engine_cuda::driver::DeviceContext::new(0).expect("device");
+    let dev = kiln_cuda_driver::DeviceContext::new(0).expect("device");
     // SAFETY: every pointer addresses device memory sized for its tensor.
     let run = || unsafe { plan.execute(h, &b, std::ptr::null_mut(), 0) }.map_err(|e| e.to_string());
     for _ in 0..3 {
         run().expect("warm-up");
     }
     let iters = 20;
-    let ms = kiln_engine_cuda::driver::time_ms(&dev, || {
+    let ms = kiln_cuda_driver::time_ms(&dev, || {
         for _ in 0..iters {
             run()?;
         }

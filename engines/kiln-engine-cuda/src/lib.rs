@@ -7,7 +7,8 @@
 //! - `KILN_CUDA_MATMUL_V1`: batched matmul with a fused pointwise epilogue;
 //! - `KILN_CUDA_CONV_FPROP_V1`: 2-D forward convolution (implicit GEMM) with a fused epilogue.
 //!
-//! The driver and NVRTC are loaded at run time (cudarc `dynamic-loading`) and checked before
+//! The driver (through the `kiln-cuda-driver` crate, which the frontend's device buffers share)
+//! and NVRTC are loaded at run time (cudarc `dynamic-loading`) and checked before
 //! any CUDA call: without them, instances are refused with "CUDA engine not available: ..." and
 //! the rest of kiln works as before. Plans can be built for a named architecture with no GPU
 //! (a `KILN_DEVICE_CUDA_TARGET` instance; NVRTC only). See docs/engines/cuda.md.
@@ -15,13 +16,12 @@
 pub mod availability;
 pub mod codegen;
 pub mod compile;
-pub mod driver;
 mod generated;
 pub mod kernel_cache;
 pub mod payload;
 
-use driver::{DeviceContext, Module};
 use kiln_core::{engine_id, OpGraph};
+use kiln_cuda_driver::{DeviceContext, Module};
 use kiln_plugin_sdk::{
     abi, Device, EngineDescriptor, EnginePlugin, KilnTensorBinding, KnobSetting, PluginError,
     PluginResult, TensorExtent,

@@ -1,9 +1,9 @@
 //! Shared helpers of the backend's save/load tests: two graphs with inputs, handles on the
-//! built-in CPU plugin only, building, running and comparing plans.
+//! CPU plugin only, building, running and comparing plans.
 
 #![allow(dead_code)]
 
-use kiln_backend::{heuristics, ExecutionPlan, Handle, HeurMode, Registry, RegistryOptions};
+use kiln_backend::{heuristics, ExecutionPlan, Handle, HeurMode, Registry};
 use kiln_core::{
     ConvDirection, ConvOp, ConvParams, DataType, Node, Op, OpGraph, PointwiseMode, PointwiseOp,
     PointwiseParams, TensorDesc,
@@ -11,15 +11,12 @@ use kiln_core::{
 use std::ffi::c_void;
 use std::sync::Arc;
 
-/// A registry with the built-in CPU plugin only (no `KILN_PLUGIN_PATH`, no default folder), so
-/// the environment cannot change what the tests see.
+/// A registry with the CPU plugin only, as a built-in (no `KILN_PLUGIN_PATH`, no default
+/// folder), so the environment cannot change what the tests see.
 pub fn cpu_registry() -> Arc<Registry> {
-    Arc::new(Registry::discover(&RegistryOptions {
-        builtins: true,
-        env_path: false,
-        default_dir: false,
-        extra_paths: Vec::new(),
-    }))
+    Arc::new(Registry::with_builtins(&[
+        kiln_test_plugin::cpu_plugin_table(),
+    ]))
 }
 
 /// A fresh CPU handle on the built-in plugin only.

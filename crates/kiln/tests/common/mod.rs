@@ -5,19 +5,14 @@
 
 use kiln::{
     ConvAttributes, DataType, Graph, Handle, HeurMode, HostTensor, PointwiseAttributes,
-    PointwiseMode, Registry, RegistryOptions, TensorAttributes, VariantPack, Workspace,
+    PointwiseMode, Registry, TensorAttributes, VariantPack, Workspace,
 };
 use std::sync::Arc;
 
 /// The registry of the built-in plugins only, so that `KILN_PLUGIN_PATH` cannot change what the
 /// tests see.
 pub fn cpu_registry() -> Arc<Registry> {
-    Arc::new(Registry::discover(&RegistryOptions {
-        builtins: true,
-        env_path: false,
-        default_dir: false,
-        extra_paths: Vec::new(),
-    }))
+    Arc::new(Registry::with_builtins(&Registry::builtin_tables()))
 }
 
 /// A fresh CPU handle on the built-in plugins only.

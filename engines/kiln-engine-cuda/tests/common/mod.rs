@@ -3,26 +3,20 @@
 
 use kiln::{
     ConvAttributes, DataType, Device, Graph, Handle, HeurMode, HostTensor, MatmulAttributes,
-    PointwiseAttributes, PointwiseMode, Registry, RegistryOptions, TensorAttributes, VariantPack,
-    Workspace,
+    PointwiseAttributes, PointwiseMode, Registry, TensorAttributes, VariantPack, Workspace,
 };
 use std::sync::Arc;
 
 /// The built-in plugins only (CPU and CUDA).
 pub fn registry() -> Arc<Registry> {
-    Arc::new(Registry::discover(&RegistryOptions {
-        builtins: true,
-        env_path: false,
-        default_dir: false,
-        extra_paths: Vec::new(),
-    }))
+    Arc::new(Registry::with_builtins(&Registry::builtin_tables()))
 }
 
 pub fn handle(device: Device) -> kiln::Result<Handle> {
     Handle::with_registry(device, registry())
 }
 
-/// NVRTC's absence as a skip reason; `None` when it is here.
+/// Why NVRTC cannot be used here; `None` when it can.
 pub fn nvrtc_missing() -> Option<String> {
     kiln_engine_cuda::availability::nvrtc().err()
 }

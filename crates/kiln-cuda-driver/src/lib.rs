@@ -1,8 +1,11 @@
-//! The CUDA driver, thinly: a device's primary context, modules and launches, and device
-//! memory for the frontend's buffers. Every call makes the context current on the calling
-//! thread first, so plans can be executed from any thread.
+//! kiln's CUDA driver layer, thinly: loading libcuda (checked before any call, see
+//! [`availability`]), a device's primary context, modules and launches, streams' events, and
+//! device memory. Shared by the CUDA kernel provider and the frontend's device buffers, so that
+//! the frontend depends on no engine. Every call makes the context current on the calling thread
+//! first, so plans can be executed from any thread.
 
-use crate::availability;
+pub mod availability;
+
 use cudarc::driver::{result, sys};
 use std::ffi::{c_void, CString};
 

@@ -8,9 +8,9 @@
 //! Every instance carries the state of the [`FaultPlugin`] whose [`FaultPlugin::handle`] created
 //! it, so tests running in parallel threads never share fault state or counters.
 //!
-//! Included as a module by the backend's test files, and by the frontend's through `#[path]`.
-
-#![allow(dead_code)]
+//! A test-support crate (`publish = false`, as wgpu keeps its `noop` backend): a dev-dependency
+//! of the backend's and the frontend's tests. It also hands those tests the CPU engine's table
+//! ([`cpu_plugin_table`]), so the backend needs no engine crate even among its dev-dependencies.
 
 use kiln_backend::{Device, Handle, Plugin, PluginSource, Registry};
 use kiln_core::Result;
@@ -200,8 +200,16 @@ struct FaultInstance {
 /// Bytes whose address the empty payload uses; never freed.
 static EMPTY_PAYLOAD_ANCHOR: [u8; 16] = [0; 16];
 
-fn cpu() -> &'static KilnPluginTable {
+/// The embedded CPU engine's plugin table, which the fault plugin forwards to.
+pub fn cpu_plugin_table() -> &'static KilnPluginTable {
     kiln_engine_cpu::plugin_table()
+}
+
+/// The CPU engine plugin's name, as its plans' envelopes record it.
+pub const CPU_PLUGIN_NAME: &str = kiln_engine_cpu::PLUGIN_NAME;
+
+fn cpu() -> &'static KilnPluginTable {
+    cpu_plugin_table()
 }
 
 fn clear_error() {
