@@ -30,6 +30,7 @@ mod attributes;
 mod device_tensor;
 mod graph;
 mod host;
+mod operations;
 mod serialize;
 mod tensor;
 
@@ -41,6 +42,7 @@ pub use attributes::{
 pub use device_tensor::DeviceTensor;
 pub use graph::{BuildPlanPolicy, Graph};
 pub use host::{HostTensor, VariantPack, Workspace};
+pub use operations::*;
 pub use kiln_format::{BlobInfo, BlobKind};
 pub use serialize::{
     deserialize_compiled_plan, from_compiled_plan_binary, probe, serialize_compiled_plan,
@@ -53,7 +55,7 @@ pub use kiln_backend::{
     Registry, RegistryOptions,
 };
 pub use kiln_core::{
-    DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status, TensorDesc,
+    AttrValue, DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status, TensorDesc,
 };
 
 /// The README's example, compiled and run as a doctest.
