@@ -92,7 +92,12 @@ fn rmsnorm() -> impl Strategy<Value = RmsnormSpec> {
 }
 
 /// y and inv_rms computed directly from row-major x, scale and bias, in f64.
-fn direct(spec: &RmsnormSpec, x: &[f64], scale: &[f64], bias: Option<&[f64]>) -> (Vec<f64>, Vec<f64>) {
+fn direct(
+    spec: &RmsnormSpec,
+    x: &[f64],
+    scale: &[f64],
+    bias: Option<&[f64]>,
+) -> (Vec<f64>, Vec<f64>) {
     let n = spec.x.dims[0] as usize;
     let inner = x.len() / n;
     let mut y = vec![0.0; x.len()];
@@ -160,11 +165,22 @@ fn only_the_reference_claims_rmsnorm() {
 fn a_worked_example() {
     let handle = kiln::Handle::cpu().unwrap();
     let mut g = Graph::new();
-    let f32 = |n: &str, d: &[i64]| TensorAttributes::new().name(n).dim(d).data_type(kiln::DataType::F32);
+    let f32 = |n: &str, d: &[i64]| {
+        TensorAttributes::new()
+            .name(n)
+            .dim(d)
+            .data_type(kiln::DataType::F32)
+    };
     let x = g.tensor(f32("x", &[1, 2]));
     let scale = g.tensor(f32("scale", &[1, 2]));
     let out = g
-        .rmsnorm(&x, &scale, RmsnormAttributes::new().epsilon(0.0).forward_phase(NormPhase::Training))
+        .rmsnorm(
+            &x,
+            &scale,
+            RmsnormAttributes::new()
+                .epsilon(0.0)
+                .forward_phase(NormPhase::Training),
+        )
         .unwrap();
     out.y.set_output(true);
     let inv = out.inv_rms.expect("training writes inv_rms");
@@ -176,11 +192,17 @@ fn a_worked_example() {
     let mut hi = kiln::HostTensor::for_tensor(&inv).unwrap();
     let mut ws = kiln::Workspace::for_graph(&g).unwrap();
     let mut pack = kiln::VariantPack::new();
-    pack.insert(&x, &mut hx).insert(&scale, &mut hs).insert(&out.y, &mut hy).insert(&inv, &mut hi);
+    pack.insert(&x, &mut hx)
+        .insert(&scale, &mut hs)
+        .insert(&out.y, &mut hy)
+        .insert(&inv, &mut hi);
     g.execute(&handle, &mut pack, &mut ws).unwrap();
     drop(pack);
     let r = 12.5f64.sqrt();
     let y = hy.to_f32_vec();
-    assert!((f64::from(y[0]) - 3.0 / r).abs() < 1e-6 && (f64::from(y[1]) - 8.0 / r).abs() < 1e-6, "{y:?}");
+    assert!(
+        (f64::from(y[0]) - 3.0 / r).abs() < 1e-6 && (f64::from(y[1]) - 8.0 / r).abs() < 1e-6,
+        "{y:?}"
+    );
     assert!((f64::from(hi.to_f32_vec()[0]) - 1.0 / r).abs() < 1e-6);
 }

@@ -52,7 +52,9 @@ impl OpGraph {
 
     /// The index of the node that writes `uid` (as any of its outputs), if any.
     pub fn producer(&self, uid: i64) -> Option<usize> {
-        self.nodes.iter().position(|n| n.op.outputs().contains(&uid))
+        self.nodes
+            .iter()
+            .position(|n| n.op.outputs().contains(&uid))
     }
 
     /// Indices of the nodes that read `uid`.
@@ -122,21 +124,21 @@ impl OpGraph {
         let mut writer: HashMap<i64, String> = HashMap::new();
         for n in &self.nodes {
             for out in n.op.outputs() {
-            if let Some(prev) = writer.insert(out, n.name.clone()) {
-                return Err(Error::BadParam(format!(
-                    "{} is written by both node '{prev}' and node '{}'",
-                    self.tensor_for(out, &n.name)?.label(),
-                    n.name
-                )));
-            }
-            let t = self.tensor_for(out, &n.name)?;
-            if t.scalar.is_some() {
-                return Err(Error::BadParam(format!(
-                    "node '{}': writes {}, a by-value scalar",
-                    n.name,
-                    t.label()
-                )));
-            }
+                if let Some(prev) = writer.insert(out, n.name.clone()) {
+                    return Err(Error::BadParam(format!(
+                        "{} is written by both node '{prev}' and node '{}'",
+                        self.tensor_for(out, &n.name)?.label(),
+                        n.name
+                    )));
+                }
+                let t = self.tensor_for(out, &n.name)?;
+                if t.scalar.is_some() {
+                    return Err(Error::BadParam(format!(
+                        "node '{}': writes {}, a by-value scalar",
+                        n.name,
+                        t.label()
+                    )));
+                }
             }
         }
         self.sort_topologically()?;

@@ -193,7 +193,9 @@ fn generic_to_fb(g: &GenericOp) -> fb::GenericOp {
                 AttrValue::Floats(v) => {
                     (a.type_, a.floats_value) = (fb::AttributeType::Floats, Some(v.clone()))
                 }
-                AttrValue::Str(v) => (a.type_, a.str_value) = (fb::AttributeType::Str, Some(v.clone())),
+                AttrValue::Str(v) => {
+                    (a.type_, a.str_value) = (fb::AttributeType::Str, Some(v.clone()))
+                }
             }
             a
         })
@@ -473,12 +475,19 @@ mod tests {
         fb_op.inputs.as_mut().unwrap().push(first);
         let e = generic_from_fb(fb_op, "norm").unwrap_err();
         assert_eq!(e.status(), kiln_core::Status::BadParam);
-        assert!(e.to_string().contains("node 'norm': input port 'a_second' is listed twice"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("node 'norm': input port 'a_second' is listed twice"),
+            "{e}"
+        );
         let mut fb_op = generic_to_fb(&generic_with_every_attribute_type());
         let first = fb_op.attributes.as_ref().unwrap()[0].clone();
         fb_op.attributes.as_mut().unwrap().push(first);
         let e = generic_from_fb(fb_op, "norm").unwrap_err();
-        assert!(e.to_string().contains("attribute 'b' is listed twice"), "{e}");
+        assert!(
+            e.to_string().contains("attribute 'b' is listed twice"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -517,7 +526,10 @@ mod tests {
         let e = decode_graph(&encode_graph(&g)).unwrap_err();
         assert_eq!(e.status(), kiln_core::Status::BadParam);
         assert!(e.to_string().contains("node 'future'"), "{e}");
-        assert!(e.to_string().contains("unknown operation 'some_future_op'"), "{e}");
+        assert!(
+            e.to_string().contains("unknown operation 'some_future_op'"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -8,9 +8,9 @@ use crate::tensor::{Tensor, TensorAttributes};
 use kiln_backend::{heuristics, BehaviorNote, EngineConfig, ExecutionPlan, Handle, HeurMode};
 use kiln_core::tensor::{packed_strides, packed_strides_in_order, stride_order};
 use kiln_core::{
-    ops, shape, AttrValue, ConvDirection, ConvOp, ConvParams, DataType, Error, GenericOp,
-    MatmulOp, Node, Op, OpGraph, PointwiseMode, PointwiseOp, PointwiseParams, ReductionMode,
-    ReductionOp, Result,
+    ops, shape, AttrValue, ConvDirection, ConvOp, ConvParams, DataType, Error, GenericOp, MatmulOp,
+    Node, Op, OpGraph, PointwiseMode, PointwiseOp, PointwiseParams, ReductionMode, ReductionOp,
+    Result,
 };
 use std::collections::BTreeMap;
 
@@ -320,19 +320,25 @@ impl Graph {
         attributes: BTreeMap<String, AttrValue>,
     ) -> Result<Vec<Tensor>> {
         let spec = ops::spec(op).ok_or_else(|| {
-            Error::BadParam(format!("unknown operation '{op}' (see kiln_core::ops::SPECS)"))
+            Error::BadParam(format!(
+                "unknown operation '{op}' (see kiln_core::ops::SPECS)"
+            ))
         })?;
         let name = self.node_name(name, spec.name());
         let what = format!("node '{name}' ({op})");
         let mut check = GenericOp::new(op);
         for &(port, _) in inputs {
             if check.inputs.insert(port.into(), 0).is_some() {
-                return Err(Error::BadParam(format!("{what}: input port '{port}' given twice")));
+                return Err(Error::BadParam(format!(
+                    "{what}: input port '{port}' given twice"
+                )));
             }
         }
         for &port in outputs {
             if check.outputs.insert(port.into(), 0).is_some() {
-                return Err(Error::BadParam(format!("{what}: output port '{port}' given twice")));
+                return Err(Error::BadParam(format!(
+                    "{what}: output port '{port}' given twice"
+                )));
             }
         }
         check.attributes = attributes.clone();

@@ -42,8 +42,8 @@ pub use attributes::{
 pub use device_tensor::DeviceTensor;
 pub use graph::{BuildPlanPolicy, Graph};
 pub use host::{HostTensor, VariantPack, Workspace};
-pub use operations::*;
 pub use kiln_format::{BlobInfo, BlobKind};
+pub use operations::*;
 pub use serialize::{
     deserialize_compiled_plan, from_compiled_plan_binary, probe, serialize_compiled_plan,
     to_compiled_plan_binary,

@@ -3,8 +3,8 @@
 //! handle, re-save byte-identical, execute, same results.
 
 use kiln::{
-    Graph, Handle, HeurMode, HostTensor, NormPhase, PlanOrigin, PointwiseAttributes,
-    PointwiseMode, RmsnormAttributes, TensorAttributes, VariantPack, Workspace,
+    Graph, Handle, HeurMode, HostTensor, NormPhase, PlanOrigin, PointwiseAttributes, PointwiseMode,
+    RmsnormAttributes, TensorAttributes, VariantPack, Workspace,
 };
 
 fn f32(name: &str, dims: &[i64]) -> TensorAttributes {
@@ -35,7 +35,11 @@ fn norm_graph() -> Graph {
         .expect("rmsnorm");
     out.y.set_output(true).set_name("y");
     let inv = out.inv_rms.expect("training writes inv_rms");
-    assert_eq!(inv.dims(), Vec::<i64>::new(), "dims are inferred at validate");
+    assert_eq!(
+        inv.dims(),
+        Vec::<i64>::new(),
+        "dims are inferred at validate"
+    );
     let r = g.pointwise(&inv, None, PointwiseAttributes::new(PointwiseMode::Relu));
     r.set_output(true).set_name("relu_inv_rms");
     g
@@ -81,9 +85,7 @@ fn the_frontend_returns_each_output_and_optional_ones_only_when_asked() {
 
     let mut g = norm_graph();
     g.validate().unwrap();
-    let inv = g.tensor_by_uid(
-        g.op_graph().unwrap().nodes[0].op.outputs()[1],
-    );
+    let inv = g.tensor_by_uid(g.op_graph().unwrap().nodes[0].op.outputs()[1]);
     assert_eq!(inv.unwrap().dims(), vec![3, 1, 1]);
 }
 
@@ -110,16 +112,23 @@ fn a_multi_output_graph_round_trips_through_json_the_blob_and_a_saved_plan() {
     let h1 = Handle::cpu().unwrap();
     let loaded = Graph::deserialize(Some(&h1), &saved).expect("loads");
     assert_eq!(loaded.plan().unwrap().origin(), PlanOrigin::Restored);
-    assert_eq!(loaded.serialize().unwrap(), saved, "re-save is byte-identical");
+    assert_eq!(
+        loaded.serialize().unwrap(),
+        saved,
+        "re-save is byte-identical"
+    );
     assert_eq!(
         loaded.serialize_compiled_plan().unwrap(),
         original.serialize_compiled_plan().unwrap()
     );
-    assert_eq!(run(&loaded, &h1), want, "the loaded plan gives the same results");
+    assert_eq!(
+        run(&loaded, &h1),
+        want,
+        "the loaded plan gives the same results"
+    );
 
     // And from JSON, rebuilt.
-    let mut from_json =
-        Graph::from_op_graph(kiln_format::graph_from_json(&json).unwrap()).unwrap();
+    let mut from_json = Graph::from_op_graph(kiln_format::graph_from_json(&json).unwrap()).unwrap();
     from_json.build(&h1, &[HeurMode::A]).unwrap();
     assert_eq!(run(&from_json, &h1), want);
 }

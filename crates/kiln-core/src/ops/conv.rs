@@ -156,7 +156,6 @@ pub fn conv_output_dims(x: &[i64], w: &[i64], p: &ConvParams, what: &str) -> Res
     Ok(out)
 }
 
-
 impl ConvOp {
     /// Checks the geometry, that `y` (dy) has the dims `x` and `w` give, and that no operand
     /// is a by-value scalar. Errors name `what` (the node).

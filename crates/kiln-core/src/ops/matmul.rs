@@ -38,7 +38,6 @@ pub fn matmul_output_dims(a: &[i64], b: &[i64], what: &str) -> Result<Vec<i64>> 
     Ok(out)
 }
 
-
 impl MatmulOp {
     /// Checks that `a` and `b` are tensors whose dims give `c`'s. Errors name `what`.
     pub fn validate(&self, graph: &OpGraph, node: &str, what: &str) -> Result<()> {

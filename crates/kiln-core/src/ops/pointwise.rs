@@ -234,7 +234,6 @@ pub fn broadcast(a: &[i64], b: &[i64], what: &str) -> Result<Vec<i64>> {
         .collect()
 }
 
-
 impl PointwiseOp {
     /// UIDs read, in operand order.
     pub fn inputs(&self) -> Vec<i64> {

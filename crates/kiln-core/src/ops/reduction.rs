@@ -82,7 +82,6 @@ pub fn check_reduction_dims(x: &[i64], y: &[i64], what: &str) -> Result<()> {
     }
 }
 
-
 impl ReductionOp {
     /// Checks that `x` is a tensor and `y` keeps or reduces each of its dims. Errors name `what`.
     pub fn validate(&self, graph: &OpGraph, node: &str, what: &str) -> Result<()> {

@@ -55,12 +55,13 @@ impl RmsnormOp {
     /// The typed view of `op`, an rmsnorm node that passed [`super::check_generic`]. Refuses a
     /// missing port, a bad phase or epsilon given twice or not at all; errors name `what`.
     pub fn from_generic(op: &GenericOp, what: &str) -> Result<RmsnormOp> {
-        let port = |side: &std::collections::BTreeMap<String, i64>, name: &str| {
-            side.get(name).copied()
-        };
+        let port =
+            |side: &std::collections::BTreeMap<String, i64>, name: &str| side.get(name).copied();
         let need = |side, name: &str| {
             port(side, name).ok_or_else(|| {
-                Error::BadParam(format!("{what}: required port '{name}' of rmsnorm is missing"))
+                Error::BadParam(format!(
+                    "{what}: required port '{name}' of rmsnorm is missing"
+                ))
             })
         };
         let phase = match op.attributes.get("forward_phase") {
@@ -239,7 +240,9 @@ impl OpSpec for Rmsnorm {
         what: &str,
     ) -> Result<Vec<(&'static str, Vec<i64>)>> {
         let x = input("x").ok_or_else(|| {
-            Error::BadParam(format!("{what}: required input port 'x' of rmsnorm is missing"))
+            Error::BadParam(format!(
+                "{what}: required input port 'x' of rmsnorm is missing"
+            ))
         })?;
         let mut out = vec![("y", x.clone())];
         if op.outputs.contains_key("inv_rms") {
