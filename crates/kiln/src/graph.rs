@@ -64,37 +64,31 @@ impl NodeSpec {
     fn outputs(&self) -> Vec<&Tensor> {
         match self {
             NodeSpec::Generic { outputs, .. } => outputs.iter().map(|(_, t)| t).collect(),
-            typed => vec![typed.typed_output()],
-        }
-    }
-
-    fn typed_output(&self) -> &Tensor {
-        match self {
-            NodeSpec::Generic { outputs, .. } => &outputs[0].1,
-            NodeSpec::Pointwise { out, .. } => out,
+            NodeSpec::Pointwise { out, .. } => vec![out],
             NodeSpec::Conv {
                 direction: ConvDirection::Fprop,
                 y,
                 ..
-            } => y,
+            } => vec![y],
             NodeSpec::Conv {
                 direction: ConvDirection::Dgrad,
                 x,
                 ..
-            } => x,
+            } => vec![x],
             NodeSpec::Conv {
                 direction: ConvDirection::Wgrad,
                 w,
                 ..
-            } => w,
-            NodeSpec::Matmul { c, .. } => c,
-            NodeSpec::Reduction { y, .. } => y,
+            } => vec![w],
+            NodeSpec::Matmul { c, .. } => vec![c],
+            NodeSpec::Reduction { y, .. } => vec![y],
         }
     }
 
-    /// The input whose layout and type an output inherits by default.
-    fn layout_source(&self) -> &Tensor {
-        match self {
+    /// The input whose layout and type an output inherits by default (a generic node's first
+    /// bound input port; `None` for one that has none).
+    fn layout_source(&self) -> Option<&Tensor> {
+        Some(match self {
             NodeSpec::Pointwise { a, b: Some(b), .. } if a.scalar().is_some() => b,
             NodeSpec::Pointwise { a, .. } => a,
             NodeSpec::Conv {
@@ -105,8 +99,8 @@ impl NodeSpec {
             NodeSpec::Conv { x, .. } => x,
             NodeSpec::Matmul { a, .. } => a,
             NodeSpec::Reduction { x, .. } => x,
-            NodeSpec::Generic { inputs, .. } => &inputs[0].1,
-        }
+            NodeSpec::Generic { inputs, .. } => return inputs.first().map(|(_, t)| t),
+        })
     }
 }
 
@@ -457,8 +451,10 @@ impl Graph {
             attributes,
         } = node
         else {
-            let out = node.typed_output();
-            return self.infer_output(&what, node, out, None);
+            for out in node.outputs() {
+                self.infer_output(&what, node, out, None)?;
+            }
+            return Ok(());
         };
         let spec = ops::spec(op)
             .ok_or_else(|| Error::Internal(format!("{what}: operation '{op}' vanished")))?;
@@ -490,7 +486,11 @@ impl Graph {
         out: &Tensor,
         dims: Option<Vec<i64>>,
     ) -> Result<()> {
-        let src = node.layout_source();
+        let src = node.layout_source().ok_or_else(|| {
+            Error::BadParam(format!(
+                "{what}: has no input tensor to take its outputs' layout from"
+            ))
+        })?;
         let (src_dims, src_strides, src_type) = (src.dims(), src.strides(), src.data_type());
         if src_dims.is_empty() {
             return Err(Error::BadParam(format!(
