@@ -1,7 +1,6 @@
 //! The operation graph IR: tensors plus nodes, its validation and topological order.
 
-use crate::shape::{broadcast, check_reduction_dims, conv_output_dims, matmul_output_dims};
-use crate::{ConvDirection, DataType, Error, Op, Result, TensorDesc};
+use crate::{DataType, Error, Op, Result, TensorDesc};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -51,9 +50,11 @@ impl OpGraph {
             .filter(|t| !t.is_virtual && t.scalar.is_none())
     }
 
-    /// The index of the node that writes `uid`, if any.
+    /// The index of the node that writes `uid` (as any of its outputs), if any.
     pub fn producer(&self, uid: i64) -> Option<usize> {
-        self.nodes.iter().position(|n| n.op.output() == uid)
+        self.nodes
+            .iter()
+            .position(|n| n.op.outputs().contains(&uid))
     }
 
     /// Indices of the nodes that read `uid`.
@@ -106,35 +107,38 @@ impl OpGraph {
                     n.name, n.compute_type
                 )));
             }
-            for uid in n.op.inputs().into_iter().chain([n.op.output()]) {
+            if let Op::Generic(g) = &n.op {
+                crate::ops::check_generic(g, &format!("node '{}' ({})", n.name, g.op))?;
+            }
+            for uid in n.op.inputs().into_iter().chain(n.op.outputs()) {
                 self.tensor_for(uid, &n.name)?;
             }
             let ins = n.op.inputs();
-            if ins.contains(&n.op.output()) {
+            if let Some(out) = n.op.outputs().into_iter().find(|o| ins.contains(o)) {
                 return Err(Error::BadParam(format!(
-                    "node '{}': writes tensor uid {} that it also reads",
-                    n.name,
-                    n.op.output()
+                    "node '{}': writes tensor uid {out} that it also reads",
+                    n.name
                 )));
             }
         }
         let mut writer: HashMap<i64, String> = HashMap::new();
         for n in &self.nodes {
-            let out = n.op.output();
-            if let Some(prev) = writer.insert(out, n.name.clone()) {
-                return Err(Error::BadParam(format!(
-                    "{} is written by both node '{prev}' and node '{}'",
-                    self.tensor_for(out, &n.name)?.label(),
-                    n.name
-                )));
-            }
-            let t = self.tensor_for(out, &n.name)?;
-            if t.scalar.is_some() {
-                return Err(Error::BadParam(format!(
-                    "node '{}': writes {}, a by-value scalar",
-                    n.name,
-                    t.label()
-                )));
+            for out in n.op.outputs() {
+                if let Some(prev) = writer.insert(out, n.name.clone()) {
+                    return Err(Error::BadParam(format!(
+                        "{} is written by both node '{prev}' and node '{}'",
+                        self.tensor_for(out, &n.name)?.label(),
+                        n.name
+                    )));
+                }
+                let t = self.tensor_for(out, &n.name)?;
+                if t.scalar.is_some() {
+                    return Err(Error::BadParam(format!(
+                        "node '{}': writes {}, a by-value scalar",
+                        n.name,
+                        t.label()
+                    )));
+                }
             }
         }
         self.sort_topologically()?;
@@ -175,7 +179,7 @@ impl OpGraph {
             .nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.op.output(), i))
+            .flat_map(|(i, n)| n.op.outputs().into_iter().map(move |o| (o, i)))
             .collect();
         let deps: Vec<Vec<usize>> = self
             .nodes
@@ -218,8 +222,11 @@ impl OpGraph {
         let mut live: HashSet<usize> = HashSet::new();
         let mut stack: Vec<usize> = (0..self.nodes.len())
             .filter(|&i| {
-                self.tensor(self.nodes[i].op.output())
-                    .is_some_and(|t| !t.is_virtual)
+                self.nodes[i]
+                    .op
+                    .outputs()
+                    .into_iter()
+                    .any(|o| self.tensor(o).is_some_and(|t| !t.is_virtual))
             })
             .collect();
         if stack.is_empty() {
@@ -258,7 +265,7 @@ impl OpGraph {
         }
         let mut first_user: BTreeMap<i64, usize> = BTreeMap::new();
         for (i, n) in self.nodes.iter().enumerate() {
-            for uid in n.op.inputs().into_iter().chain([n.op.output()]) {
+            for uid in n.op.inputs().into_iter().chain(n.op.outputs()) {
                 if self.tensor(uid).is_some_and(|t| t.scalar.is_some()) {
                     continue;
                 }
@@ -286,97 +293,6 @@ impl OpGraph {
 
     fn check_node(&self, n: &Node) -> Result<()> {
         let what = format!("node '{}' ({})", n.name, n.op.describe());
-        let t = |uid: i64| self.tensor_for(uid, &n.name);
-        let expect_dims = |out: &TensorDesc, want: &[i64]| -> Result<()> {
-            if out.dims != want {
-                return Err(Error::BadParam(format!(
-                    "{what}: output {} has dims {:?} but the operation produces {:?}",
-                    out.label(),
-                    out.dims,
-                    want
-                )));
-            }
-            Ok(())
-        };
-        match &n.op {
-            Op::Pointwise(p) => {
-                if p.mode.is_binary() != p.b.is_some() {
-                    return Err(Error::BadParam(format!(
-                        "{what}: mode {} takes {} operand(s) but {} given",
-                        p.mode.name(),
-                        if p.mode.is_binary() { 2 } else { 1 },
-                        if p.b.is_some() { 2 } else { 1 }
-                    )));
-                }
-                let a = t(p.a)?;
-                let out = t(p.out)?;
-                let dims = match p.b {
-                    None if a.scalar.is_some() => {
-                        return Err(Error::BadParam(format!(
-                            "{what}: the only operand is a by-value scalar; it must be a tensor"
-                        )))
-                    }
-                    None => a.dims.clone(),
-                    Some(b) => {
-                        let b = t(b)?;
-                        // A by-value scalar broadcasts against a tensor of any rank.
-                        match (a.scalar.is_some(), b.scalar.is_some()) {
-                            (true, true) => {
-                                return Err(Error::BadParam(format!(
-                                "{what}: both operands are by-value scalars; one must be a tensor"
-                            )))
-                            }
-                            (true, false) => b.dims.clone(),
-                            (false, true) => a.dims.clone(),
-                            (false, false) => broadcast(&a.dims, &b.dims, &what)?,
-                        }
-                    }
-                };
-                expect_dims(out, &dims)
-            }
-            Op::Conv(c) => {
-                let (x, w, y) = (t(c.x)?, t(c.w)?, t(c.y)?);
-                let want = conv_output_dims(&x.dims, &w.dims, &c.params, &what)?;
-                match c.direction {
-                    ConvDirection::Fprop => expect_dims(y, &want),
-                    _ if y.dims != want => Err(Error::BadParam(format!(
-                        "{what}: dy {} has dims {:?} but x {:?} and w {:?} give {:?}",
-                        y.label(),
-                        y.dims,
-                        x.dims,
-                        w.dims,
-                        want
-                    ))),
-                    _ => Ok(()),
-                }?;
-                for tensor in [x, w, y] {
-                    if tensor.scalar.is_some() {
-                        return Err(Error::BadParam(format!(
-                            "{what}: {} is a by-value scalar; convolution operands are tensors",
-                            tensor.label()
-                        )));
-                    }
-                }
-                Ok(())
-            }
-            Op::Matmul(m) => {
-                let (a, b, c) = (t(m.a)?, t(m.b)?, t(m.c)?);
-                if a.scalar.is_some() || b.scalar.is_some() {
-                    return Err(Error::BadParam(format!(
-                        "{what}: matmul operands cannot be by-value scalars"
-                    )));
-                }
-                expect_dims(c, &matmul_output_dims(&a.dims, &b.dims, &what)?)
-            }
-            Op::Reduction(r) => {
-                let (x, y) = (t(r.x)?, t(r.y)?);
-                if x.scalar.is_some() {
-                    return Err(Error::BadParam(format!(
-                        "{what}: the reduction input cannot be a by-value scalar"
-                    )));
-                }
-                check_reduction_dims(&x.dims, &y.dims, &what)
-            }
-        }
+        n.op.validate(self, &n.name, &what)
     }
 }

@@ -8,6 +8,7 @@ pub mod engine_id;
 pub mod error;
 pub mod graph;
 pub mod op;
+pub mod ops;
 pub mod shape;
 pub mod tensor;
 
@@ -19,4 +20,5 @@ pub use op::{
     ConvDirection, ConvOp, ConvParams, MatmulOp, Op, OpKind, PointwiseMode, PointwiseOp,
     PointwiseParams, ReductionMode, ReductionOp,
 };
+pub use ops::{AttrValue, GenericOp, OpSpec, Port};
 pub use tensor::TensorDesc;

@@ -4,9 +4,16 @@ use crate::flatbuffer_errors::invalid_body;
 use crate::generated::fb_graph as fb;
 use crate::preamble::{check_blob, wrap, BlobKind, CheckedBlob};
 use kiln_core::{
-    ConvDirection, ConvOp, ConvParams, DataType, Error, MatmulOp, Node, Op, OpGraph, PointwiseMode,
-    PointwiseOp, PointwiseParams, ReductionMode, ReductionOp, Result, TensorDesc,
+    AttrValue, ConvDirection, ConvOp, ConvParams, DataType, Error, GenericOp, MatmulOp, Node, Op,
+    OpGraph, PointwiseMode, PointwiseOp, PointwiseParams, ReductionMode, ReductionOp, Result,
+    TensorDesc,
 };
+use std::collections::BTreeMap;
+
+/// The graph body minor version this reader reads and this writer writes for graphs with
+/// [`GenericOp`] nodes (`Graph.minor_version`; docs/format.md §2). Graphs of typed nodes only are
+/// written as minor 0 (the field absent), byte for byte as before minor 1 existed.
+pub const GRAPH_MINOR_VERSION: u32 = 1;
 use planus::{Builder, ReadAsRoot};
 use std::borrow::Cow;
 
@@ -145,11 +152,102 @@ fn op_to_fb(op: &Op) -> fb::Op {
             x: r.x,
             y: r.y,
         })),
+        Op::Generic(g) => fb::Op::GenericOp(Box::new(generic_to_fb(g))),
     }
 }
 
-fn op_from_fb(op: fb::Op) -> Op {
-    match op {
+fn ports_to_fb(ports: &BTreeMap<String, i64>) -> Option<Vec<fb::Port>> {
+    (!ports.is_empty()).then(|| {
+        ports
+            .iter()
+            .map(|(name, &uid)| fb::Port {
+                name: name.clone(),
+                uid,
+            })
+            .collect()
+    })
+}
+
+fn generic_to_fb(g: &GenericOp) -> fb::GenericOp {
+    let attributes = g
+        .attributes
+        .iter()
+        .map(|(name, value)| {
+            let mut a = fb::Attribute {
+                name: name.clone(),
+                type_: fb::AttributeType::Bool,
+                bool_value: false,
+                int_value: 0,
+                float_value: 0.0,
+                ints_value: None,
+                floats_value: None,
+                str_value: None,
+            };
+            match value {
+                AttrValue::Bool(v) => a.bool_value = *v,
+                AttrValue::Int(v) => (a.type_, a.int_value) = (fb::AttributeType::Int, *v),
+                AttrValue::Float(v) => (a.type_, a.float_value) = (fb::AttributeType::Float, *v),
+                AttrValue::Ints(v) => {
+                    (a.type_, a.ints_value) = (fb::AttributeType::Ints, Some(v.clone()))
+                }
+                AttrValue::Floats(v) => {
+                    (a.type_, a.floats_value) = (fb::AttributeType::Floats, Some(v.clone()))
+                }
+                AttrValue::Str(v) => {
+                    (a.type_, a.str_value) = (fb::AttributeType::Str, Some(v.clone()))
+                }
+            }
+            a
+        })
+        .collect::<Vec<_>>();
+    fb::GenericOp {
+        op: g.op.clone(),
+        inputs: ports_to_fb(&g.inputs),
+        outputs: ports_to_fb(&g.outputs),
+        attributes: (!attributes.is_empty()).then_some(attributes),
+    }
+}
+
+/// A port or attribute name listed twice is refused: a map would silently keep one of them.
+fn insert_once<V>(map: &mut BTreeMap<String, V>, name: String, v: V, what: &str) -> Result<()> {
+    if map.contains_key(&name) {
+        return Err(Error::BadParam(format!("{what} '{name}' is listed twice")));
+    }
+    map.insert(name, v);
+    Ok(())
+}
+
+fn generic_from_fb(g: fb::GenericOp, node: &str) -> Result<GenericOp> {
+    let mut op = GenericOp::new(g.op);
+    for (side, ports, map) in [
+        ("input port", g.inputs, &mut op.inputs),
+        ("output port", g.outputs, &mut op.outputs),
+    ] {
+        for p in ports.unwrap_or_default() {
+            insert_once(map, p.name, p.uid, &format!("node '{node}': {side}"))?;
+        }
+    }
+    for a in g.attributes.unwrap_or_default() {
+        let value = match a.type_ {
+            fb::AttributeType::Bool => AttrValue::Bool(a.bool_value),
+            fb::AttributeType::Int => AttrValue::Int(a.int_value),
+            fb::AttributeType::Float => AttrValue::Float(a.float_value),
+            fb::AttributeType::Ints => AttrValue::Ints(a.ints_value.unwrap_or_default()),
+            fb::AttributeType::Floats => AttrValue::Floats(a.floats_value.unwrap_or_default()),
+            fb::AttributeType::Str => AttrValue::Str(a.str_value.unwrap_or_default()),
+        };
+        insert_once(
+            &mut op.attributes,
+            a.name,
+            value,
+            &format!("node '{node}': attribute"),
+        )?;
+    }
+    Ok(op)
+}
+
+fn op_from_fb(op: fb::Op, node: &str) -> Result<Op> {
+    Ok(match op {
         fb::Op::PointwiseOp(p) => Op::Pointwise(PointwiseOp {
             mode: pointwise_from_fb(p.mode),
             a: p.a,
@@ -179,7 +277,8 @@ fn op_from_fb(op: fb::Op) -> Op {
             x: r.x,
             y: r.y,
         }),
-    }
+        fb::Op::GenericOp(g) => Op::Generic(generic_from_fb(*g, node)?),
+    })
 }
 
 fn graph_to_fb(g: &OpGraph) -> fb::Graph {
@@ -208,11 +307,32 @@ fn graph_to_fb(g: &OpGraph) -> fb::Graph {
                 op: op_to_fb(&n.op),
             })
             .collect(),
+        minor_version: if g.nodes.iter().any(|n| matches!(n.op, Op::Generic(_))) {
+            GRAPH_MINOR_VERSION
+        } else {
+            0
+        },
     }
 }
 
-fn graph_from_fb(g: fb::Graph) -> OpGraph {
-    OpGraph {
+fn graph_from_fb(g: fb::Graph, what: &str) -> Result<OpGraph> {
+    if g.minor_version > GRAPH_MINOR_VERSION {
+        return Err(Error::NotSupported(format!(
+            "{what}: graph body minor version {} is newer than this reader's {GRAPH_MINOR_VERSION}; \
+             load it with a newer kiln",
+            g.minor_version
+        )));
+    }
+    let mut nodes = Vec::with_capacity(g.nodes.len());
+    for n in g.nodes {
+        let name = n.name.unwrap_or_default();
+        nodes.push(Node {
+            op: op_from_fb(n.op, &name)?,
+            compute_type: dtype_from_fb(n.compute_type),
+            name,
+        });
+    }
+    Ok(OpGraph {
         name: g.name.unwrap_or_default(),
         tensors: g
             .tensors
@@ -228,16 +348,8 @@ fn graph_from_fb(g: fb::Graph) -> OpGraph {
                 scalar: t.scalar,
             })
             .collect(),
-        nodes: g
-            .nodes
-            .into_iter()
-            .map(|n| Node {
-                name: n.name.unwrap_or_default(),
-                compute_type: dtype_from_fb(n.compute_type),
-                op: op_from_fb(n.op),
-            })
-            .collect(),
-    }
+        nodes,
+    })
 }
 
 /// `graph` with its nodes in topological order: the order [`OpGraph::validate`] gives. A graph
@@ -272,7 +384,7 @@ pub(crate) fn read_graph_table(body: &[u8], what: &str) -> Result<fb::Graph> {
 
 /// Decodes the body of a checked graph blob and validates the graph.
 pub(crate) fn decode_graph_body(body: &[u8], what: &str) -> Result<OpGraph> {
-    let mut graph = graph_from_fb(read_graph_table(body, what)?);
+    let mut graph = graph_from_fb(read_graph_table(body, what)?, what)?;
     graph
         .validate()
         .map_err(|e| Error::from_status(e.status(), format!("{what}: {}", e.message())))?;
@@ -320,6 +432,105 @@ pub(crate) fn expect_kind(blob: &CheckedBlob<'_>, want: BlobKind, what: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn generic_with_every_attribute_type() -> GenericOp {
+        GenericOp::new("some_future_op")
+            .input("x", 1)
+            .input("a_second", 2)
+            .output("y", 3)
+            .output("stats", 4)
+            .attribute("b", AttrValue::Bool(true))
+            .attribute("b0", AttrValue::Bool(false))
+            .attribute("i", AttrValue::Int(-7))
+            .attribute("i0", AttrValue::Int(0))
+            .attribute("f", AttrValue::Float(0.125))
+            .attribute("nan", AttrValue::Float(f64::NAN))
+            .attribute("is", AttrValue::Ints(vec![1, -2, 3]))
+            .attribute("fs", AttrValue::Floats(vec![0.5, -1.5]))
+            .attribute("empty", AttrValue::Floats(vec![]))
+            .attribute("s", AttrValue::Str("causal".into()))
+    }
+
+    #[test]
+    fn generic_nodes_keep_every_port_and_attribute_type() {
+        let op = generic_with_every_attribute_type();
+        let back = generic_from_fb(generic_to_fb(&op), "n").unwrap();
+        // NaN != NaN: compare its bits, then the rest.
+        let bits = |g: &GenericOp| match g.attributes.get("nan") {
+            Some(AttrValue::Float(v)) => v.to_bits(),
+            other => panic!("nan attribute lost: {other:?}"),
+        };
+        assert_eq!(bits(&back), bits(&op));
+        let strip = |mut g: GenericOp| {
+            g.attributes.remove("nan");
+            g
+        };
+        assert_eq!(strip(back), strip(op));
+    }
+
+    #[test]
+    fn a_port_or_attribute_listed_twice_is_refused_naming_the_node() {
+        let mut fb_op = generic_to_fb(&generic_with_every_attribute_type());
+        let first = fb_op.inputs.as_ref().unwrap()[0].clone();
+        fb_op.inputs.as_mut().unwrap().push(first);
+        let e = generic_from_fb(fb_op, "norm").unwrap_err();
+        assert_eq!(e.status(), kiln_core::Status::BadParam);
+        assert!(
+            e.to_string()
+                .contains("node 'norm': input port 'a_second' is listed twice"),
+            "{e}"
+        );
+        let mut fb_op = generic_to_fb(&generic_with_every_attribute_type());
+        let first = fb_op.attributes.as_ref().unwrap()[0].clone();
+        fb_op.attributes.as_mut().unwrap().push(first);
+        let e = generic_from_fb(fb_op, "norm").unwrap_err();
+        assert!(
+            e.to_string().contains("attribute 'b' is listed twice"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_newer_graph_minor_version_is_not_supported() {
+        let mut table = graph_to_fb(&OpGraph::default());
+        table.minor_version = GRAPH_MINOR_VERSION + 1;
+        let mut builder = Builder::new();
+        let blob = wrap(BlobKind::Graph, builder.finish(&table, None));
+        let e = decode_graph(&blob).unwrap_err();
+        assert_eq!(e.status(), kiln_core::Status::NotSupported, "{e}");
+        assert!(e.to_string().contains("minor version 2 is newer"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_generic_operation_is_refused_naming_the_node() {
+        let g = OpGraph {
+            name: String::new(),
+            tensors: [1, 2, 3, 4]
+                .map(|uid| TensorDesc {
+                    uid,
+                    name: format!("t{uid}"),
+                    dims: vec![2],
+                    strides: vec![1],
+                    data_type: DataType::F32,
+                    is_virtual: false,
+                    alignment: 0,
+                    scalar: None,
+                })
+                .to_vec(),
+            nodes: vec![Node {
+                name: "future".into(),
+                compute_type: DataType::F32,
+                op: Op::Generic(generic_with_every_attribute_type()),
+            }],
+        };
+        let e = decode_graph(&encode_graph(&g)).unwrap_err();
+        assert_eq!(e.status(), kiln_core::Status::BadParam);
+        assert!(e.to_string().contains("node 'future'"), "{e}");
+        assert!(
+            e.to_string().contains("unknown operation 'some_future_op'"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn schema_enum_values_equal_kiln_core_codes_and_names() {

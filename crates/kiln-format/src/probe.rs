@@ -51,6 +51,8 @@ pub struct BlobInfo {
     pub graph_tensors: Option<u64>,
     /// Number of nodes in the graph.
     pub graph_nodes: Option<u64>,
+    /// The graph body's minor version (`Graph.minor_version`): 0 without generic nodes, 1 with.
+    pub graph_minor_version: Option<u32>,
     /// Size of the nested graph blob (containers).
     pub graph_blob_bytes: Option<u64>,
     /// Size of the nested plan blob (containers that hold a plan).
@@ -91,6 +93,7 @@ impl BlobInfo {
             graph_name: None,
             graph_tensors: None,
             graph_nodes: None,
+            graph_minor_version: None,
             graph_blob_bytes: None,
             plan_blob_bytes: None,
             total_bytes: total as u64,
@@ -137,6 +140,7 @@ fn probe_graph(info: &mut BlobInfo, body: &[u8], what: &str) {
             info.graph_name = Some(table.name.clone().unwrap_or_default());
             info.graph_tensors = Some(table.tensors.len() as u64);
             info.graph_nodes = Some(table.nodes.len() as u64);
+            info.graph_minor_version = Some(table.minor_version);
             if let Err(e) = decode_graph_body(body, what) {
                 info.problems.push(e.message().to_owned());
             }

@@ -100,6 +100,37 @@ fn golden_graph_json_is_reproduced_and_reads_back() {
 }
 
 #[test]
+fn golden_graph_minor1_with_a_multi_output_node_decodes_and_is_reproduced() {
+    let g = fixture_multi_output_graph();
+    let blob = golden("graph_minor1.kiln", encode_graph(&g));
+    let (kind, version, header, _, _) = preamble_fields(&blob);
+    assert_eq!((kind, version, header), (1, 1, 32));
+    let back = decode_graph(&blob).unwrap();
+    assert_eq!(back, g);
+    let norm = back.nodes.iter().find(|n| n.name == "norm").unwrap();
+    assert_eq!(norm.op.outputs(), vec![5, 6]);
+    assert_eq!(
+        back.producer(6),
+        back.nodes.iter().position(|n| n.name == "norm")
+    );
+    let info = probe(&blob).unwrap();
+    assert_eq!(info.graph_minor_version, Some(1));
+    assert!(info.loadable, "{:?}", info.problems);
+    assert_eq!(
+        probe(&encode_graph(&fixture_graph()))
+            .unwrap()
+            .graph_minor_version,
+        Some(0),
+        "a graph of typed nodes stays minor 0"
+    );
+    let text = golden("graph_minor1.json", graph_to_json(&g).into_bytes());
+    assert_eq!(
+        graph_from_json(&String::from_utf8(text).unwrap()).unwrap(),
+        g
+    );
+}
+
+#[test]
 fn golden_plan_v1_decodes_and_is_reproduced() {
     let blob = golden(
         "plan_v1.kiln",

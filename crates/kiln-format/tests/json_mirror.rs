@@ -42,3 +42,12 @@ fn json_nodes_are_written_in_topological_order() {
     g.nodes.reverse();
     assert_eq!(graph_to_json(&g), graph_to_json(&fixture_graph()));
 }
+
+#[test]
+fn a_typed_node_with_a_bad_field_is_refused_with_its_own_error_not_read_as_generic() {
+    let json = r#"{"tensors": [], "nodes": [{"name": "r", "op": "pointwise", "mode": "nope", "a": 1, "out": 2}]}"#;
+    let e = graph_from_json(json).unwrap_err();
+    assert_eq!(e.status(), kiln_core::Status::BadParam);
+    assert!(e.to_string().contains("node 0 'r'"), "{e}");
+    assert!(e.to_string().contains("unknown variant `nope`"), "{e}");
+}

@@ -8,9 +8,11 @@ use crate::tensor::{Tensor, TensorAttributes};
 use kiln_backend::{heuristics, BehaviorNote, EngineConfig, ExecutionPlan, Handle, HeurMode};
 use kiln_core::tensor::{packed_strides, packed_strides_in_order, stride_order};
 use kiln_core::{
-    shape, ConvDirection, ConvOp, ConvParams, DataType, Error, MatmulOp, Node, Op, OpGraph,
-    PointwiseMode, PointwiseOp, PointwiseParams, ReductionMode, ReductionOp, Result,
+    ops, shape, AttrValue, ConvDirection, ConvOp, ConvParams, DataType, Error, GenericOp, MatmulOp,
+    Node, Op, OpGraph, PointwiseMode, PointwiseOp, PointwiseParams, ReductionMode, ReductionOp,
+    Result,
 };
+use std::collections::BTreeMap;
 
 /// How many plans `build_plans` builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,35 +50,45 @@ enum NodeSpec {
         y: Tensor,
         mode: ReductionMode,
     },
+    /// An operation of `kiln_core::ops::SPECS`; ports in the spec's order.
+    Generic {
+        op: &'static str,
+        inputs: Vec<(&'static str, Tensor)>,
+        outputs: Vec<(&'static str, Tensor)>,
+        attributes: BTreeMap<String, AttrValue>,
+    },
 }
 
 impl NodeSpec {
-    fn output(&self) -> &Tensor {
+    /// Every tensor the node writes.
+    fn outputs(&self) -> Vec<&Tensor> {
         match self {
-            NodeSpec::Pointwise { out, .. } => out,
+            NodeSpec::Generic { outputs, .. } => outputs.iter().map(|(_, t)| t).collect(),
+            NodeSpec::Pointwise { out, .. } => vec![out],
             NodeSpec::Conv {
                 direction: ConvDirection::Fprop,
                 y,
                 ..
-            } => y,
+            } => vec![y],
             NodeSpec::Conv {
                 direction: ConvDirection::Dgrad,
                 x,
                 ..
-            } => x,
+            } => vec![x],
             NodeSpec::Conv {
                 direction: ConvDirection::Wgrad,
                 w,
                 ..
-            } => w,
-            NodeSpec::Matmul { c, .. } => c,
-            NodeSpec::Reduction { y, .. } => y,
+            } => vec![w],
+            NodeSpec::Matmul { c, .. } => vec![c],
+            NodeSpec::Reduction { y, .. } => vec![y],
         }
     }
 
-    /// The input whose layout and type an output inherits by default.
-    fn layout_source(&self) -> &Tensor {
-        match self {
+    /// The input whose layout and type an output inherits by default (a generic node's first
+    /// bound input port; `None` for one that has none).
+    fn layout_source(&self) -> Option<&Tensor> {
+        Some(match self {
             NodeSpec::Pointwise { a, b: Some(b), .. } if a.scalar().is_some() => b,
             NodeSpec::Pointwise { a, .. } => a,
             NodeSpec::Conv {
@@ -87,7 +99,8 @@ impl NodeSpec {
             NodeSpec::Conv { x, .. } => x,
             NodeSpec::Matmul { a, .. } => a,
             NodeSpec::Reduction { x, .. } => x,
-        }
+            NodeSpec::Generic { inputs, .. } => return inputs.first().map(|(_, t)| t),
+        })
     }
 }
 
@@ -162,7 +175,7 @@ impl Graph {
         })
     }
 
-    fn output(&mut self) -> Tensor {
+    pub(crate) fn output(&mut self) -> Tensor {
         self.tensor(TensorAttributes {
             is_virtual: true,
             ..TensorAttributes::default()
@@ -284,6 +297,78 @@ impl Graph {
         y
     }
 
+    /// Adds a node of operation `op`, one of `kiln_core::ops::SPECS` (the typed methods such as
+    /// [`Graph::rmsnorm`] call this), binding `inputs` to its input ports and creating a fresh
+    /// virtual tensor for each output port in `outputs`. Returns those tensors, in the order of
+    /// `outputs`.
+    ///
+    /// Refuses (`BadParam`) an unknown operation, unknown or repeated ports, a missing required
+    /// port and attributes of the wrong type; the operation's own rules are checked by
+    /// [`Graph::validate`].
+    pub fn generic_op(
+        &mut self,
+        op: &str,
+        name: &str,
+        inputs: &[(&str, &Tensor)],
+        outputs: &[&str],
+        attributes: BTreeMap<String, AttrValue>,
+    ) -> Result<Vec<Tensor>> {
+        let spec = ops::spec(op).ok_or_else(|| {
+            Error::BadParam(format!(
+                "unknown operation '{op}' (see kiln_core::ops::SPECS)"
+            ))
+        })?;
+        let name = self.node_name(name, spec.name());
+        let what = format!("node '{name}' ({op})");
+        let mut check = GenericOp::new(op);
+        for &(port, _) in inputs {
+            if check.inputs.insert(port.into(), 0).is_some() {
+                return Err(Error::BadParam(format!(
+                    "{what}: input port '{port}' given twice"
+                )));
+            }
+        }
+        for &port in outputs {
+            if check.outputs.insert(port.into(), 0).is_some() {
+                return Err(Error::BadParam(format!(
+                    "{what}: output port '{port}' given twice"
+                )));
+            }
+        }
+        check.attributes = attributes.clone();
+        ops::check_generic(&check, &what)?;
+        let in_ports = spec
+            .inputs()
+            .iter()
+            .filter_map(|p| {
+                let t = inputs.iter().find(|(n, _)| *n == p.name)?.1;
+                Some((p.name, t.clone()))
+            })
+            .collect();
+        let mut made = Vec::new();
+        let mut out_ports = Vec::new();
+        for p in spec.outputs() {
+            if outputs.contains(&p.name) {
+                let t = self.output();
+                out_ports.push((p.name, t.clone()));
+                made.push((p.name, t));
+            }
+        }
+        self.nodes.push((
+            name,
+            NodeSpec::Generic {
+                op: spec.name(),
+                inputs: in_ports,
+                outputs: out_ports,
+                attributes,
+            },
+        ));
+        Ok(outputs
+            .iter()
+            .filter_map(|o| made.iter().find(|(n, _)| n == o).map(|(_, t)| t.clone()))
+            .collect())
+    }
+
     /// The tensors of the graph, in creation order.
     pub fn tensors(&self) -> &[Tensor] {
         &self.tensors
@@ -352,13 +437,60 @@ impl Graph {
     }
 
     fn is_output(&self, t: &Tensor) -> bool {
-        self.nodes.iter().any(|(_, n)| n.output().same(t))
+        self.nodes
+            .iter()
+            .any(|(_, n)| n.outputs().iter().any(|o| o.same(t)))
     }
 
     fn infer(&self, name: &str, node: &NodeSpec) -> Result<()> {
         let what = format!("node '{name}'");
-        let out = node.output();
-        let src = node.layout_source();
+        let NodeSpec::Generic {
+            op,
+            inputs,
+            outputs,
+            attributes,
+        } = node
+        else {
+            for out in node.outputs() {
+                self.infer_output(&what, node, out, None)?;
+            }
+            return Ok(());
+        };
+        let spec = ops::spec(op)
+            .ok_or_else(|| Error::Internal(format!("{what}: operation '{op}' vanished")))?;
+        let mut generic = GenericOp::new(*op);
+        generic.attributes = attributes.clone();
+        for (port, _) in outputs {
+            generic.outputs.insert((*port).into(), 0);
+        }
+        let input = |port: &str| {
+            inputs
+                .iter()
+                .find(|(p, _)| *p == port)
+                .map(|(_, t)| t.dims())
+        };
+        let dims = spec.infer_output_dims(&generic, &input, &what)?;
+        for (port, out) in outputs {
+            let want = dims.iter().find(|(p, _)| p == port).map(|(_, d)| d.clone());
+            self.infer_output(&what, node, out, want)?;
+        }
+        Ok(())
+    }
+
+    /// Fills in what is unset of `out`: its dims (`dims` for a generic node, else inferred from
+    /// the typed operation), strides and data type.
+    fn infer_output(
+        &self,
+        what: &str,
+        node: &NodeSpec,
+        out: &Tensor,
+        dims: Option<Vec<i64>>,
+    ) -> Result<()> {
+        let src = node.layout_source().ok_or_else(|| {
+            Error::BadParam(format!(
+                "{what}: has no input tensor to take its outputs' layout from"
+            ))
+        })?;
         let (src_dims, src_strides, src_type) = (src.dims(), src.strides(), src.data_type());
         if src_dims.is_empty() {
             return Err(Error::BadParam(format!(
@@ -367,8 +499,10 @@ impl Graph {
             )));
         }
         if out.dims().is_empty() {
-            let dims = match node {
-                NodeSpec::Pointwise { a, b, .. } => {
+            let what = what.to_string();
+            let dims = match (node, dims) {
+                (_, Some(dims)) => dims,
+                (NodeSpec::Pointwise { a, b, .. }, None) => {
                     let a_dims = a.dims();
                     match b {
                         None => a_dims,
@@ -377,20 +511,23 @@ impl Graph {
                         Some(b) => shape::broadcast(&a_dims, &b.dims(), &what)?,
                     }
                 }
-                NodeSpec::Conv {
-                    direction: ConvDirection::Fprop,
-                    x,
-                    w,
-                    attrs,
-                    ..
-                } => {
+                (
+                    NodeSpec::Conv {
+                        direction: ConvDirection::Fprop,
+                        x,
+                        w,
+                        attrs,
+                        ..
+                    },
+                    None,
+                ) => {
                     let params = conv_params(attrs, x.dims().len().saturating_sub(2));
                     shape::conv_output_dims(&x.dims(), &w.dims(), &params, &what)?
                 }
-                NodeSpec::Matmul { a, b, .. } => {
+                (NodeSpec::Matmul { a, b, .. }, None) => {
                     shape::matmul_output_dims(&a.dims(), &b.dims(), &what)?
                 }
-                _ => {
+                (_, None) => {
                     return Err(Error::BadParam(format!(
                         "{what}: set the dims of its output tensor{}; they cannot be inferred",
                         if out.name().is_empty() {
@@ -466,6 +603,22 @@ impl Graph {
                 x: uid(x)?,
                 y: uid(y)?,
             }),
+            NodeSpec::Generic {
+                op,
+                inputs,
+                outputs,
+                attributes,
+            } => {
+                let mut g = GenericOp::new(*op);
+                for (port, t) in inputs {
+                    g.inputs.insert((*port).into(), uid(t)?);
+                }
+                for (port, t) in outputs {
+                    g.outputs.insert((*port).into(), uid(t)?);
+                }
+                g.attributes = attributes.clone();
+                Op::Generic(g)
+            }
         })
     }
 
@@ -738,6 +891,22 @@ impl Graph {
                     y: find(r.y)?,
                     mode: r.mode,
                 },
+                Op::Generic(g) => {
+                    let spec = ops::check_generic(g, &format!("node '{}' ({})", n.name, g.op))?;
+                    let bind = |ports: &'static [ops::Port], given: &BTreeMap<String, i64>| {
+                        ports
+                            .iter()
+                            .filter_map(|p| given.get(p.name).map(|&u| (p.name, u)))
+                            .map(|(p, u)| Ok((p, find(u)?)))
+                            .collect::<Result<Vec<_>>>()
+                    };
+                    NodeSpec::Generic {
+                        op: spec.name(),
+                        inputs: bind(spec.inputs(), &g.inputs)?,
+                        outputs: bind(spec.outputs(), &g.outputs)?,
+                        attributes: g.attributes.clone(),
+                    }
+                }
             };
             nodes.push((n.name.clone(), spec));
         }

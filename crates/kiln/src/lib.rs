@@ -31,6 +31,7 @@ mod builtins;
 mod device_tensor;
 mod graph;
 mod host;
+mod operations;
 mod serialize;
 mod tensor;
 
@@ -43,6 +44,7 @@ pub use device_tensor::DeviceTensor;
 pub use graph::{BuildPlanPolicy, Graph};
 pub use host::{HostTensor, VariantPack, Workspace};
 pub use kiln_format::{BlobInfo, BlobKind};
+pub use operations::*;
 pub use serialize::{
     deserialize_compiled_plan, from_compiled_plan_binary, probe, serialize_compiled_plan,
     to_compiled_plan_binary,
@@ -54,7 +56,7 @@ pub use kiln_backend::{
     PlanOrigin, Registry, RegistryOptions,
 };
 pub use kiln_core::{
-    DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status, TensorDesc,
+    AttrValue, DataType, Error, OpGraph, PointwiseMode, ReductionMode, Result, Status, TensorDesc,
 };
 
 /// The README's example, compiled and run as a doctest.

@@ -4091,10 +4091,1654 @@ mod root {
                     }
                 }
 
+                ///  The type of an `Attribute`'s value: which of its value fields holds it.
+                ///
+                /// Generated from these locations:
+                /// * Enum `AttributeType` in the file `schemas/graph.fbs:128`
+                #[derive(
+                    Copy,
+                    Clone,
+                    Debug,
+                    PartialEq,
+                    Eq,
+                    PartialOrd,
+                    Ord,
+                    Hash,
+                    ::serde::Serialize,
+                    ::serde::Deserialize,
+                )]
+                #[repr(u8)]
+                pub enum AttributeType {
+                    /// The variant `Bool` in the enum `AttributeType`
+                    Bool = 0,
+
+                    /// The variant `Int` in the enum `AttributeType`
+                    Int = 1,
+
+                    /// The variant `Float` in the enum `AttributeType`
+                    Float = 2,
+
+                    /// The variant `Ints` in the enum `AttributeType`
+                    Ints = 3,
+
+                    /// The variant `Floats` in the enum `AttributeType`
+                    Floats = 4,
+
+                    /// The variant `Str` in the enum `AttributeType`
+                    Str = 5,
+                }
+
+                impl AttributeType {
+                    /// Array containing all valid variants of AttributeType
+                    pub const ENUM_VALUES: [Self; 6] = [
+                        Self::Bool,
+                        Self::Int,
+                        Self::Float,
+                        Self::Ints,
+                        Self::Floats,
+                        Self::Str,
+                    ];
+                }
+
+                impl ::core::convert::TryFrom<u8> for AttributeType {
+                    type Error = ::planus::errors::UnknownEnumTagKind;
+                    #[inline]
+                    fn try_from(
+                        value: u8,
+                    ) -> ::core::result::Result<Self, ::planus::errors::UnknownEnumTagKind>
+                    {
+                        #[allow(clippy::match_single_binding)]
+                        match value {
+                            0 => ::core::result::Result::Ok(AttributeType::Bool),
+                            1 => ::core::result::Result::Ok(AttributeType::Int),
+                            2 => ::core::result::Result::Ok(AttributeType::Float),
+                            3 => ::core::result::Result::Ok(AttributeType::Ints),
+                            4 => ::core::result::Result::Ok(AttributeType::Floats),
+                            5 => ::core::result::Result::Ok(AttributeType::Str),
+
+                            _ => {
+                                ::core::result::Result::Err(::planus::errors::UnknownEnumTagKind {
+                                    tag: value as i128,
+                                })
+                            }
+                        }
+                    }
+                }
+
+                impl ::core::convert::From<AttributeType> for u8 {
+                    #[inline]
+                    fn from(value: AttributeType) -> Self {
+                        value as u8
+                    }
+                }
+
+                /// # Safety
+                /// The Planus compiler correctly calculates `ALIGNMENT` and `SIZE`.
+                unsafe impl ::planus::Primitive for AttributeType {
+                    const ALIGNMENT: usize = 1;
+                    const SIZE: usize = 1;
+                }
+
+                impl ::planus::WriteAsPrimitive<AttributeType> for AttributeType {
+                    #[inline]
+                    fn write<const N: usize>(
+                        &self,
+                        cursor: ::planus::Cursor<'_, N>,
+                        buffer_position: u32,
+                    ) {
+                        (*self as u8).write(cursor, buffer_position);
+                    }
+                }
+
+                impl ::planus::WriteAs<AttributeType> for AttributeType {
+                    type Prepared = Self;
+
+                    #[inline]
+                    fn prepare(&self, _builder: &mut ::planus::Builder) -> AttributeType {
+                        *self
+                    }
+                }
+
+                impl ::planus::WriteAsDefault<AttributeType, AttributeType> for AttributeType {
+                    type Prepared = Self;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        _builder: &mut ::planus::Builder,
+                        default: &AttributeType,
+                    ) -> ::core::option::Option<AttributeType> {
+                        if self == default {
+                            ::core::option::Option::None
+                        } else {
+                            ::core::option::Option::Some(*self)
+                        }
+                    }
+                }
+
+                impl ::planus::WriteAsOptional<AttributeType> for AttributeType {
+                    type Prepared = Self;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        _builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<AttributeType> {
+                        ::core::option::Option::Some(*self)
+                    }
+                }
+
+                impl<'buf> ::planus::TableRead<'buf> for AttributeType {
+                    #[inline]
+                    fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'buf>,
+                        offset: usize,
+                    ) -> ::core::result::Result<Self, ::planus::errors::ErrorKind>
+                    {
+                        let n: u8 = ::planus::TableRead::from_buffer(buffer, offset)?;
+                        ::core::result::Result::Ok(::core::convert::TryInto::try_into(n)?)
+                    }
+                }
+
+                impl<'buf> ::planus::VectorReadInner<'buf> for AttributeType {
+                    type Error = ::planus::errors::UnknownEnumTag;
+                    const STRIDE: usize = 1;
+                    #[inline]
+                    unsafe fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'buf>,
+                        offset: usize,
+                    ) -> ::core::result::Result<Self, ::planus::errors::UnknownEnumTag>
+                    {
+                        let value = unsafe { *buffer.buffer.get_unchecked(offset) };
+                        let value: ::core::result::Result<Self, _> =
+                            ::core::convert::TryInto::try_into(value);
+                        value.map_err(|error_kind| {
+                            error_kind.with_error_location(
+                                "AttributeType",
+                                "VectorRead::from_buffer",
+                                buffer.offset_from_start,
+                            )
+                        })
+                    }
+                }
+
+                /// # Safety
+                /// The planus compiler generates implementations that initialize
+                /// the bytes in `write_values`.
+                unsafe impl ::planus::VectorWrite<AttributeType> for AttributeType {
+                    const STRIDE: usize = 1;
+
+                    type Value = Self;
+
+                    #[inline]
+                    fn prepare(&self, _builder: &mut ::planus::Builder) -> Self {
+                        *self
+                    }
+
+                    #[inline]
+                    unsafe fn write_values(
+                        values: &[Self],
+                        bytes: *mut ::core::mem::MaybeUninit<u8>,
+                        buffer_position: u32,
+                    ) {
+                        let bytes = bytes as *mut [::core::mem::MaybeUninit<u8>; 1];
+                        for (i, v) in ::core::iter::Iterator::enumerate(values.iter()) {
+                            ::planus::WriteAsPrimitive::write(
+                                v,
+                                ::planus::Cursor::new(unsafe { &mut *bytes.add(i) }),
+                                buffer_position - i as u32,
+                            );
+                        }
+                    }
+                }
+
+                ///  One typed attribute of a `GenericOp`; only the field of its `type` is written.
+                ///
+                /// Generated from these locations:
+                /// * Table `Attribute` in the file `schemas/graph.fbs:138`
+                #[derive(
+                    Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
+                )]
+                pub struct Attribute {
+                    /// The field `name` in the table `Attribute`
+                    pub name: ::planus::alloc::string::String,
+                    /// The field `type` in the table `Attribute`
+                    pub type_: self::AttributeType,
+                    /// The field `bool_value` in the table `Attribute`
+                    pub bool_value: bool,
+                    /// The field `int_value` in the table `Attribute`
+                    pub int_value: i64,
+                    /// The field `float_value` in the table `Attribute`
+                    pub float_value: f64,
+                    /// The field `ints_value` in the table `Attribute`
+                    pub ints_value: ::core::option::Option<::planus::alloc::vec::Vec<i64>>,
+                    /// The field `floats_value` in the table `Attribute`
+                    pub floats_value: ::core::option::Option<::planus::alloc::vec::Vec<f64>>,
+                    /// The field `str_value` in the table `Attribute`
+                    pub str_value: ::core::option::Option<::planus::alloc::string::String>,
+                }
+
+                #[allow(clippy::derivable_impls)]
+                impl ::core::default::Default for Attribute {
+                    fn default() -> Self {
+                        Self {
+                            name: ::core::default::Default::default(),
+                            type_: self::AttributeType::Bool,
+                            bool_value: false,
+                            int_value: 0,
+                            float_value: 0.0,
+                            ints_value: ::core::default::Default::default(),
+                            floats_value: ::core::default::Default::default(),
+                            str_value: ::core::default::Default::default(),
+                        }
+                    }
+                }
+
+                impl Attribute {
+                    /// Creates a [AttributeBuilder] for serializing an instance of this table.
+                    #[inline]
+                    pub fn builder() -> AttributeBuilder<()> {
+                        AttributeBuilder(())
+                    }
+
+                    #[allow(clippy::too_many_arguments)]
+                    pub fn create(
+                        builder: &mut ::planus::Builder,
+                        field_name: impl ::planus::WriteAs<::planus::Offset<str>>,
+                        field_type_: impl ::planus::WriteAsDefault<
+                            self::AttributeType,
+                            self::AttributeType,
+                        >,
+                        field_bool_value: impl ::planus::WriteAsDefault<bool, bool>,
+                        field_int_value: impl ::planus::WriteAsDefault<i64, i64>,
+                        field_float_value: impl ::planus::WriteAsDefault<f64, f64>,
+                        field_ints_value: impl ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                        field_floats_value: impl ::planus::WriteAsOptional<::planus::Offset<[f64]>>,
+                        field_str_value: impl ::planus::WriteAsOptional<
+                            ::planus::Offset<::core::primitive::str>,
+                        >,
+                    ) -> ::planus::Offset<Self> {
+                        let prepared_name = field_name.prepare(builder);
+                        let prepared_type_ =
+                            field_type_.prepare(builder, &self::AttributeType::Bool);
+                        let prepared_bool_value = field_bool_value.prepare(builder, &false);
+                        let prepared_int_value = field_int_value.prepare(builder, &0);
+                        let prepared_float_value = field_float_value.prepare(builder, &0.0);
+                        let prepared_ints_value = field_ints_value.prepare(builder);
+                        let prepared_floats_value = field_floats_value.prepare(builder);
+                        let prepared_str_value = field_str_value.prepare(builder);
+
+                        let mut table_writer: ::planus::table_writer::TableWriter<20> =
+                            ::core::default::Default::default();
+                        if prepared_int_value.is_some() {
+                            table_writer.write_entry::<i64>(3);
+                        }
+                        if prepared_float_value.is_some() {
+                            table_writer.write_entry::<f64>(4);
+                        }
+                        table_writer.write_entry::<::planus::Offset<str>>(0);
+                        if prepared_ints_value.is_some() {
+                            table_writer.write_entry::<::planus::Offset<[i64]>>(5);
+                        }
+                        if prepared_floats_value.is_some() {
+                            table_writer.write_entry::<::planus::Offset<[f64]>>(6);
+                        }
+                        if prepared_str_value.is_some() {
+                            table_writer.write_entry::<::planus::Offset<str>>(7);
+                        }
+                        if prepared_type_.is_some() {
+                            table_writer.write_entry::<self::AttributeType>(1);
+                        }
+                        if prepared_bool_value.is_some() {
+                            table_writer.write_entry::<bool>(2);
+                        }
+
+                        unsafe {
+                            table_writer.finish(builder, |object_writer| {
+                                if let ::core::option::Option::Some(prepared_int_value) =
+                                    prepared_int_value
+                                {
+                                    object_writer.write::<_, _, 8>(&prepared_int_value);
+                                }
+                                if let ::core::option::Option::Some(prepared_float_value) =
+                                    prepared_float_value
+                                {
+                                    object_writer.write::<_, _, 8>(&prepared_float_value);
+                                }
+                                object_writer.write::<_, _, 4>(&prepared_name);
+                                if let ::core::option::Option::Some(prepared_ints_value) =
+                                    prepared_ints_value
+                                {
+                                    object_writer.write::<_, _, 4>(&prepared_ints_value);
+                                }
+                                if let ::core::option::Option::Some(prepared_floats_value) =
+                                    prepared_floats_value
+                                {
+                                    object_writer.write::<_, _, 4>(&prepared_floats_value);
+                                }
+                                if let ::core::option::Option::Some(prepared_str_value) =
+                                    prepared_str_value
+                                {
+                                    object_writer.write::<_, _, 4>(&prepared_str_value);
+                                }
+                                if let ::core::option::Option::Some(prepared_type_) = prepared_type_
+                                {
+                                    object_writer.write::<_, _, 1>(&prepared_type_);
+                                }
+                                if let ::core::option::Option::Some(prepared_bool_value) =
+                                    prepared_bool_value
+                                {
+                                    object_writer.write::<_, _, 1>(&prepared_bool_value);
+                                }
+                            });
+                        }
+                        builder.current_offset()
+                    }
+                }
+
+                impl ::planus::WriteAs<::planus::Offset<Attribute>> for Attribute {
+                    type Prepared = ::planus::Offset<Self>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<Attribute> {
+                        ::planus::WriteAsOffset::prepare(self, builder)
+                    }
+                }
+
+                impl ::planus::WriteAsOptional<::planus::Offset<Attribute>> for Attribute {
+                    type Prepared = ::planus::Offset<Self>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<::planus::Offset<Attribute>> {
+                        ::core::option::Option::Some(::planus::WriteAsOffset::prepare(
+                            self, builder,
+                        ))
+                    }
+                }
+
+                impl ::planus::WriteAsOffset<Attribute> for Attribute {
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<Attribute> {
+                        Attribute::create(
+                            builder,
+                            &self.name,
+                            self.type_,
+                            self.bool_value,
+                            self.int_value,
+                            self.float_value,
+                            &self.ints_value,
+                            &self.floats_value,
+                            &self.str_value,
+                        )
+                    }
+                }
+
+                /// Builder for serializing an instance of the [Attribute] type.
+                ///
+                /// Can be created using the [Attribute::builder] method.
+                #[derive(Debug)]
+                #[must_use]
+                pub struct AttributeBuilder<State>(State);
+
+                impl AttributeBuilder<()> {
+                    /// Setter for the [`name` field](Attribute#structfield.name).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn name<T0>(self, value: T0) -> AttributeBuilder<(T0,)>
+                    where
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                    {
+                        AttributeBuilder((value,))
+                    }
+                }
+
+                impl<T0> AttributeBuilder<(T0,)> {
+                    /// Setter for the [`type` field](Attribute#structfield.type_).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn type_<T1>(self, value: T1) -> AttributeBuilder<(T0, T1)>
+                    where
+                        T1: ::planus::WriteAsDefault<self::AttributeType, self::AttributeType>,
+                    {
+                        let (v0,) = self.0;
+                        AttributeBuilder((v0, value))
+                    }
+
+                    /// Sets the [`type` field](Attribute#structfield.type_) to the default value.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn type_as_default(self) -> AttributeBuilder<(T0, ::planus::DefaultValue)> {
+                        self.type_(::planus::DefaultValue)
+                    }
+                }
+
+                impl<T0, T1> AttributeBuilder<(T0, T1)> {
+                    /// Setter for the [`bool_value` field](Attribute#structfield.bool_value).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn bool_value<T2>(self, value: T2) -> AttributeBuilder<(T0, T1, T2)>
+                    where
+                        T2: ::planus::WriteAsDefault<bool, bool>,
+                    {
+                        let (v0, v1) = self.0;
+                        AttributeBuilder((v0, v1, value))
+                    }
+
+                    /// Sets the [`bool_value` field](Attribute#structfield.bool_value) to the default value.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn bool_value_as_default(
+                        self,
+                    ) -> AttributeBuilder<(T0, T1, ::planus::DefaultValue)> {
+                        self.bool_value(::planus::DefaultValue)
+                    }
+                }
+
+                impl<T0, T1, T2> AttributeBuilder<(T0, T1, T2)> {
+                    /// Setter for the [`int_value` field](Attribute#structfield.int_value).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn int_value<T3>(self, value: T3) -> AttributeBuilder<(T0, T1, T2, T3)>
+                    where
+                        T3: ::planus::WriteAsDefault<i64, i64>,
+                    {
+                        let (v0, v1, v2) = self.0;
+                        AttributeBuilder((v0, v1, v2, value))
+                    }
+
+                    /// Sets the [`int_value` field](Attribute#structfield.int_value) to the default value.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn int_value_as_default(
+                        self,
+                    ) -> AttributeBuilder<(T0, T1, T2, ::planus::DefaultValue)>
+                    {
+                        self.int_value(::planus::DefaultValue)
+                    }
+                }
+
+                impl<T0, T1, T2, T3> AttributeBuilder<(T0, T1, T2, T3)> {
+                    /// Setter for the [`float_value` field](Attribute#structfield.float_value).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn float_value<T4>(
+                        self,
+                        value: T4,
+                    ) -> AttributeBuilder<(T0, T1, T2, T3, T4)>
+                    where
+                        T4: ::planus::WriteAsDefault<f64, f64>,
+                    {
+                        let (v0, v1, v2, v3) = self.0;
+                        AttributeBuilder((v0, v1, v2, v3, value))
+                    }
+
+                    /// Sets the [`float_value` field](Attribute#structfield.float_value) to the default value.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn float_value_as_default(
+                        self,
+                    ) -> AttributeBuilder<(T0, T1, T2, T3, ::planus::DefaultValue)>
+                    {
+                        self.float_value(::planus::DefaultValue)
+                    }
+                }
+
+                impl<T0, T1, T2, T3, T4> AttributeBuilder<(T0, T1, T2, T3, T4)> {
+                    /// Setter for the [`ints_value` field](Attribute#structfield.ints_value).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn ints_value<T5>(
+                        self,
+                        value: T5,
+                    ) -> AttributeBuilder<(T0, T1, T2, T3, T4, T5)>
+                    where
+                        T5: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                    {
+                        let (v0, v1, v2, v3, v4) = self.0;
+                        AttributeBuilder((v0, v1, v2, v3, v4, value))
+                    }
+
+                    /// Sets the [`ints_value` field](Attribute#structfield.ints_value) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn ints_value_as_null(self) -> AttributeBuilder<(T0, T1, T2, T3, T4, ())> {
+                        self.ints_value(())
+                    }
+                }
+
+                impl<T0, T1, T2, T3, T4, T5> AttributeBuilder<(T0, T1, T2, T3, T4, T5)> {
+                    /// Setter for the [`floats_value` field](Attribute#structfield.floats_value).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn floats_value<T6>(
+                        self,
+                        value: T6,
+                    ) -> AttributeBuilder<(T0, T1, T2, T3, T4, T5, T6)>
+                    where
+                        T6: ::planus::WriteAsOptional<::planus::Offset<[f64]>>,
+                    {
+                        let (v0, v1, v2, v3, v4, v5) = self.0;
+                        AttributeBuilder((v0, v1, v2, v3, v4, v5, value))
+                    }
+
+                    /// Sets the [`floats_value` field](Attribute#structfield.floats_value) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn floats_value_as_null(
+                        self,
+                    ) -> AttributeBuilder<(T0, T1, T2, T3, T4, T5, ())> {
+                        self.floats_value(())
+                    }
+                }
+
+                impl<T0, T1, T2, T3, T4, T5, T6> AttributeBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
+                    /// Setter for the [`str_value` field](Attribute#structfield.str_value).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn str_value<T7>(
+                        self,
+                        value: T7,
+                    ) -> AttributeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
+                    where
+                        T7: ::planus::WriteAsOptional<::planus::Offset<::core::primitive::str>>,
+                    {
+                        let (v0, v1, v2, v3, v4, v5, v6) = self.0;
+                        AttributeBuilder((v0, v1, v2, v3, v4, v5, v6, value))
+                    }
+
+                    /// Sets the [`str_value` field](Attribute#structfield.str_value) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn str_value_as_null(
+                        self,
+                    ) -> AttributeBuilder<(T0, T1, T2, T3, T4, T5, T6, ())> {
+                        self.str_value(())
+                    }
+                }
+
+                impl<T0, T1, T2, T3, T4, T5, T6, T7> AttributeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
+                    /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [Attribute].
+                    #[inline]
+                    pub fn finish(
+                        self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<Attribute>
+                    where
+                        Self: ::planus::WriteAsOffset<Attribute>,
+                    {
+                        ::planus::WriteAsOffset::prepare(&self, builder)
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                        T1: ::planus::WriteAsDefault<self::AttributeType, self::AttributeType>,
+                        T2: ::planus::WriteAsDefault<bool, bool>,
+                        T3: ::planus::WriteAsDefault<i64, i64>,
+                        T4: ::planus::WriteAsDefault<f64, f64>,
+                        T5: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                        T6: ::planus::WriteAsOptional<::planus::Offset<[f64]>>,
+                        T7: ::planus::WriteAsOptional<::planus::Offset<::core::primitive::str>>,
+                    > ::planus::WriteAs<::planus::Offset<Attribute>>
+                    for AttributeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
+                {
+                    type Prepared = ::planus::Offset<Attribute>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<Attribute> {
+                        ::planus::WriteAsOffset::prepare(self, builder)
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                        T1: ::planus::WriteAsDefault<self::AttributeType, self::AttributeType>,
+                        T2: ::planus::WriteAsDefault<bool, bool>,
+                        T3: ::planus::WriteAsDefault<i64, i64>,
+                        T4: ::planus::WriteAsDefault<f64, f64>,
+                        T5: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                        T6: ::planus::WriteAsOptional<::planus::Offset<[f64]>>,
+                        T7: ::planus::WriteAsOptional<::planus::Offset<::core::primitive::str>>,
+                    > ::planus::WriteAsOptional<::planus::Offset<Attribute>>
+                    for AttributeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
+                {
+                    type Prepared = ::planus::Offset<Attribute>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<::planus::Offset<Attribute>> {
+                        ::core::option::Option::Some(::planus::WriteAsOffset::prepare(
+                            self, builder,
+                        ))
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                        T1: ::planus::WriteAsDefault<self::AttributeType, self::AttributeType>,
+                        T2: ::planus::WriteAsDefault<bool, bool>,
+                        T3: ::planus::WriteAsDefault<i64, i64>,
+                        T4: ::planus::WriteAsDefault<f64, f64>,
+                        T5: ::planus::WriteAsOptional<::planus::Offset<[i64]>>,
+                        T6: ::planus::WriteAsOptional<::planus::Offset<[f64]>>,
+                        T7: ::planus::WriteAsOptional<::planus::Offset<::core::primitive::str>>,
+                    > ::planus::WriteAsOffset<Attribute>
+                    for AttributeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
+                {
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<Attribute> {
+                        let (v0, v1, v2, v3, v4, v5, v6, v7) = &self.0;
+                        Attribute::create(builder, v0, v1, v2, v3, v4, v5, v6, v7)
+                    }
+                }
+
+                /// Reference to a deserialized [Attribute].
+                #[derive(Copy, Clone)]
+                pub struct AttributeRef<'a>(#[allow(dead_code)] ::planus::table_reader::Table<'a>);
+
+                impl<'a> AttributeRef<'a> {
+                    /// Getter for the [`name` field](Attribute#structfield.name).
+                    #[inline]
+                    pub fn name(&self) -> ::planus::Result<&'a ::core::primitive::str> {
+                        self.0.access_required(0, "Attribute", "name")
+                    }
+
+                    /// Getter for the [`type` field](Attribute#structfield.type_).
+                    #[inline]
+                    pub fn type_(&self) -> ::planus::Result<self::AttributeType> {
+                        ::core::result::Result::Ok(
+                            self.0
+                                .access(1, "Attribute", "type_")?
+                                .unwrap_or(self::AttributeType::Bool),
+                        )
+                    }
+
+                    /// Getter for the [`bool_value` field](Attribute#structfield.bool_value).
+                    #[inline]
+                    pub fn bool_value(&self) -> ::planus::Result<bool> {
+                        ::core::result::Result::Ok(
+                            self.0
+                                .access(2, "Attribute", "bool_value")?
+                                .unwrap_or(false),
+                        )
+                    }
+
+                    /// Getter for the [`int_value` field](Attribute#structfield.int_value).
+                    #[inline]
+                    pub fn int_value(&self) -> ::planus::Result<i64> {
+                        ::core::result::Result::Ok(
+                            self.0.access(3, "Attribute", "int_value")?.unwrap_or(0),
+                        )
+                    }
+
+                    /// Getter for the [`float_value` field](Attribute#structfield.float_value).
+                    #[inline]
+                    pub fn float_value(&self) -> ::planus::Result<f64> {
+                        ::core::result::Result::Ok(
+                            self.0.access(4, "Attribute", "float_value")?.unwrap_or(0.0),
+                        )
+                    }
+
+                    /// Getter for the [`ints_value` field](Attribute#structfield.ints_value).
+                    #[inline]
+                    pub fn ints_value(
+                        &self,
+                    ) -> ::planus::Result<::core::option::Option<::planus::Vector<'a, i64>>>
+                    {
+                        self.0.access(5, "Attribute", "ints_value")
+                    }
+
+                    /// Getter for the [`floats_value` field](Attribute#structfield.floats_value).
+                    #[inline]
+                    pub fn floats_value(
+                        &self,
+                    ) -> ::planus::Result<::core::option::Option<::planus::Vector<'a, f64>>>
+                    {
+                        self.0.access(6, "Attribute", "floats_value")
+                    }
+
+                    /// Getter for the [`str_value` field](Attribute#structfield.str_value).
+                    #[inline]
+                    pub fn str_value(
+                        &self,
+                    ) -> ::planus::Result<::core::option::Option<&'a ::core::primitive::str>>
+                    {
+                        self.0.access(7, "Attribute", "str_value")
+                    }
+                }
+
+                impl<'a> ::core::fmt::Debug for AttributeRef<'a> {
+                    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        let mut f = f.debug_struct("AttributeRef");
+                        f.field("name", &self.name());
+                        f.field("type_", &self.type_());
+                        f.field("bool_value", &self.bool_value());
+                        f.field("int_value", &self.int_value());
+                        f.field("float_value", &self.float_value());
+                        if let ::core::option::Option::Some(field_ints_value) =
+                            self.ints_value().transpose()
+                        {
+                            f.field("ints_value", &field_ints_value);
+                        }
+                        if let ::core::option::Option::Some(field_floats_value) =
+                            self.floats_value().transpose()
+                        {
+                            f.field("floats_value", &field_floats_value);
+                        }
+                        if let ::core::option::Option::Some(field_str_value) =
+                            self.str_value().transpose()
+                        {
+                            f.field("str_value", &field_str_value);
+                        }
+                        f.finish()
+                    }
+                }
+
+                impl<'a> ::core::convert::TryFrom<AttributeRef<'a>> for Attribute {
+                    type Error = ::planus::Error;
+
+                    #[allow(unreachable_code)]
+                    fn try_from(value: AttributeRef<'a>) -> ::planus::Result<Self> {
+                        ::core::result::Result::Ok(Self {
+                            name: ::core::convert::Into::into(value.name()?),
+                            type_: ::core::convert::TryInto::try_into(value.type_()?)?,
+                            bool_value: ::core::convert::TryInto::try_into(value.bool_value()?)?,
+                            int_value: ::core::convert::TryInto::try_into(value.int_value()?)?,
+                            float_value: ::core::convert::TryInto::try_into(value.float_value()?)?,
+                            ints_value: if let ::core::option::Option::Some(ints_value) =
+                                value.ints_value()?
+                            {
+                                ::core::option::Option::Some(ints_value.to_vec()?)
+                            } else {
+                                ::core::option::Option::None
+                            },
+                            floats_value: if let ::core::option::Option::Some(floats_value) =
+                                value.floats_value()?
+                            {
+                                ::core::option::Option::Some(floats_value.to_vec()?)
+                            } else {
+                                ::core::option::Option::None
+                            },
+                            str_value: value.str_value()?.map(::core::convert::Into::into),
+                        })
+                    }
+                }
+
+                impl<'a> ::planus::TableRead<'a> for AttributeRef<'a> {
+                    #[inline]
+                    fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'a>,
+                        offset: usize,
+                    ) -> ::core::result::Result<Self, ::planus::errors::ErrorKind>
+                    {
+                        ::core::result::Result::Ok(Self(
+                            ::planus::table_reader::Table::from_buffer(buffer, offset)?,
+                        ))
+                    }
+                }
+
+                impl<'a> ::planus::VectorReadInner<'a> for AttributeRef<'a> {
+                    type Error = ::planus::Error;
+                    const STRIDE: usize = 4;
+
+                    unsafe fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'a>,
+                        offset: usize,
+                    ) -> ::planus::Result<Self> {
+                        ::planus::TableRead::from_buffer(buffer, offset).map_err(|error_kind| {
+                            error_kind.with_error_location(
+                                "[AttributeRef]",
+                                "get",
+                                buffer.offset_from_start,
+                            )
+                        })
+                    }
+                }
+
+                /// # Safety
+                /// The planus compiler generates implementations that initialize
+                /// the bytes in `write_values`.
+                unsafe impl ::planus::VectorWrite<::planus::Offset<Attribute>> for Attribute {
+                    type Value = ::planus::Offset<Attribute>;
+                    const STRIDE: usize = 4;
+                    #[inline]
+                    fn prepare(&self, builder: &mut ::planus::Builder) -> Self::Value {
+                        ::planus::WriteAs::prepare(self, builder)
+                    }
+
+                    #[inline]
+                    unsafe fn write_values(
+                        values: &[::planus::Offset<Attribute>],
+                        bytes: *mut ::core::mem::MaybeUninit<u8>,
+                        buffer_position: u32,
+                    ) {
+                        let bytes = bytes as *mut [::core::mem::MaybeUninit<u8>; 4];
+                        for (i, v) in ::core::iter::Iterator::enumerate(values.iter()) {
+                            ::planus::WriteAsPrimitive::write(
+                                v,
+                                ::planus::Cursor::new(unsafe { &mut *bytes.add(i) }),
+                                buffer_position - (Self::STRIDE * i) as u32,
+                            );
+                        }
+                    }
+                }
+
+                impl<'a> ::planus::ReadAsRoot<'a> for AttributeRef<'a> {
+                    fn read_as_root(slice: &'a [u8]) -> ::planus::Result<Self> {
+                        ::planus::TableRead::from_buffer(
+                            ::planus::SliceWithStartOffset {
+                                buffer: slice,
+                                offset_from_start: 0,
+                            },
+                            0,
+                        )
+                        .map_err(|error_kind| {
+                            error_kind.with_error_location("[AttributeRef]", "read_as_root", 0)
+                        })
+                    }
+                }
+
+                ///  A named port of a `GenericOp` and the tensor bound to it.
+                ///
+                /// Generated from these locations:
+                /// * Table `Port` in the file `schemas/graph.fbs:150`
+                #[derive(
+                    Clone,
+                    Debug,
+                    PartialEq,
+                    PartialOrd,
+                    Eq,
+                    Ord,
+                    Hash,
+                    ::serde::Serialize,
+                    ::serde::Deserialize,
+                )]
+                pub struct Port {
+                    /// The field `name` in the table `Port`
+                    pub name: ::planus::alloc::string::String,
+                    /// The field `uid` in the table `Port`
+                    pub uid: i64,
+                }
+
+                #[allow(clippy::derivable_impls)]
+                impl ::core::default::Default for Port {
+                    fn default() -> Self {
+                        Self {
+                            name: ::core::default::Default::default(),
+                            uid: 0,
+                        }
+                    }
+                }
+
+                impl Port {
+                    /// Creates a [PortBuilder] for serializing an instance of this table.
+                    #[inline]
+                    pub fn builder() -> PortBuilder<()> {
+                        PortBuilder(())
+                    }
+
+                    #[allow(clippy::too_many_arguments)]
+                    pub fn create(
+                        builder: &mut ::planus::Builder,
+                        field_name: impl ::planus::WriteAs<::planus::Offset<str>>,
+                        field_uid: impl ::planus::WriteAsDefault<i64, i64>,
+                    ) -> ::planus::Offset<Self> {
+                        let prepared_name = field_name.prepare(builder);
+                        let prepared_uid = field_uid.prepare(builder, &0);
+
+                        let mut table_writer: ::planus::table_writer::TableWriter<8> =
+                            ::core::default::Default::default();
+                        if prepared_uid.is_some() {
+                            table_writer.write_entry::<i64>(1);
+                        }
+                        table_writer.write_entry::<::planus::Offset<str>>(0);
+
+                        unsafe {
+                            table_writer.finish(builder, |object_writer| {
+                                if let ::core::option::Option::Some(prepared_uid) = prepared_uid {
+                                    object_writer.write::<_, _, 8>(&prepared_uid);
+                                }
+                                object_writer.write::<_, _, 4>(&prepared_name);
+                            });
+                        }
+                        builder.current_offset()
+                    }
+                }
+
+                impl ::planus::WriteAs<::planus::Offset<Port>> for Port {
+                    type Prepared = ::planus::Offset<Self>;
+
+                    #[inline]
+                    fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<Port> {
+                        ::planus::WriteAsOffset::prepare(self, builder)
+                    }
+                }
+
+                impl ::planus::WriteAsOptional<::planus::Offset<Port>> for Port {
+                    type Prepared = ::planus::Offset<Self>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<::planus::Offset<Port>> {
+                        ::core::option::Option::Some(::planus::WriteAsOffset::prepare(
+                            self, builder,
+                        ))
+                    }
+                }
+
+                impl ::planus::WriteAsOffset<Port> for Port {
+                    #[inline]
+                    fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<Port> {
+                        Port::create(builder, &self.name, self.uid)
+                    }
+                }
+
+                /// Builder for serializing an instance of the [Port] type.
+                ///
+                /// Can be created using the [Port::builder] method.
+                #[derive(Debug)]
+                #[must_use]
+                pub struct PortBuilder<State>(State);
+
+                impl PortBuilder<()> {
+                    /// Setter for the [`name` field](Port#structfield.name).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn name<T0>(self, value: T0) -> PortBuilder<(T0,)>
+                    where
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                    {
+                        PortBuilder((value,))
+                    }
+                }
+
+                impl<T0> PortBuilder<(T0,)> {
+                    /// Setter for the [`uid` field](Port#structfield.uid).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn uid<T1>(self, value: T1) -> PortBuilder<(T0, T1)>
+                    where
+                        T1: ::planus::WriteAsDefault<i64, i64>,
+                    {
+                        let (v0,) = self.0;
+                        PortBuilder((v0, value))
+                    }
+
+                    /// Sets the [`uid` field](Port#structfield.uid) to the default value.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn uid_as_default(self) -> PortBuilder<(T0, ::planus::DefaultValue)> {
+                        self.uid(::planus::DefaultValue)
+                    }
+                }
+
+                impl<T0, T1> PortBuilder<(T0, T1)> {
+                    /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [Port].
+                    #[inline]
+                    pub fn finish(self, builder: &mut ::planus::Builder) -> ::planus::Offset<Port>
+                    where
+                        Self: ::planus::WriteAsOffset<Port>,
+                    {
+                        ::planus::WriteAsOffset::prepare(&self, builder)
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                        T1: ::planus::WriteAsDefault<i64, i64>,
+                    > ::planus::WriteAs<::planus::Offset<Port>> for PortBuilder<(T0, T1)>
+                {
+                    type Prepared = ::planus::Offset<Port>;
+
+                    #[inline]
+                    fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<Port> {
+                        ::planus::WriteAsOffset::prepare(self, builder)
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                        T1: ::planus::WriteAsDefault<i64, i64>,
+                    > ::planus::WriteAsOptional<::planus::Offset<Port>> for PortBuilder<(T0, T1)>
+                {
+                    type Prepared = ::planus::Offset<Port>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<::planus::Offset<Port>> {
+                        ::core::option::Option::Some(::planus::WriteAsOffset::prepare(
+                            self, builder,
+                        ))
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                        T1: ::planus::WriteAsDefault<i64, i64>,
+                    > ::planus::WriteAsOffset<Port> for PortBuilder<(T0, T1)>
+                {
+                    #[inline]
+                    fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<Port> {
+                        let (v0, v1) = &self.0;
+                        Port::create(builder, v0, v1)
+                    }
+                }
+
+                /// Reference to a deserialized [Port].
+                #[derive(Copy, Clone)]
+                pub struct PortRef<'a>(#[allow(dead_code)] ::planus::table_reader::Table<'a>);
+
+                impl<'a> PortRef<'a> {
+                    /// Getter for the [`name` field](Port#structfield.name).
+                    #[inline]
+                    pub fn name(&self) -> ::planus::Result<&'a ::core::primitive::str> {
+                        self.0.access_required(0, "Port", "name")
+                    }
+
+                    /// Getter for the [`uid` field](Port#structfield.uid).
+                    #[inline]
+                    pub fn uid(&self) -> ::planus::Result<i64> {
+                        ::core::result::Result::Ok(self.0.access(1, "Port", "uid")?.unwrap_or(0))
+                    }
+                }
+
+                impl<'a> ::core::fmt::Debug for PortRef<'a> {
+                    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        let mut f = f.debug_struct("PortRef");
+                        f.field("name", &self.name());
+                        f.field("uid", &self.uid());
+                        f.finish()
+                    }
+                }
+
+                impl<'a> ::core::convert::TryFrom<PortRef<'a>> for Port {
+                    type Error = ::planus::Error;
+
+                    #[allow(unreachable_code)]
+                    fn try_from(value: PortRef<'a>) -> ::planus::Result<Self> {
+                        ::core::result::Result::Ok(Self {
+                            name: ::core::convert::Into::into(value.name()?),
+                            uid: ::core::convert::TryInto::try_into(value.uid()?)?,
+                        })
+                    }
+                }
+
+                impl<'a> ::planus::TableRead<'a> for PortRef<'a> {
+                    #[inline]
+                    fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'a>,
+                        offset: usize,
+                    ) -> ::core::result::Result<Self, ::planus::errors::ErrorKind>
+                    {
+                        ::core::result::Result::Ok(Self(
+                            ::planus::table_reader::Table::from_buffer(buffer, offset)?,
+                        ))
+                    }
+                }
+
+                impl<'a> ::planus::VectorReadInner<'a> for PortRef<'a> {
+                    type Error = ::planus::Error;
+                    const STRIDE: usize = 4;
+
+                    unsafe fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'a>,
+                        offset: usize,
+                    ) -> ::planus::Result<Self> {
+                        ::planus::TableRead::from_buffer(buffer, offset).map_err(|error_kind| {
+                            error_kind.with_error_location(
+                                "[PortRef]",
+                                "get",
+                                buffer.offset_from_start,
+                            )
+                        })
+                    }
+                }
+
+                /// # Safety
+                /// The planus compiler generates implementations that initialize
+                /// the bytes in `write_values`.
+                unsafe impl ::planus::VectorWrite<::planus::Offset<Port>> for Port {
+                    type Value = ::planus::Offset<Port>;
+                    const STRIDE: usize = 4;
+                    #[inline]
+                    fn prepare(&self, builder: &mut ::planus::Builder) -> Self::Value {
+                        ::planus::WriteAs::prepare(self, builder)
+                    }
+
+                    #[inline]
+                    unsafe fn write_values(
+                        values: &[::planus::Offset<Port>],
+                        bytes: *mut ::core::mem::MaybeUninit<u8>,
+                        buffer_position: u32,
+                    ) {
+                        let bytes = bytes as *mut [::core::mem::MaybeUninit<u8>; 4];
+                        for (i, v) in ::core::iter::Iterator::enumerate(values.iter()) {
+                            ::planus::WriteAsPrimitive::write(
+                                v,
+                                ::planus::Cursor::new(unsafe { &mut *bytes.add(i) }),
+                                buffer_position - (Self::STRIDE * i) as u32,
+                            );
+                        }
+                    }
+                }
+
+                impl<'a> ::planus::ReadAsRoot<'a> for PortRef<'a> {
+                    fn read_as_root(slice: &'a [u8]) -> ::planus::Result<Self> {
+                        ::planus::TableRead::from_buffer(
+                            ::planus::SliceWithStartOffset {
+                                buffer: slice,
+                                offset_from_start: 0,
+                            },
+                            0,
+                        )
+                        .map_err(|error_kind| {
+                            error_kind.with_error_location("[PortRef]", "read_as_root", 0)
+                        })
+                    }
+                }
+
+                ///  Graph minor version 1: any operation after the first four, by its registered name, with
+                ///  named input and output ports (absent optional ports left out) and typed attributes. Ports and
+                ///  attributes are sorted by name.
+                ///
+                /// Generated from these locations:
+                /// * Table `GenericOp` in the file `schemas/graph.fbs:158`
+                #[derive(
+                    Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
+                )]
+                pub struct GenericOp {
+                    /// The field `op` in the table `GenericOp`
+                    pub op: ::planus::alloc::string::String,
+                    /// The field `inputs` in the table `GenericOp`
+                    pub inputs: ::core::option::Option<::planus::alloc::vec::Vec<self::Port>>,
+                    /// The field `outputs` in the table `GenericOp`
+                    pub outputs: ::core::option::Option<::planus::alloc::vec::Vec<self::Port>>,
+                    /// The field `attributes` in the table `GenericOp`
+                    pub attributes:
+                        ::core::option::Option<::planus::alloc::vec::Vec<self::Attribute>>,
+                }
+
+                #[allow(clippy::derivable_impls)]
+                impl ::core::default::Default for GenericOp {
+                    fn default() -> Self {
+                        Self {
+                            op: ::core::default::Default::default(),
+                            inputs: ::core::default::Default::default(),
+                            outputs: ::core::default::Default::default(),
+                            attributes: ::core::default::Default::default(),
+                        }
+                    }
+                }
+
+                impl GenericOp {
+                    /// Creates a [GenericOpBuilder] for serializing an instance of this table.
+                    #[inline]
+                    pub fn builder() -> GenericOpBuilder<()> {
+                        GenericOpBuilder(())
+                    }
+
+                    #[allow(clippy::too_many_arguments)]
+                    pub fn create(
+                        builder: &mut ::planus::Builder,
+                        field_op: impl ::planus::WriteAs<::planus::Offset<str>>,
+                        field_inputs: impl ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::Port>]>,
+                        >,
+                        field_outputs: impl ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::Port>]>,
+                        >,
+                        field_attributes: impl ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::Attribute>]>,
+                        >,
+                    ) -> ::planus::Offset<Self> {
+                        let prepared_op = field_op.prepare(builder);
+                        let prepared_inputs = field_inputs.prepare(builder);
+                        let prepared_outputs = field_outputs.prepare(builder);
+                        let prepared_attributes = field_attributes.prepare(builder);
+
+                        let mut table_writer: ::planus::table_writer::TableWriter<12> =
+                            ::core::default::Default::default();
+                        table_writer.write_entry::<::planus::Offset<str>>(0);
+                        if prepared_inputs.is_some() {
+                            table_writer
+                                .write_entry::<::planus::Offset<[::planus::Offset<self::Port>]>>(1);
+                        }
+                        if prepared_outputs.is_some() {
+                            table_writer
+                                .write_entry::<::planus::Offset<[::planus::Offset<self::Port>]>>(2);
+                        }
+                        if prepared_attributes.is_some() {
+                            table_writer.write_entry::<::planus::Offset<[::planus::Offset<self::Attribute>]>>(3);
+                        }
+
+                        unsafe {
+                            table_writer.finish(builder, |object_writer| {
+                                object_writer.write::<_, _, 4>(&prepared_op);
+                                if let ::core::option::Option::Some(prepared_inputs) =
+                                    prepared_inputs
+                                {
+                                    object_writer.write::<_, _, 4>(&prepared_inputs);
+                                }
+                                if let ::core::option::Option::Some(prepared_outputs) =
+                                    prepared_outputs
+                                {
+                                    object_writer.write::<_, _, 4>(&prepared_outputs);
+                                }
+                                if let ::core::option::Option::Some(prepared_attributes) =
+                                    prepared_attributes
+                                {
+                                    object_writer.write::<_, _, 4>(&prepared_attributes);
+                                }
+                            });
+                        }
+                        builder.current_offset()
+                    }
+                }
+
+                impl ::planus::WriteAs<::planus::Offset<GenericOp>> for GenericOp {
+                    type Prepared = ::planus::Offset<Self>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<GenericOp> {
+                        ::planus::WriteAsOffset::prepare(self, builder)
+                    }
+                }
+
+                impl ::planus::WriteAsOptional<::planus::Offset<GenericOp>> for GenericOp {
+                    type Prepared = ::planus::Offset<Self>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<::planus::Offset<GenericOp>> {
+                        ::core::option::Option::Some(::planus::WriteAsOffset::prepare(
+                            self, builder,
+                        ))
+                    }
+                }
+
+                impl ::planus::WriteAsOffset<GenericOp> for GenericOp {
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<GenericOp> {
+                        GenericOp::create(
+                            builder,
+                            &self.op,
+                            &self.inputs,
+                            &self.outputs,
+                            &self.attributes,
+                        )
+                    }
+                }
+
+                /// Builder for serializing an instance of the [GenericOp] type.
+                ///
+                /// Can be created using the [GenericOp::builder] method.
+                #[derive(Debug)]
+                #[must_use]
+                pub struct GenericOpBuilder<State>(State);
+
+                impl GenericOpBuilder<()> {
+                    /// Setter for the [`op` field](GenericOp#structfield.op).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn op<T0>(self, value: T0) -> GenericOpBuilder<(T0,)>
+                    where
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                    {
+                        GenericOpBuilder((value,))
+                    }
+                }
+
+                impl<T0> GenericOpBuilder<(T0,)> {
+                    /// Setter for the [`inputs` field](GenericOp#structfield.inputs).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn inputs<T1>(self, value: T1) -> GenericOpBuilder<(T0, T1)>
+                    where
+                        T1: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::Port>]>,
+                        >,
+                    {
+                        let (v0,) = self.0;
+                        GenericOpBuilder((v0, value))
+                    }
+
+                    /// Sets the [`inputs` field](GenericOp#structfield.inputs) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn inputs_as_null(self) -> GenericOpBuilder<(T0, ())> {
+                        self.inputs(())
+                    }
+                }
+
+                impl<T0, T1> GenericOpBuilder<(T0, T1)> {
+                    /// Setter for the [`outputs` field](GenericOp#structfield.outputs).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn outputs<T2>(self, value: T2) -> GenericOpBuilder<(T0, T1, T2)>
+                    where
+                        T2: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::Port>]>,
+                        >,
+                    {
+                        let (v0, v1) = self.0;
+                        GenericOpBuilder((v0, v1, value))
+                    }
+
+                    /// Sets the [`outputs` field](GenericOp#structfield.outputs) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn outputs_as_null(self) -> GenericOpBuilder<(T0, T1, ())> {
+                        self.outputs(())
+                    }
+                }
+
+                impl<T0, T1, T2> GenericOpBuilder<(T0, T1, T2)> {
+                    /// Setter for the [`attributes` field](GenericOp#structfield.attributes).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn attributes<T3>(self, value: T3) -> GenericOpBuilder<(T0, T1, T2, T3)>
+                    where
+                        T3: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::Attribute>]>,
+                        >,
+                    {
+                        let (v0, v1, v2) = self.0;
+                        GenericOpBuilder((v0, v1, v2, value))
+                    }
+
+                    /// Sets the [`attributes` field](GenericOp#structfield.attributes) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn attributes_as_null(self) -> GenericOpBuilder<(T0, T1, T2, ())> {
+                        self.attributes(())
+                    }
+                }
+
+                impl<T0, T1, T2, T3> GenericOpBuilder<(T0, T1, T2, T3)> {
+                    /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [GenericOp].
+                    #[inline]
+                    pub fn finish(
+                        self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<GenericOp>
+                    where
+                        Self: ::planus::WriteAsOffset<GenericOp>,
+                    {
+                        ::planus::WriteAsOffset::prepare(&self, builder)
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                        T1: ::planus::WriteAsOptional<::planus::Offset<[::planus::Offset<self::Port>]>>,
+                        T2: ::planus::WriteAsOptional<::planus::Offset<[::planus::Offset<self::Port>]>>,
+                        T3: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::Attribute>]>,
+                        >,
+                    > ::planus::WriteAs<::planus::Offset<GenericOp>>
+                    for GenericOpBuilder<(T0, T1, T2, T3)>
+                {
+                    type Prepared = ::planus::Offset<GenericOp>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<GenericOp> {
+                        ::planus::WriteAsOffset::prepare(self, builder)
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                        T1: ::planus::WriteAsOptional<::planus::Offset<[::planus::Offset<self::Port>]>>,
+                        T2: ::planus::WriteAsOptional<::planus::Offset<[::planus::Offset<self::Port>]>>,
+                        T3: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::Attribute>]>,
+                        >,
+                    > ::planus::WriteAsOptional<::planus::Offset<GenericOp>>
+                    for GenericOpBuilder<(T0, T1, T2, T3)>
+                {
+                    type Prepared = ::planus::Offset<GenericOp>;
+
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<::planus::Offset<GenericOp>> {
+                        ::core::option::Option::Some(::planus::WriteAsOffset::prepare(
+                            self, builder,
+                        ))
+                    }
+                }
+
+                impl<
+                        T0: ::planus::WriteAs<::planus::Offset<str>>,
+                        T1: ::planus::WriteAsOptional<::planus::Offset<[::planus::Offset<self::Port>]>>,
+                        T2: ::planus::WriteAsOptional<::planus::Offset<[::planus::Offset<self::Port>]>>,
+                        T3: ::planus::WriteAsOptional<
+                            ::planus::Offset<[::planus::Offset<self::Attribute>]>,
+                        >,
+                    > ::planus::WriteAsOffset<GenericOp> for GenericOpBuilder<(T0, T1, T2, T3)>
+                {
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::Offset<GenericOp> {
+                        let (v0, v1, v2, v3) = &self.0;
+                        GenericOp::create(builder, v0, v1, v2, v3)
+                    }
+                }
+
+                /// Reference to a deserialized [GenericOp].
+                #[derive(Copy, Clone)]
+                pub struct GenericOpRef<'a>(#[allow(dead_code)] ::planus::table_reader::Table<'a>);
+
+                impl<'a> GenericOpRef<'a> {
+                    /// Getter for the [`op` field](GenericOp#structfield.op).
+                    #[inline]
+                    pub fn op(&self) -> ::planus::Result<&'a ::core::primitive::str> {
+                        self.0.access_required(0, "GenericOp", "op")
+                    }
+
+                    /// Getter for the [`inputs` field](GenericOp#structfield.inputs).
+                    #[inline]
+                    pub fn inputs(
+                        &self,
+                    ) -> ::planus::Result<
+                        ::core::option::Option<
+                            ::planus::Vector<'a, ::planus::Result<self::PortRef<'a>>>,
+                        >,
+                    > {
+                        self.0.access(1, "GenericOp", "inputs")
+                    }
+
+                    /// Getter for the [`outputs` field](GenericOp#structfield.outputs).
+                    #[inline]
+                    pub fn outputs(
+                        &self,
+                    ) -> ::planus::Result<
+                        ::core::option::Option<
+                            ::planus::Vector<'a, ::planus::Result<self::PortRef<'a>>>,
+                        >,
+                    > {
+                        self.0.access(2, "GenericOp", "outputs")
+                    }
+
+                    /// Getter for the [`attributes` field](GenericOp#structfield.attributes).
+                    #[inline]
+                    pub fn attributes(
+                        &self,
+                    ) -> ::planus::Result<
+                        ::core::option::Option<
+                            ::planus::Vector<'a, ::planus::Result<self::AttributeRef<'a>>>,
+                        >,
+                    > {
+                        self.0.access(3, "GenericOp", "attributes")
+                    }
+                }
+
+                impl<'a> ::core::fmt::Debug for GenericOpRef<'a> {
+                    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        let mut f = f.debug_struct("GenericOpRef");
+                        f.field("op", &self.op());
+                        if let ::core::option::Option::Some(field_inputs) =
+                            self.inputs().transpose()
+                        {
+                            f.field("inputs", &field_inputs);
+                        }
+                        if let ::core::option::Option::Some(field_outputs) =
+                            self.outputs().transpose()
+                        {
+                            f.field("outputs", &field_outputs);
+                        }
+                        if let ::core::option::Option::Some(field_attributes) =
+                            self.attributes().transpose()
+                        {
+                            f.field("attributes", &field_attributes);
+                        }
+                        f.finish()
+                    }
+                }
+
+                impl<'a> ::core::convert::TryFrom<GenericOpRef<'a>> for GenericOp {
+                    type Error = ::planus::Error;
+
+                    #[allow(unreachable_code)]
+                    fn try_from(value: GenericOpRef<'a>) -> ::planus::Result<Self> {
+                        ::core::result::Result::Ok(Self {
+                            op: ::core::convert::Into::into(value.op()?),
+                            inputs: if let ::core::option::Option::Some(inputs) = value.inputs()? {
+                                ::core::option::Option::Some(inputs.to_vec_result()?)
+                            } else {
+                                ::core::option::Option::None
+                            },
+                            outputs: if let ::core::option::Option::Some(outputs) =
+                                value.outputs()?
+                            {
+                                ::core::option::Option::Some(outputs.to_vec_result()?)
+                            } else {
+                                ::core::option::Option::None
+                            },
+                            attributes: if let ::core::option::Option::Some(attributes) =
+                                value.attributes()?
+                            {
+                                ::core::option::Option::Some(attributes.to_vec_result()?)
+                            } else {
+                                ::core::option::Option::None
+                            },
+                        })
+                    }
+                }
+
+                impl<'a> ::planus::TableRead<'a> for GenericOpRef<'a> {
+                    #[inline]
+                    fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'a>,
+                        offset: usize,
+                    ) -> ::core::result::Result<Self, ::planus::errors::ErrorKind>
+                    {
+                        ::core::result::Result::Ok(Self(
+                            ::planus::table_reader::Table::from_buffer(buffer, offset)?,
+                        ))
+                    }
+                }
+
+                impl<'a> ::planus::VectorReadInner<'a> for GenericOpRef<'a> {
+                    type Error = ::planus::Error;
+                    const STRIDE: usize = 4;
+
+                    unsafe fn from_buffer(
+                        buffer: ::planus::SliceWithStartOffset<'a>,
+                        offset: usize,
+                    ) -> ::planus::Result<Self> {
+                        ::planus::TableRead::from_buffer(buffer, offset).map_err(|error_kind| {
+                            error_kind.with_error_location(
+                                "[GenericOpRef]",
+                                "get",
+                                buffer.offset_from_start,
+                            )
+                        })
+                    }
+                }
+
+                /// # Safety
+                /// The planus compiler generates implementations that initialize
+                /// the bytes in `write_values`.
+                unsafe impl ::planus::VectorWrite<::planus::Offset<GenericOp>> for GenericOp {
+                    type Value = ::planus::Offset<GenericOp>;
+                    const STRIDE: usize = 4;
+                    #[inline]
+                    fn prepare(&self, builder: &mut ::planus::Builder) -> Self::Value {
+                        ::planus::WriteAs::prepare(self, builder)
+                    }
+
+                    #[inline]
+                    unsafe fn write_values(
+                        values: &[::planus::Offset<GenericOp>],
+                        bytes: *mut ::core::mem::MaybeUninit<u8>,
+                        buffer_position: u32,
+                    ) {
+                        let bytes = bytes as *mut [::core::mem::MaybeUninit<u8>; 4];
+                        for (i, v) in ::core::iter::Iterator::enumerate(values.iter()) {
+                            ::planus::WriteAsPrimitive::write(
+                                v,
+                                ::planus::Cursor::new(unsafe { &mut *bytes.add(i) }),
+                                buffer_position - (Self::STRIDE * i) as u32,
+                            );
+                        }
+                    }
+                }
+
+                impl<'a> ::planus::ReadAsRoot<'a> for GenericOpRef<'a> {
+                    fn read_as_root(slice: &'a [u8]) -> ::planus::Result<Self> {
+                        ::planus::TableRead::from_buffer(
+                            ::planus::SliceWithStartOffset {
+                                buffer: slice,
+                                offset_from_start: 0,
+                            },
+                            0,
+                        )
+                        .map_err(|error_kind| {
+                            error_kind.with_error_location("[GenericOpRef]", "read_as_root", 0)
+                        })
+                    }
+                }
+
                 ///  The operation of a node.
                 ///
                 /// Generated from these locations:
-                /// * Union `Op` in the file `schemas/graph.fbs:128`
+                /// * Union `Op` in the file `schemas/graph.fbs:166`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -4110,6 +5754,9 @@ mod root {
 
                     /// The variant of type `ReductionOp` in the union `Op`
                     ReductionOp(::planus::alloc::boxed::Box<self::ReductionOp>),
+
+                    /// The variant of type `GenericOp` in the union `Op`
+                    GenericOp(::planus::alloc::boxed::Box<self::GenericOp>),
                 }
 
                 impl Op {
@@ -4150,6 +5797,14 @@ mod root {
                     ) -> ::planus::UnionOffset<Self> {
                         ::planus::UnionOffset::new(4, value.prepare(builder).downcast())
                     }
+
+                    #[inline]
+                    pub fn create_generic_op(
+                        builder: &mut ::planus::Builder,
+                        value: impl ::planus::WriteAsOffset<self::GenericOp>,
+                    ) -> ::planus::UnionOffset<Self> {
+                        ::planus::UnionOffset::new(5, value.prepare(builder).downcast())
+                    }
                 }
 
                 impl ::planus::WriteAsUnion<Op> for Op {
@@ -4163,6 +5818,7 @@ mod root {
                             Self::ConvOp(value) => Self::create_conv_op(builder, value),
                             Self::MatmulOp(value) => Self::create_matmul_op(builder, value),
                             Self::ReductionOp(value) => Self::create_reduction_op(builder, value),
+                            Self::GenericOp(value) => Self::create_generic_op(builder, value),
                         }
                     }
                 }
@@ -4217,6 +5873,15 @@ mod root {
                     pub fn reduction_op<T>(self, value: T) -> OpBuilder<::planus::Initialized<4, T>>
                     where
                         T: ::planus::WriteAsOffset<self::ReductionOp>,
+                    {
+                        OpBuilder(::planus::Initialized(value))
+                    }
+
+                    /// Creates an instance of the [`GenericOp` variant](Op#variant.GenericOp).
+                    #[inline]
+                    pub fn generic_op<T>(self, value: T) -> OpBuilder<::planus::Initialized<5, T>>
+                    where
+                        T: ::planus::WriteAsOffset<self::GenericOp>,
                     {
                         OpBuilder(::planus::Initialized(value))
                     }
@@ -4336,6 +6001,31 @@ mod root {
                         ::core::option::Option::Some(::planus::WriteAsUnion::prepare(self, builder))
                     }
                 }
+                impl<T> ::planus::WriteAsUnion<Op> for OpBuilder<::planus::Initialized<5, T>>
+                where
+                    T: ::planus::WriteAsOffset<self::GenericOp>,
+                {
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::planus::UnionOffset<Op> {
+                        ::planus::UnionOffset::new(5, (self.0).0.prepare(builder).downcast())
+                    }
+                }
+
+                impl<T> ::planus::WriteAsOptionalUnion<Op> for OpBuilder<::planus::Initialized<5, T>>
+                where
+                    T: ::planus::WriteAsOffset<self::GenericOp>,
+                {
+                    #[inline]
+                    fn prepare(
+                        &self,
+                        builder: &mut ::planus::Builder,
+                    ) -> ::core::option::Option<::planus::UnionOffset<Op>> {
+                        ::core::option::Option::Some(::planus::WriteAsUnion::prepare(self, builder))
+                    }
+                }
 
                 /// Reference to a deserialized [Op].
                 #[derive(Copy, Clone, Debug)]
@@ -4344,6 +6034,7 @@ mod root {
                     ConvOp(self::ConvOpRef<'a>),
                     MatmulOp(self::MatmulOpRef<'a>),
                     ReductionOp(self::ReductionOpRef<'a>),
+                    GenericOp(self::GenericOpRef<'a>),
                 }
 
                 impl<'a> ::core::convert::TryFrom<OpRef<'a>> for Op {
@@ -4372,6 +6063,12 @@ mod root {
                                     ::core::convert::TryFrom::try_from(value)?,
                                 ))
                             }
+
+                            OpRef::GenericOp(value) => {
+                                Self::GenericOp(::planus::alloc::boxed::Box::new(
+                                    ::core::convert::TryFrom::try_from(value)?,
+                                ))
+                            }
                         })
                     }
                 }
@@ -4396,6 +6093,9 @@ mod root {
                             4 => ::core::result::Result::Ok(Self::ReductionOp(
                                 ::planus::TableRead::from_buffer(buffer, field_offset)?,
                             )),
+                            5 => ::core::result::Result::Ok(Self::GenericOp(
+                                ::planus::TableRead::from_buffer(buffer, field_offset)?,
+                            )),
                             _ => ::core::result::Result::Err(
                                 ::planus::errors::ErrorKind::UnknownUnionTag { tag },
                             ),
@@ -4410,7 +6110,7 @@ mod root {
                 ///  One node: a named operation and its compute type.
                 ///
                 /// Generated from these locations:
-                /// * Table `Node` in the file `schemas/graph.fbs:136`
+                /// * Table `Node` in the file `schemas/graph.fbs:175`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -4760,7 +6460,7 @@ mod root {
                 ///  The root of a graph blob body. Nodes are in topological order.
                 ///
                 /// Generated from these locations:
-                /// * Table `Graph` in the file `schemas/graph.fbs:143`
+                /// * Table `Graph` in the file `schemas/graph.fbs:182`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -4771,6 +6471,9 @@ mod root {
                     pub tensors: ::planus::alloc::vec::Vec<self::Tensor>,
                     /// The field `nodes` in the table `Graph`
                     pub nodes: ::planus::alloc::vec::Vec<self::Node>,
+                    ///  The graph body's minor version: 0 (absent) when every node has a dedicated table, 1 when
+                    ///  some node is a `GenericOp`. Readers refuse a minor above their own with NOT_SUPPORTED.
+                    pub minor_version: u32,
                 }
 
                 #[allow(clippy::derivable_impls)]
@@ -4780,6 +6483,7 @@ mod root {
                             name: ::core::default::Default::default(),
                             tensors: ::core::default::Default::default(),
                             nodes: ::core::default::Default::default(),
+                            minor_version: 0,
                         }
                     }
                 }
@@ -4803,12 +6507,14 @@ mod root {
                         field_nodes: impl ::planus::WriteAs<
                             ::planus::Offset<[::planus::Offset<self::Node>]>,
                         >,
+                        field_minor_version: impl ::planus::WriteAsDefault<u32, u32>,
                     ) -> ::planus::Offset<Self> {
                         let prepared_name = field_name.prepare(builder);
                         let prepared_tensors = field_tensors.prepare(builder);
                         let prepared_nodes = field_nodes.prepare(builder);
+                        let prepared_minor_version = field_minor_version.prepare(builder, &0);
 
-                        let mut table_writer: ::planus::table_writer::TableWriter<10> =
+                        let mut table_writer: ::planus::table_writer::TableWriter<12> =
                             ::core::default::Default::default();
                         if prepared_name.is_some() {
                             table_writer.write_entry::<::planus::Offset<str>>(0);
@@ -4817,6 +6523,9 @@ mod root {
                             .write_entry::<::planus::Offset<[::planus::Offset<self::Tensor>]>>(1);
                         table_writer
                             .write_entry::<::planus::Offset<[::planus::Offset<self::Node>]>>(2);
+                        if prepared_minor_version.is_some() {
+                            table_writer.write_entry::<u32>(3);
+                        }
 
                         unsafe {
                             table_writer.finish(builder, |object_writer| {
@@ -4825,6 +6534,11 @@ mod root {
                                 }
                                 object_writer.write::<_, _, 4>(&prepared_tensors);
                                 object_writer.write::<_, _, 4>(&prepared_nodes);
+                                if let ::core::option::Option::Some(prepared_minor_version) =
+                                    prepared_minor_version
+                                {
+                                    object_writer.write::<_, _, 4>(&prepared_minor_version);
+                                }
                             });
                         }
                         builder.current_offset()
@@ -4857,7 +6571,13 @@ mod root {
                 impl ::planus::WriteAsOffset<Graph> for Graph {
                     #[inline]
                     fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<Graph> {
-                        Graph::create(builder, &self.name, &self.tensors, &self.nodes)
+                        Graph::create(
+                            builder,
+                            &self.name,
+                            &self.tensors,
+                            &self.nodes,
+                            self.minor_version,
+                        )
                     }
                 }
 
@@ -4914,6 +6634,28 @@ mod root {
                 }
 
                 impl<T0, T1, T2> GraphBuilder<(T0, T1, T2)> {
+                    /// Setter for the [`minor_version` field](Graph#structfield.minor_version).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn minor_version<T3>(self, value: T3) -> GraphBuilder<(T0, T1, T2, T3)>
+                    where
+                        T3: ::planus::WriteAsDefault<u32, u32>,
+                    {
+                        let (v0, v1, v2) = self.0;
+                        GraphBuilder((v0, v1, v2, value))
+                    }
+
+                    /// Sets the [`minor_version` field](Graph#structfield.minor_version) to the default value.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn minor_version_as_default(
+                        self,
+                    ) -> GraphBuilder<(T0, T1, T2, ::planus::DefaultValue)> {
+                        self.minor_version(::planus::DefaultValue)
+                    }
+                }
+
+                impl<T0, T1, T2, T3> GraphBuilder<(T0, T1, T2, T3)> {
                     /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [Graph].
                     #[inline]
                     pub fn finish(self, builder: &mut ::planus::Builder) -> ::planus::Offset<Graph>
@@ -4928,7 +6670,9 @@ mod root {
                         T0: ::planus::WriteAsOptional<::planus::Offset<::core::primitive::str>>,
                         T1: ::planus::WriteAs<::planus::Offset<[::planus::Offset<self::Tensor>]>>,
                         T2: ::planus::WriteAs<::planus::Offset<[::planus::Offset<self::Node>]>>,
-                    > ::planus::WriteAs<::planus::Offset<Graph>> for GraphBuilder<(T0, T1, T2)>
+                        T3: ::planus::WriteAsDefault<u32, u32>,
+                    > ::planus::WriteAs<::planus::Offset<Graph>>
+                    for GraphBuilder<(T0, T1, T2, T3)>
                 {
                     type Prepared = ::planus::Offset<Graph>;
 
@@ -4942,8 +6686,9 @@ mod root {
                         T0: ::planus::WriteAsOptional<::planus::Offset<::core::primitive::str>>,
                         T1: ::planus::WriteAs<::planus::Offset<[::planus::Offset<self::Tensor>]>>,
                         T2: ::planus::WriteAs<::planus::Offset<[::planus::Offset<self::Node>]>>,
+                        T3: ::planus::WriteAsDefault<u32, u32>,
                     > ::planus::WriteAsOptional<::planus::Offset<Graph>>
-                    for GraphBuilder<(T0, T1, T2)>
+                    for GraphBuilder<(T0, T1, T2, T3)>
                 {
                     type Prepared = ::planus::Offset<Graph>;
 
@@ -4962,12 +6707,13 @@ mod root {
                         T0: ::planus::WriteAsOptional<::planus::Offset<::core::primitive::str>>,
                         T1: ::planus::WriteAs<::planus::Offset<[::planus::Offset<self::Tensor>]>>,
                         T2: ::planus::WriteAs<::planus::Offset<[::planus::Offset<self::Node>]>>,
-                    > ::planus::WriteAsOffset<Graph> for GraphBuilder<(T0, T1, T2)>
+                        T3: ::planus::WriteAsDefault<u32, u32>,
+                    > ::planus::WriteAsOffset<Graph> for GraphBuilder<(T0, T1, T2, T3)>
                 {
                     #[inline]
                     fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<Graph> {
-                        let (v0, v1, v2) = &self.0;
-                        Graph::create(builder, v0, v1, v2)
+                        let (v0, v1, v2, v3) = &self.0;
+                        Graph::create(builder, v0, v1, v2, v3)
                     }
                 }
 
@@ -5002,6 +6748,14 @@ mod root {
                     {
                         self.0.access_required(2, "Graph", "nodes")
                     }
+
+                    /// Getter for the [`minor_version` field](Graph#structfield.minor_version).
+                    #[inline]
+                    pub fn minor_version(&self) -> ::planus::Result<u32> {
+                        ::core::result::Result::Ok(
+                            self.0.access(3, "Graph", "minor_version")?.unwrap_or(0),
+                        )
+                    }
                 }
 
                 impl<'a> ::core::fmt::Debug for GraphRef<'a> {
@@ -5012,6 +6766,7 @@ mod root {
                         }
                         f.field("tensors", &self.tensors());
                         f.field("nodes", &self.nodes());
+                        f.field("minor_version", &self.minor_version());
                         f.finish()
                     }
                 }
@@ -5025,6 +6780,9 @@ mod root {
                             name: value.name()?.map(::core::convert::Into::into),
                             tensors: value.tensors()?.to_vec_result()?,
                             nodes: value.nodes()?.to_vec_result()?,
+                            minor_version: ::core::convert::TryInto::try_into(
+                                value.minor_version()?,
+                            )?,
                         })
                     }
                 }

@@ -50,6 +50,51 @@ pub fn all_params() -> PointwiseParams {
     }
 }
 
+/// The golden fixture of graph body minor 1: an rmsnorm node (x channels-last-like f16, scale,
+/// bias, epsilon as a by-value scalar; outputs y and, in training, inv_rms) and a relu of
+/// inv_rms. Validated, so its nodes are in topological order.
+pub fn fixture_multi_output_graph() -> OpGraph {
+    use kiln_core::ops::rmsnorm::{Epsilon, NormPhase, RmsnormOp};
+    let norm = RmsnormOp {
+        x: 1,
+        scale: 2,
+        bias: Some(3),
+        epsilon: Epsilon::Tensor(4),
+        phase: NormPhase::Training,
+        y: 5,
+        inv_rms: Some(6),
+    };
+    let mut x = tensor(1, "x", &[2, 3, 4], DataType::F16, false);
+    x.strides = vec![1, 2, 6];
+    let mut g = OpGraph {
+        name: "fixture: rmsnorm with two outputs (graph minor 1)".into(),
+        tensors: vec![
+            x,
+            tensor(2, "scale", &[1, 3, 4], DataType::F32, false),
+            tensor(3, "bias", &[1, 3, 4], DataType::F32, false),
+            scalar(4, "epsilon", 1, 1e-5),
+            tensor(5, "y", &[2, 3, 4], DataType::Bf16, false),
+            tensor(6, "inv_rms", &[2, 1, 1], DataType::F32, true),
+            tensor(7, "relu_inv_rms", &[2, 1, 1], DataType::F32, false),
+        ],
+        nodes: vec![
+            node(
+                "relu",
+                Op::Pointwise(PointwiseOp {
+                    mode: PointwiseMode::Relu,
+                    a: 6,
+                    b: None,
+                    out: 7,
+                    params: PointwiseParams::default(),
+                }),
+            ),
+            node("norm", Op::Generic(norm.to_generic())),
+        ],
+    };
+    g.validate().expect("the minor-1 fixture graph is valid");
+    g
+}
+
 /// The golden fixture graph: conv fprop (channels-last f16 input, padded, strided), a binary
 /// pointwise with a by-value scalar, a relu with clip parameters, a matmul and a reduction.
 /// Nodes are listed out of order on purpose; validation sorts them.

@@ -60,7 +60,14 @@ impl Epilogue {
     /// epilogue of the anchor's output; `Err` says why they are not one.
     pub fn parse(graph: &OpGraph, anchor: usize) -> Result<Epilogue, String> {
         let anchor_node = &graph.nodes[anchor];
-        let anchor_out = anchor_node.op.output();
+        let [anchor_out] = anchor_node.op.outputs()[..] else {
+            return Err(format!(
+                "node '{}' ({}) writes several tensors; this engine fuses after single-output \
+                 operations only",
+                anchor_node.name,
+                anchor_node.op.describe()
+            ));
+        };
         let anchor_t = graph
             .tensor(anchor_out)
             .ok_or_else(|| format!("tensor uid {anchor_out} is not in the graph"))?;

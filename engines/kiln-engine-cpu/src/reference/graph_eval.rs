@@ -29,13 +29,13 @@ pub fn evaluate(
     }
     let mut producer: HashMap<i64, &Node> = HashMap::new();
     for node in &graph.nodes {
-        if let Some(first) = producer.insert(node.op.output(), node) {
-            return Err(PluginError::bad_param(format!(
-                "tensor uid {} is written by both node '{}' and node '{}'",
-                node.op.output(),
-                first.name,
-                node.name
-            )));
+        for out in node.op.outputs() {
+            if let Some(first) = producer.insert(out, node) {
+                return Err(PluginError::bad_param(format!(
+                    "tensor uid {out} is written by both node '{}' and node '{}'",
+                    first.name, node.name
+                )));
+            }
         }
     }
     check_inputs(graph, inputs, &producer)?;
@@ -49,8 +49,9 @@ pub fn evaluate(
             producer: &producer,
             node,
         };
-        let out = env.eval()?;
-        values.insert(node.op.output(), out);
+        for (uid, out) in env.eval()? {
+            values.insert(uid, out);
+        }
     }
     let mut outputs = HashMap::new();
     for t in graph.tensors.iter().filter(|t| !t.is_virtual) {
@@ -169,16 +170,38 @@ impl<'a> Env<'a> {
         }
     }
 
-    fn eval(&self) -> PluginResult<Vec<f64>> {
+    /// The `(uid, values)` of each tensor the node writes.
+    fn eval(&self) -> PluginResult<Vec<(i64, Vec<f64>)>> {
         let what = self.what();
-        let out = self.desc(self.node.op.output())?;
-        if out.scalar.is_some() {
-            return Err(PluginError::bad_param(format!(
-                "{what}: writes {}, a by-value scalar",
-                out.label()
-            )));
+        for uid in self.node.op.outputs() {
+            let out = self.desc(uid)?;
+            if out.scalar.is_some() {
+                return Err(PluginError::bad_param(format!(
+                    "{what}: writes {}, a by-value scalar",
+                    out.label()
+                )));
+            }
         }
-        match &self.node.op {
+        if let Op::Generic(g) = &self.node.op {
+            let kernel = super::generic_kernel(&g.op).ok_or_else(|| {
+                PluginError::bad_param(format!("{what}: the reference engine has no kernel for it"))
+            })?;
+            let read = |uid| self.read_tensor(uid);
+            let io = super::GenericInputs {
+                graph: self.graph,
+                node: &self.node.name,
+                what: &what,
+                read: &read,
+            };
+            return kernel(g, &io);
+        }
+        let [uid] = self.node.op.outputs()[..] else {
+            return Err(PluginError::internal(format!(
+                "{what}: a typed operation writes exactly one tensor"
+            )));
+        };
+        let out = self.desc(uid)?;
+        let values = match &self.node.op {
             Op::Pointwise(p) => {
                 if p.mode.is_binary() != p.b.is_some() {
                     return Err(PluginError::bad_param(format!(
@@ -240,6 +263,10 @@ impl<'a> Env<'a> {
                 let (tx, x) = self.read_tensor(r.x)?;
                 reduction::reduce(r.mode, x, &tx.dims, &out.dims, &what)
             }
-        }
+            Op::Generic(_) => Err(PluginError::internal(format!(
+                "{what}: generic nodes are evaluated above"
+            ))),
+        }?;
+        Ok(vec![(uid, values)])
     }
 }

@@ -24,12 +24,13 @@ mod graph_eval;
 mod matmul;
 mod pointwise;
 mod reduction;
+mod rmsnorm;
 #[cfg(test)]
 mod tests;
 
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
-use kiln_core::OpGraph;
+use kiln_core::{GenericOp, Op, OpGraph, TensorDesc};
 use kiln_plugin_abi::{
     KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_REFERENCE, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION,
 };
@@ -56,7 +57,17 @@ impl CpuEngine for ReferenceEngine {
             | KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
     }
 
-    fn supports(&self, _graph: &OpGraph) -> Result<(), String> {
+    fn supports(&self, graph: &OpGraph) -> Result<(), String> {
+        for n in &graph.nodes {
+            if let Op::Generic(g) = &n.op {
+                if generic_kernel(&g.op).is_none() {
+                    return Err(format!(
+                        "node '{}': the reference engine has no kernel for operation '{}'",
+                        n.name, g.op
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -65,6 +76,31 @@ impl CpuEngine for ReferenceEngine {
         Ok(Box::new(ReferencePrepared {
             graph: graph.clone(),
         }))
+    }
+}
+
+/// What the reference kernel of a generic operation gets besides its node.
+pub(crate) struct GenericInputs<'a> {
+    /// The graph, for by-value scalars and tensor descriptions.
+    pub graph: &'a OpGraph,
+    /// The node's name.
+    pub node: &'a str,
+    /// The node's name and operation, for messages.
+    pub what: &'a str,
+    /// An operand as a packed row-major f64 buffer (by-value scalars refused).
+    #[allow(clippy::type_complexity)]
+    pub read: &'a dyn Fn(i64) -> PluginResult<(&'a TensorDesc, &'a [f64])>,
+}
+
+/// A generic operation's reference kernel: the `(uid, values)` of each output it writes.
+pub(crate) type GenericKernel =
+    fn(&GenericOp, &GenericInputs<'_>) -> PluginResult<Vec<(i64, Vec<f64>)>>;
+
+/// The reference kernel of each operation registered in `kiln_core::ops::SPECS`, by name.
+pub(crate) fn generic_kernel(op: &str) -> Option<GenericKernel> {
+    match op {
+        "rmsnorm" => Some(rmsnorm::run),
+        _ => None,
     }
 }
 
