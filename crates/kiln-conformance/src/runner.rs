@@ -210,16 +210,6 @@ impl<'c> Session<'c> {
         out
     }
 
-    /// The engines under test that claim the case: those of the device under test, the
-    /// reference left out.
-    pub fn under_test(&self) -> Vec<&str> {
-        self.configs
-            .iter()
-            .map(|c| c.engine_name.as_str())
-            .filter(|&n| n != REFERENCE)
-            .collect()
-    }
-
     fn claims_on_device(&self, engine: &str) -> bool {
         self.configs.iter().any(|c| c.engine_name == engine)
     }
