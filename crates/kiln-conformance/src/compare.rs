@@ -92,6 +92,40 @@ pub fn compare_values(
     }
 }
 
+/// Checks that every element of `got` was written: an output poisoned with NaN before the
+/// engine ran must hold no NaN where the reference (`want`) holds a number. The error names
+/// `who`, the tensor, how many elements kept the poison and the first one.
+pub fn check_written(
+    who: &str,
+    desc: &TensorDesc,
+    got: &[f64],
+    want: &[f64],
+) -> Result<(), String> {
+    let unwritten: Vec<usize> = got
+        .iter()
+        .zip(want)
+        .enumerate()
+        .filter(|(_, (g, w))| g.is_nan() && !w.is_nan())
+        .map(|(i, _)| i)
+        .collect();
+    match unwritten.first() {
+        None => Ok(()),
+        Some(&i) => Err(format!(
+            "{who}: output {} ({} {:?}, strides {:?}): {} of {} elements still hold the NaN the \
+             output was poisoned with (not written, or computed as NaN); first at index {:?} \
+             (flat {i}), where the reference has {:e}",
+            desc.label(),
+            desc.data_type,
+            desc.dims,
+            desc.strides,
+            unwritten.len(),
+            got.len(),
+            unravel(i, &desc.dims),
+            want[i]
+        )),
+    }
+}
+
 /// For each byte of `desc`'s storage, whether it belongs to a logical element.
 pub fn element_bytes(desc: &TensorDesc) -> Vec<bool> {
     let size = desc.data_type.size();
@@ -189,6 +223,18 @@ mod tests {
             tol
         )
         .is_ok());
+    }
+
+    #[test]
+    fn finds_elements_left_poisoned() {
+        let d = desc(&[2, 2], &[2, 1]);
+        let want = [1.0, f64::NAN, 3.0, 4.0];
+        assert!(check_written("e", &d, &[1.0, f64::NAN, 3.0, 4.0], &want).is_ok());
+        let err = check_written("e", &d, &[1.0, f64::NAN, f64::NAN, 4.0], &want).unwrap_err();
+        assert!(
+            err.contains("1 of 4") && err.contains("[1, 0]") && err.contains("NaN"),
+            "{err}"
+        );
     }
 
     #[test]

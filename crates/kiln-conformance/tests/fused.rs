@@ -101,7 +101,7 @@ proptest! {
             out_type,
         };
         let outcome = conform(chain.case(), seed)?;
-        prop_assert!(outcome.claimed.iter().any(|e| e == CONV_FPROP), "{:?}", outcome);
+        prop_assert!(common::cpu_engine_claimed(&outcome, CONV_FPROP), "{:?}", outcome);
     }
 
     /// matmul + bias [.., 1, N] + activation: claimed by the matmul engine.
@@ -122,7 +122,7 @@ proptest! {
             out_type,
         };
         let outcome = conform(chain.case(), seed)?;
-        prop_assert!(outcome.claimed.iter().any(|e| e == MATMUL), "{:?}", outcome);
+        prop_assert!(common::cpu_engine_claimed(&outcome, MATMUL), "{:?}", outcome);
     }
 
     /// 1 to 4 pointwise nodes over an input (chains and small DAGs).
@@ -198,7 +198,7 @@ fn canonical_fusions_use_optimized_engines() {
                 out_type: dt,
             };
             let o = assert_conforms(chain.case(), 1);
-            assert!(o.claimed.iter().any(|e| e == CONV_FPROP), "{o:?}");
+            assert!(common::cpu_engine_claimed(&o, CONV_FPROP), "{o:?}");
 
             let mm = MatmulSpec {
                 batch_a: vec![2],
@@ -220,7 +220,7 @@ fn canonical_fusions_use_optimized_engines() {
                 out_type: dt,
             };
             let o = assert_conforms(chain.case(), 2);
-            assert!(o.claimed.iter().any(|e| e == MATMUL), "{o:?}");
+            assert!(common::cpu_engine_claimed(&o, MATMUL), "{o:?}");
 
             let x = kiln_conformance::TensorSpec::new(&[2, 3, 4], Layout::packed(), dt);
             let chain = ChainSpec {
@@ -230,7 +230,7 @@ fn canonical_fusions_use_optimized_engines() {
                 out_type: dt,
             };
             let o = assert_conforms(chain.case(), 3);
-            assert!(o.claimed.iter().any(|e| e == POINTWISE), "{o:?}");
+            assert!(common::cpu_engine_claimed(&o, POINTWISE), "{o:?}");
         }
     }
 }

@@ -1,9 +1,9 @@
 //! Proptest strategies shared by the suite's test files.
 #![allow(dead_code)]
 
-use kiln::{DataType, PointwiseMode};
+use kiln::{DataType, Device, PointwiseMode};
 use kiln_conformance::modes::params_variant;
-use kiln_conformance::{check, Case, ConvSpec, Layout, MatmulSpec, TensorSpec};
+use kiln_conformance::{check, Case, ConvSpec, Layout, MatmulSpec, Outcome, TensorSpec};
 use kiln_core::{ConvDirection, PointwiseParams};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -15,15 +15,33 @@ pub const CASES: u32 = 64;
 /// The proptest configuration of the suite: [`CASES`] cases, or `PROPTEST_CASES` when set (for
 /// longer soak runs).
 pub fn config() -> ProptestConfig {
+    config_with(CASES)
+}
+
+/// The proptest configuration with `default` cases, or `PROPTEST_CASES` when set.
+pub fn config_with(default: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(CASES);
+        .unwrap_or(default);
     ProptestConfig {
         cases,
         max_shrink_iters: 256,
         ..ProptestConfig::default()
     }
+}
+
+/// True when the CPU engine `engine` claimed the case, or when another device is under test
+/// (the CPU engines are not under test there; the case's expectations of the device's own
+/// engines still apply, and its summary counts what was compared).
+pub fn cpu_engine_claimed(outcome: &Outcome, engine: &str) -> bool {
+    outcome.device != Device::Cpu || outcome.claimed.iter().any(|e| e == engine)
+}
+
+/// True when some engine run was compared, or when the device under test is not the CPU and
+/// none of its engines claims the case (listed as not claimed in the run's summary).
+pub fn compared_where_claimed(outcome: &Outcome) -> bool {
+    outcome.runs >= 1 || !outcome.claimed_on_device()
 }
 
 /// Runs a case and turns its failure into a proptest failure.

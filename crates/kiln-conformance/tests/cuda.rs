@@ -1,0 +1,296 @@
+//! The CUDA engines on the shapes that trip GPU kernels: sizes that are multiples of no tile
+//! (1, 7, 33, 129, 257 for M, N, K, channels, spatial dims and element counts), transposed
+//! matmul operands given by strides, NCHW and NHWC convolutions, f32, f16 and bf16, with and
+//! without fused epilogues. Every case must be claimed by its CUDA engine, so none passes by
+//! comparing nothing.
+//!
+//! Ignored without a GPU; on the GPU machine run with `KILN_CONFORMANCE_DEVICE=cuda:0` and
+//! `--include-ignored` (scripts/gpu-package.sh's `conformance` part). With the CPU under test
+//! they fail, saying so. Case counts: 32 per test, or `PROPTEST_CASES`.
+
+mod common;
+
+use common::{config_with, data_type, layout, mode_with_params, out_type};
+use kiln::{DataType, Device, PointwiseMode};
+use kiln_conformance::{
+    check_on, device_under_test, Anchor, Case, ChainSpec, ChainStep, ConvSpec, Layout, MatmulSpec,
+    Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_FPROP, CUDA_MATMUL,
+    CUDA_POINTWISE, DEVICE_ENV,
+};
+use kiln_core::{ConvDirection, PointwiseParams};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+/// Cases per test when `PROPTEST_CASES` is unset: each one compiles kernels with NVRTC.
+const CUDA_CASES: u32 = 32;
+
+/// Sizes that fill no tile evenly.
+const ODD: [i64; 5] = [1, 7, 33, 129, 257];
+
+/// Multiply-adds the reference may spend on one case (it runs in plain f64 loops).
+const MAX_MACS: i64 = 1 << 25;
+
+/// Runs `case` with the CUDA device under test, requiring `engine` to claim it.
+fn conform_cuda(case: Case, engine: &str, seed: u64) -> Result<Outcome, TestCaseError> {
+    let device = match device_under_test() {
+        Ok(d @ Device::Cuda(_)) => d,
+        Ok(d) => {
+            return Err(TestCaseError::fail(format!(
+                "these tests check the CUDA engines but the device under test is {d}: set \
+                 {DEVICE_ENV}=cuda:N"
+            )))
+        }
+        Err(e) => return Err(TestCaseError::fail(e)),
+    };
+    let mut case = case.expect_engine(engine);
+    let outcome = check_on(&mut case, seed, device).map_err(TestCaseError::fail)?;
+    prop_assert!(
+        outcome
+            .compared
+            .iter()
+            .any(|(e, runs)| e == engine && *runs >= 1),
+        "{engine} was not compared: {outcome:?}"
+    );
+    Ok(outcome)
+}
+
+fn odd() -> impl Strategy<Value = i64> {
+    prop::sample::select(ODD.to_vec())
+}
+
+/// Row-major or transposed (the operand given by strides), sometimes with padded rows.
+fn matrix_layout() -> impl Strategy<Value = Layout> {
+    (
+        prop_oneof![Just(Layout::packed()), Just(Layout::transposed())],
+        prop_oneof![3 => Just(0i64), 1 => 1i64..=5],
+    )
+        .prop_map(|(l, pad)| if pad > 0 { l.with_padding(&[pad]) } else { l })
+}
+
+/// NCHW or NHWC, sometimes with padded rows.
+fn image_layout() -> impl Strategy<Value = Layout> {
+    (
+        prop_oneof![Just(Layout::packed()), Just(Layout::channels_last())],
+        prop_oneof![3 => Just(0i64), 1 => 1i64..=3],
+    )
+        .prop_map(|(l, pad)| if pad > 0 { l.with_padding(&[pad]) } else { l })
+}
+
+/// A matmul with M, N and K from [`ODD`], no or one batch dim (broadcast from 1 in a or b at
+/// random), operands row-major or transposed, both in one type, the output in it or f32.
+fn matmul() -> impl Strategy<Value = MatmulSpec> {
+    (
+        (odd(), odd(), odd()),
+        prop_oneof![
+            Just(Vec::<(i64, u8)>::new()),
+            (1i64..=3, 0u8..3).prop_map(|b| vec![b])
+        ],
+        (matrix_layout(), matrix_layout(), matrix_layout()),
+        data_type(),
+    )
+        .prop_flat_map(|(mkn, batch, layouts, dt)| (Just((mkn, batch, layouts, dt)), out_type(dt)))
+        .prop_map(|(((m, k, n), batch, (la, lb, lc), dt), ct)| {
+            let pick = |side: u8| -> Vec<i64> {
+                batch
+                    .iter()
+                    .map(|&(d, b)| if b == side { 1 } else { d })
+                    .collect()
+            };
+            MatmulSpec {
+                batch_a: pick(1),
+                batch_b: pick(2),
+                m,
+                k,
+                n,
+                a_layout: la,
+                b_layout: lb,
+                c_layout: lc,
+                a_type: dt,
+                b_type: dt,
+                c_type: ct,
+            }
+        })
+        .prop_filter("the reference's work is bounded", |s| {
+            let batch: i64 = s
+                .c_dims()
+                .map(|d| d[..d.len() - 2].iter().product())
+                .unwrap_or(1);
+            batch * s.m * s.n * s.k <= MAX_MACS
+        })
+}
+
+/// A 2-D forward convolution (groups 1: what the CUDA engine runs) with channels from 1, 7, 33
+/// and 129, spatial dims from 1, 7 and 33, filters up to 3x3, padding, strides, dilations, NCHW
+/// or NHWC per tensor, f32, f16 or bf16.
+fn conv() -> impl Strategy<Value = ConvSpec> {
+    let channels = || prop::sample::select(vec![1i64, 7, 33, 129]);
+    let spatial = || prop::sample::select(vec![1i64, 7, 33]);
+    (
+        (1i64..=2, channels(), channels()),
+        (spatial(), spatial(), 1i64..=3, 1i64..=3),
+        (0i64..=1, 0i64..=1, 1i64..=2, 1i64..=2),
+        (image_layout(), image_layout(), image_layout()),
+        data_type(),
+    )
+        .prop_flat_map(|g| {
+            let dt = g.4;
+            (Just(g), out_type(dt))
+        })
+        .prop_map(
+            |(((n, c, k), (h, w, r, s), (ph, pw, stride, dil), (lx, lw, ly), dt), ot)| ConvSpec {
+                direction: ConvDirection::Fprop,
+                n,
+                groups: 1,
+                c_per_group: c,
+                k_per_group: k,
+                spatial: vec![h, w],
+                filter: vec![r, s],
+                pre_padding: vec![ph, pw],
+                post_padding: vec![pw, ph],
+                stride: vec![stride, 1],
+                dilation: vec![1, dil],
+                x_layout: lx,
+                w_layout: lw,
+                y_layout: ly,
+                in_type: dt,
+                out_type: ot,
+            },
+        )
+        .prop_filter("the output must not be empty", |c| c.y_dims().is_some())
+        .prop_filter("the reference's work is bounded", |c| {
+            let out: i64 = c.y_dims().map(|d| d.iter().product()).unwrap_or(0);
+            out * c.terms() as i64 <= MAX_MACS
+        })
+}
+
+/// Bias (broadcast along every dim but `keep`) and an activation after a matmul or conv.
+fn epilogue(rank: usize, keep: usize) -> impl Strategy<Value = Vec<ChainStep>> {
+    let activation = (
+        prop::sample::select(vec![
+            PointwiseMode::Relu,
+            PointwiseMode::Sigmoid,
+            PointwiseMode::Tanh,
+            PointwiseMode::Gelu,
+            PointwiseMode::Swish,
+        ]),
+        0u8..5,
+    );
+    (data_type(), activation).prop_map(move |(bias_type, (mode, k))| {
+        vec![
+            ChainStep {
+                mode: PointwiseMode::Add,
+                params: PointwiseParams::default(),
+                other: Some(Other::Tensor {
+                    broadcast: (0..rank).map(|i| i != keep).collect(),
+                    layout: Layout::packed(),
+                    data_type: bias_type,
+                }),
+                acc_left: true,
+            },
+            ChainStep {
+                mode,
+                params: kiln_conformance::modes::params_variant(mode, k),
+                other: None,
+                acc_left: true,
+            },
+        ]
+    })
+}
+
+/// A tensor of rank 1 to 4 with dims from [`ODD`] (at most 2^20 elements) in any layout.
+fn odd_tensor() -> impl Strategy<Value = TensorSpec> {
+    (1usize..=4)
+        .prop_flat_map(|rank| {
+            (
+                prop::collection::vec(odd(), rank),
+                layout(rank),
+                data_type(),
+            )
+        })
+        .prop_map(|(d, l, t)| TensorSpec::new(&d, l, t))
+        .prop_filter("at most 2^20 elements", |t| {
+            t.dims.iter().product::<i64>() <= 1 << 20
+        })
+}
+
+proptest! {
+    #![proptest_config(config_with(CUDA_CASES))]
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_matmul_odd_shapes(spec in matmul(), seed in any::<u64>()) {
+        conform_cuda(spec.case(), CUDA_MATMUL, seed)?;
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_matmul_bias_activation(
+        (mm, steps) in matmul().prop_flat_map(|m| {
+            let rank = m.batch_a.len() + 2;
+            (Just(m), epilogue(rank, rank - 1))
+        }),
+        out_layout in matrix_layout(),
+        seed in any::<u64>(),
+    ) {
+        let out_type = mm.c_type;
+        let chain = ChainSpec { anchor: Anchor::Matmul(mm), steps, out_layout, out_type };
+        conform_cuda(chain.case(), CUDA_MATMUL, seed)?;
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_conv_fprop_odd_shapes(spec in conv(), seed in any::<u64>()) {
+        conform_cuda(spec.case(), CUDA_CONV_FPROP, seed)?;
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_conv_bias_activation(
+        (conv, steps) in conv().prop_flat_map(|c| (Just(c), epilogue(4, 1))),
+        out_layout in image_layout(),
+        seed in any::<u64>(),
+    ) {
+        let out_type = conv.out_type;
+        let chain = ChainSpec { anchor: Anchor::Conv(conv), steps, out_layout, out_type };
+        conform_cuda(chain.case(), CUDA_CONV_FPROP, seed)?;
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_pointwise_unary_odd_shapes(
+        (mode, params) in mode_with_params(PointwiseMode::ALL.into_iter().filter(|m| !m.is_binary()).collect()),
+        (a, out_layout) in odd_tensor().prop_flat_map(|a| { let r = a.dims.len(); (Just(a), layout(r)) }),
+        f32_out in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let out_type = if f32_out { DataType::F32 } else { a.data_type };
+        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: None, out_layout, out_type };
+        conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
+    }
+
+    /// Binary modes against a full, broadcast (1 where the mask says) or scalar operand.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_pointwise_binary_odd_shapes(
+        (mode, params) in mode_with_params(PointwiseMode::ALL.into_iter().filter(|m| m.is_binary()).collect()),
+        (a, mask, b_layout, out_layout) in odd_tensor().prop_flat_map(|a| {
+            let r = a.dims.len();
+            (Just(a), prop::collection::vec(any::<bool>(), r), layout(r), layout(r))
+        }),
+        (b_type, kind, u) in (data_type(), 0u8..3, -1.0f64..1.0),
+        seed in any::<u64>(),
+    ) {
+        let b = match kind {
+            0 => Operand::Scalar(u),
+            1 => Operand::Tensor(TensorSpec::new(&a.dims, b_layout, b_type)),
+            _ => {
+                let dims: Vec<i64> =
+                    a.dims.iter().zip(&mask).map(|(&d, &m)| if m { 1 } else { d }).collect();
+                Operand::Tensor(TensorSpec::new(&dims, b_layout, b_type))
+            }
+        };
+        let out_type = a.data_type;
+        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: Some(b), out_layout, out_type };
+        conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
+    }
+}
