@@ -11,8 +11,8 @@
 pub mod device;
 pub mod handle;
 pub mod heuristics;
-pub mod plan;
 mod payload_check;
+pub mod plan;
 mod plan_cache;
 pub mod plugin;
 pub mod registry;

@@ -81,18 +81,19 @@ pub(crate) fn check_payload_matches_envelope(plan: &ExecutionPlan) -> Result<()>
         return Ok(());
     };
     let contradiction = |uid: i64, why: String| {
-        Error::BadParam(format!(
-            "the plan's payload contradicts its envelope at tensor uid {uid}: {why}; the file is \
-             damaged or forged (engine {})",
-            plan.engine_name()
-        ))
+        Error::tensor(
+            uid,
+            "",
+            format!(
+                "the plan's payload contradicts its envelope: {why}; the file is damaged or \
+                 forged (engine {})",
+                plan.engine_name()
+            ),
+        )
     };
     for (i, r) in reported.iter().enumerate() {
         if reported[..i].iter().any(|o| o.uid == r.uid) {
-            return Err(contradiction(
-                r.uid,
-                "the payload lists it twice".into(),
-            ));
+            return Err(contradiction(r.uid, "the payload lists it twice".into()));
         }
         let Some(k) = plan.tensor_uids.iter().position(|&u| u == r.uid) else {
             return Err(contradiction(
@@ -106,9 +107,7 @@ pub(crate) fn check_payload_matches_envelope(plan: &ExecutionPlan) -> Result<()>
         let Some(layout) = plan.tensor_layouts.as_ref().and_then(|l| l.get(k)) else {
             continue; // a version-1 envelope records no layouts
         };
-        let data_type = u8::try_from(r.data_type)
-            .ok()
-            .and_then(DataType::from_code);
+        let data_type = u8::try_from(r.data_type).ok().and_then(DataType::from_code);
         if data_type != Some(layout.data_type) {
             return Err(contradiction(
                 r.uid,
@@ -118,9 +117,9 @@ pub(crate) fn check_payload_matches_envelope(plan: &ExecutionPlan) -> Result<()>
                 ),
             ));
         }
-        let envelope_bytes = layout.storage_bytes().ok_or_else(|| {
-            contradiction(r.uid, "the envelope's layout overflows".into())
-        })?;
+        let envelope_bytes = layout
+            .storage_bytes()
+            .ok_or_else(|| contradiction(r.uid, "the envelope's layout overflows".into()))?;
         if r.storage_bytes != envelope_bytes as u64 {
             return Err(contradiction(
                 r.uid,

@@ -221,13 +221,17 @@ impl ExecutionPlan {
         let mut abi = Vec::with_capacity(bindings.len());
         for (i, &(uid, ptr)) in bindings.iter().enumerate() {
             let Some(k) = self.tensor_uids.iter().position(|&u| u == uid) else {
-                return Err(Error::BadParam(format!(
-                    "tensor uid {uid} is bound but the plan has no such tensor (its uids: {:?})",
-                    self.tensor_uids
-                )));
+                return Err(Error::tensor(
+                    uid,
+                    "",
+                    format!(
+                        "is bound, but the plan has no such tensor (its uids: {:?})",
+                        self.tensor_uids
+                    ),
+                ));
             };
             if bindings[..i].iter().any(|&(u, _)| u == uid) {
-                return Err(Error::BadParam(format!("tensor uid {uid} is bound twice")));
+                return Err(Error::tensor(uid, "", "is bound twice"));
             }
             if ptr.is_null() {
                 return Err(Error::NullPointer(format!(
@@ -236,9 +240,13 @@ impl ExecutionPlan {
             }
             let align = self.alignments[k];
             if align > 1 && !(ptr as usize).is_multiple_of(align as usize) {
-                return Err(Error::BadParam(format!(
-                    "tensor uid {uid}: pointer {ptr:p} is not aligned to the {align} bytes the plan requires"
-                )));
+                return Err(Error::tensor(
+                    uid,
+                    "",
+                    format!(
+                        "pointer {ptr:p} is not aligned to the {align} bytes the plan requires"
+                    ),
+                ));
             }
             abi.push(KilnTensorBinding { uid, ptr });
         }
@@ -247,9 +255,7 @@ impl ExecutionPlan {
             .iter()
             .find(|u| !bindings.iter().any(|b| b.0 == **u))
         {
-            return Err(Error::BadParam(format!(
-                "tensor uid {missing} is not bound"
-            )));
+            return Err(Error::tensor(*missing, "", "is not bound"));
         }
         if self.workspace_size > 0 {
             if workspace.is_null() {

@@ -201,7 +201,11 @@ fn plan_execute_refuses_a_count_other_than_the_plans_before_reading_the_arrays()
             kiln_plan_execute(h, p, uids.as_ptr(), pointers.as_ptr(), 1, null_mut()),
             KILN_STATUS_BAD_PARAM
         );
-        assert!(last_error().contains("uid 2 is not bound"), "{}", last_error());
+        assert!(
+            last_error().contains("tensor uid 2: is not bound"),
+            "{}",
+            last_error()
+        );
         assert_eq!(
             kiln_plan_execute(h, p, uids.as_ptr(), pointers.as_ptr(), 2, null_mut()),
             KILN_STATUS_SUCCESS,

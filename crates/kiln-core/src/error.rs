@@ -52,11 +52,30 @@ impl Status {
 }
 
 /// Every failure in kiln. The message names what was wrong and where (tensor UID, node name,
-/// byte offset, field).
+/// byte offset, field). Bad parameters about one tensor, one node or one byte offset carry it as
+/// fields (`Tensor`, `Node`, `Bytes`), so that callers and tests match on data, not on text; their
+/// status is `BadParam` and their text reads as the plain `BadParam` text did.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     #[error("bad parameter: {0}")]
     BadParam(String),
+    /// A bad parameter about one tensor: its UID, its name ("" when it has none).
+    #[error("bad parameter: {}: {message}", tensor_label(*uid, name))]
+    Tensor {
+        uid: i64,
+        name: String,
+        message: String,
+    },
+    /// A bad parameter about one node of a graph.
+    #[error("bad parameter: node '{node}': {message}")]
+    Node { node: String, message: String },
+    /// Bad bytes: what was being read and the byte offset in it.
+    #[error("bad parameter: {what}: at byte {offset}: {message}")]
+    Bytes {
+        what: String,
+        offset: u64,
+        message: String,
+    },
     #[error("null pointer: {0}")]
     NullPointer(String),
     #[error("buffer too small: {0}")]
@@ -75,11 +94,73 @@ pub enum Error {
     Internal(String),
 }
 
+/// `tensor 'name' (uid 3)`, or `tensor uid 3` for a tensor without a name.
+pub(crate) fn tensor_label(uid: i64, name: &str) -> String {
+    if name.is_empty() {
+        format!("tensor uid {uid}")
+    } else {
+        format!("tensor '{name}' (uid {uid})")
+    }
+}
+
 impl Error {
+    /// A bad parameter about tensor `uid` (named `name`, or "").
+    pub fn tensor(uid: i64, name: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Tensor {
+            uid,
+            name: name.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A bad parameter about the node named `node`.
+    pub fn node(node: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Node {
+            node: node.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Bad bytes at `offset` of `what`.
+    pub fn bytes(what: impl Into<String>, offset: u64, message: impl Into<String>) -> Error {
+        Error::Bytes {
+            what: what.into(),
+            offset,
+            message: message.into(),
+        }
+    }
+
+    /// The UID of the tensor the error is about, if it is about one.
+    pub fn tensor_uid(&self) -> Option<i64> {
+        match self {
+            Error::Tensor { uid, .. } => Some(*uid),
+            _ => None,
+        }
+    }
+
+    /// The name of the node the error is about, if it is about one.
+    pub fn node_name(&self) -> Option<&str> {
+        match self {
+            Error::Node { node, .. } => Some(node),
+            _ => None,
+        }
+    }
+
+    /// The byte offset the error is about, if it is about bytes.
+    pub fn byte_offset(&self) -> Option<u64> {
+        match self {
+            Error::Bytes { offset, .. } => Some(*offset),
+            _ => None,
+        }
+    }
+
     /// The stable status code of this error.
     pub fn status(&self) -> Status {
         match self {
-            Error::BadParam(_) => Status::BadParam,
+            Error::BadParam(_)
+            | Error::Tensor { .. }
+            | Error::Node { .. }
+            | Error::Bytes { .. } => Status::BadParam,
             Error::NullPointer(_) => Status::BadParamNullPointer,
             Error::SizeInsufficient(_) => Status::BadParamSizeInsufficient,
             Error::NotSupported(_) => Status::NotSupported,
@@ -91,9 +172,13 @@ impl Error {
         }
     }
 
-    /// The message without the status prefix.
+    /// The message without the status prefix (for errors about a tensor, a node or bytes: what
+    /// is said of it, without the tensor, node or offset).
     pub fn message(&self) -> &str {
         match self {
+            Error::Tensor { message, .. }
+            | Error::Node { message, .. }
+            | Error::Bytes { message, .. } => message,
             Error::BadParam(m)
             | Error::NullPointer(m)
             | Error::SizeInsufficient(m)
@@ -130,4 +215,31 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[macro_export]
 macro_rules! bad_param {
     ($($arg:tt)*) => { Err($crate::Error::BadParam(format!($($arg)*))) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_about_a_tensor_node_or_bytes_carry_it_as_data_and_read_as_before() {
+        let t = Error::tensor(3, "x", "rank 9 is outside 1..=8");
+        assert_eq!(t.status(), Status::BadParam);
+        assert_eq!(t.tensor_uid(), Some(3));
+        assert_eq!(
+            t.to_string(),
+            "bad parameter: tensor 'x' (uid 3): rank 9 is outside 1..=8"
+        );
+        assert_eq!(
+            Error::tensor(4, "", "m").to_string(),
+            "bad parameter: tensor uid 4: m"
+        );
+        let n = Error::node("relu", "reads itself");
+        assert_eq!(n.node_name(), Some("relu"));
+        assert_eq!(n.to_string(), "bad parameter: node 'relu': reads itself");
+        let b = Error::bytes("plan blob", 40, "bad length");
+        assert_eq!(b.byte_offset(), Some(40));
+        assert_eq!(b.message(), "bad length");
+        assert_eq!(b.tensor_uid(), None);
+    }
 }

@@ -37,9 +37,10 @@ impl OpGraph {
     /// The tensor with `uid`, or a `BadParam` naming the node that referenced it.
     pub fn tensor_for(&self, uid: i64, node: &str) -> Result<&TensorDesc> {
         self.tensor(uid).ok_or_else(|| {
-            Error::BadParam(format!(
-                "node '{node}': refers to tensor uid {uid}, which the graph does not have"
-            ))
+            Error::node(
+                node,
+                format!("refers to tensor uid {uid}, which the graph does not have"),
+            )
         })
     }
 
@@ -80,11 +81,7 @@ impl OpGraph {
         for t in &self.tensors {
             t.validate()?;
             if !uids.insert(t.uid) {
-                return Err(Error::BadParam(format!(
-                    "{}: uid {} is used by more than one tensor",
-                    t.label(),
-                    t.uid
-                )));
+                return Err(t.error(format!("uid {} is used by more than one tensor", t.uid)));
             }
         }
         let mut names = HashSet::new();
@@ -115,29 +112,27 @@ impl OpGraph {
             }
             let ins = n.op.inputs();
             if let Some(out) = n.op.outputs().into_iter().find(|o| ins.contains(o)) {
-                return Err(Error::BadParam(format!(
-                    "node '{}': writes tensor uid {out} that it also reads",
-                    n.name
-                )));
+                return Err(Error::node(
+                    &n.name,
+                    format!("writes tensor uid {out} that it also reads"),
+                ));
             }
         }
         let mut writer: HashMap<i64, String> = HashMap::new();
         for n in &self.nodes {
             for out in n.op.outputs() {
                 if let Some(prev) = writer.insert(out, n.name.clone()) {
-                    return Err(Error::BadParam(format!(
-                        "{} is written by both node '{prev}' and node '{}'",
-                        self.tensor_for(out, &n.name)?.label(),
+                    return Err(self.tensor_for(out, &n.name)?.error(format!(
+                        "written by both node '{prev}' and node '{}'",
                         n.name
                     )));
                 }
                 let t = self.tensor_for(out, &n.name)?;
                 if t.scalar.is_some() {
-                    return Err(Error::BadParam(format!(
-                        "node '{}': writes {}, a by-value scalar",
-                        n.name,
-                        t.label()
-                    )));
+                    return Err(Error::node(
+                        &n.name,
+                        format!("writes {}, a by-value scalar", t.label()),
+                    ));
                 }
             }
         }
@@ -146,22 +141,15 @@ impl OpGraph {
             let written = writer.contains_key(&t.uid);
             let read = self.nodes.iter().any(|n| n.op.inputs().contains(&t.uid));
             if t.is_virtual && !written {
-                return Err(Error::BadParam(format!(
-                    "{} is virtual but no node writes it",
-                    t.label()
-                )));
+                return Err(t.error("it is virtual but no node writes it"));
             }
             if t.is_virtual && !read {
-                return Err(Error::BadParam(format!(
-                    "{} is virtual but no node reads it: mark it as an output or remove it",
-                    t.label()
-                )));
+                return Err(t.error(
+                    "it is virtual but no node reads it: mark it as an output or remove it",
+                ));
             }
             if !written && !read {
-                return Err(Error::BadParam(format!(
-                    "{} is not used by any node",
-                    t.label()
-                )));
+                return Err(t.error("it is not used by any node"));
             }
         }
         self.check_outputs_reachable()?;
@@ -245,10 +233,10 @@ impl OpGraph {
             }
         }
         match (0..self.nodes.len()).find(|i| !live.contains(i)) {
-            Some(i) => Err(Error::BadParam(format!(
-                "node '{}': its result never reaches an output tensor",
-                self.nodes[i].name
-            ))),
+            Some(i) => Err(Error::node(
+                &self.nodes[i].name,
+                "its result never reaches an output tensor",
+            )),
             None => Ok(()),
         }
     }

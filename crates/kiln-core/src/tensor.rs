@@ -48,11 +48,12 @@ pub const MAX_RANK: usize = 8;
 impl TensorDesc {
     /// A human label for messages: `tensor 'name' (uid 3)` or `tensor uid 3`.
     pub fn label(&self) -> String {
-        if self.name.is_empty() {
-            format!("tensor uid {}", self.uid)
-        } else {
-            format!("tensor '{}' (uid {})", self.name, self.uid)
-        }
+        crate::error::tensor_label(self.uid, &self.name)
+    }
+
+    /// A bad-parameter error about this tensor (its UID and name as data).
+    pub fn error(&self, message: impl Into<String>) -> Error {
+        Error::tensor(self.uid, self.name.clone(), message)
     }
 
     /// Number of logical elements (product of dims); `None` on overflow.
@@ -80,57 +81,50 @@ impl TensorDesc {
 
     /// Checks rank, dims, strides and scalar rules; errors name this tensor.
     pub fn validate(&self) -> Result<()> {
-        let who = self.label();
         if self.dims.is_empty() || self.dims.len() > MAX_RANK {
-            return Err(Error::BadParam(format!(
-                "{who}: rank {} is outside 1..={MAX_RANK}",
+            return Err(self.error(format!(
+                "rank {} is outside 1..={MAX_RANK}",
                 self.dims.len()
             )));
         }
         if self.strides.len() != self.dims.len() {
-            return Err(Error::BadParam(format!(
-                "{who}: has {} dims but {} strides",
+            return Err(self.error(format!(
+                "has {} dims but {} strides",
                 self.dims.len(),
                 self.strides.len()
             )));
         }
         if let Some((i, d)) = self.dims.iter().enumerate().find(|(_, &d)| d < 1) {
-            return Err(Error::BadParam(format!(
-                "{who}: dim {i} is {d}, must be at least 1"
-            )));
+            return Err(self.error(format!("dim {i} is {d}, must be at least 1")));
         }
         if let Some((i, s)) = self.strides.iter().enumerate().find(|(_, &s)| s < 1) {
-            return Err(Error::BadParam(format!(
-                "{who}: stride {i} is {s}, must be at least 1"
-            )));
+            return Err(self.error(format!("stride {i} is {s}, must be at least 1")));
         }
         if self.storage_bytes().is_none() || self.element_count().is_none() {
-            return Err(Error::BadParam(format!("{who}: size overflows")));
+            return Err(self.error("size overflows"));
         }
         if self.storage_elements().unwrap_or(0) > isize::MAX as usize / 8 {
-            return Err(Error::BadParam(format!("{who}: too large")));
+            return Err(self.error("too large"));
         }
         if !self.strides_do_not_overlap() {
-            return Err(Error::BadParam(format!(
-                "{who}: strides {:?} make distinct elements of dims {:?} share memory",
+            return Err(self.error(format!(
+                "strides {:?} make distinct elements of dims {:?} share memory",
                 self.strides, self.dims
             )));
         }
         if self.alignment != 0 && !self.alignment.is_power_of_two() {
-            return Err(Error::BadParam(format!(
-                "{who}: alignment {} is not a power of two",
+            return Err(self.error(format!(
+                "alignment {} is not a power of two",
                 self.alignment
             )));
         }
         if self.scalar.is_some() {
             if self.is_virtual {
-                return Err(Error::BadParam(format!(
-                    "{who}: a by-value scalar cannot be virtual"
-                )));
+                return Err(self.error("a by-value scalar cannot be virtual"));
             }
             if self.dims.iter().any(|&d| d != 1) {
-                return Err(Error::BadParam(format!(
-                    "{who}: a by-value scalar must have all dims 1, has {:?}",
+                return Err(self.error(format!(
+                    "a by-value scalar must have all dims 1, has {:?}",
                     self.dims
                 )));
             }

@@ -8,7 +8,11 @@ use kiln_core::{DataType, PointwiseMode, ReductionMode, Status};
 #[test]
 fn data_type_codes_are_pinned() {
     let pinned: [(&str, u8); 4] = [("f32", 0), ("f16", 1), ("bf16", 2), ("f64", 3)];
-    assert_eq!(DataType::ALL.len(), pinned.len(), "a data type without a pinned code");
+    assert_eq!(
+        DataType::ALL.len(),
+        pinned.len(),
+        "a data type without a pinned code"
+    );
     for (name, code) in pinned {
         let dt = DataType::from_name(name).unwrap_or_else(|| panic!("no data type {name}"));
         assert_eq!(dt.code(), code, "{name}");
@@ -99,5 +103,9 @@ fn status_codes_are_pinned() {
         assert_eq!(s.name(), name);
         assert_eq!(s as i32, code, "{name}");
     }
-    assert_eq!(Status::from_code(10), None, "a status without a pinned code");
+    assert_eq!(
+        Status::from_code(10),
+        None,
+        "a status without a pinned code"
+    );
 }

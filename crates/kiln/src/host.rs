@@ -295,10 +295,9 @@ impl<'a> VariantPack<'a> {
                     None => "host memory".to_string(),
                     Some(m) => format!("memory on cuda:{m}"),
                 };
-                return Err(Error::BadParam(format!(
-                    "{}: bound to {at}, but the handle runs on {device}",
-                    mem.desc().label()
-                )));
+                return Err(mem
+                    .desc()
+                    .error(format!("bound to {at}, but the handle runs on {device}")));
             }
         }
         Ok(())
@@ -322,14 +321,11 @@ impl<'a> VariantPack<'a> {
                 })?,
             };
             let want = desc_of(uid).ok_or_else(|| {
-                Error::BadParam(format!(
-                    "tensor uid {uid} is bound but the graph has no such tensor"
-                ))
+                Error::tensor(uid, "", "is bound, but the graph has no such tensor")
             })?;
             if mem.desc().data_type != want.data_type {
-                return Err(Error::BadParam(format!(
-                    "{}: memory holds {} but the tensor is {}",
-                    want.label(),
+                return Err(want.error(format!(
+                    "memory holds {} but the tensor is {}",
                     mem.desc().data_type,
                     want.data_type
                 )));

@@ -278,16 +278,25 @@ fn mutate_payload_graph(plan: &[u8], rng: &mut Rng) -> (Vec<u8>, String) {
         0 => {
             let d = rng.below(tensor.dims.len());
             tensor.dims[d] = [0, 1, 2, 7, 5000, 1 << 20][rng.below(6)];
-            format!("payload graph: tensor {} dim {d} = {}", tensor.uid, tensor.dims[d])
+            format!(
+                "payload graph: tensor {} dim {d} = {}",
+                tensor.uid, tensor.dims[d]
+            )
         }
         1 => {
             let d = rng.below(tensor.strides.len());
             tensor.strides[d] = [0, 1, 3, 64, 1 << 16][rng.below(5)];
-            format!("payload graph: tensor {} stride {d} = {}", tensor.uid, tensor.strides[d])
+            format!(
+                "payload graph: tensor {} stride {d} = {}",
+                tensor.uid, tensor.strides[d]
+            )
         }
         2 => {
             tensor.data_type = kiln_core::DataType::ALL[rng.below(kiln_core::DataType::ALL.len())];
-            format!("payload graph: tensor {} type {}", tensor.uid, tensor.data_type)
+            format!(
+                "payload graph: tensor {} type {}",
+                tensor.uid, tensor.data_type
+            )
         }
         3 => {
             let old = tensor.uid;

@@ -28,7 +28,11 @@ fn chain_graph() -> Graph {
     let s = t(&mut g, "s", &[5, 37]);
     let bias = t(&mut g, "bias", &[1, 37]);
     let xs = g.pointwise(&x, Some(&s), PointwiseAttributes::new(PointwiseMode::Mul));
-    let xsb = g.pointwise(&xs, Some(&bias), PointwiseAttributes::new(PointwiseMode::Add));
+    let xsb = g.pointwise(
+        &xs,
+        Some(&bias),
+        PointwiseAttributes::new(PointwiseMode::Add),
+    );
     let y = g.pointwise(&xsb, None, PointwiseAttributes::new(PointwiseMode::Relu));
     y.set_name(common::OUTPUT).set_output(true);
     g
@@ -68,12 +72,18 @@ fn assert_refused(file: &[u8], uid: i64, why: &str) {
         panic!("the forged file must not load ({why})");
     };
     assert_eq!(e.status(), Status::BadParam, "{e}");
+    assert_eq!(
+        e.tensor_uid(),
+        Some(uid),
+        "the error carries the tensor: {e}"
+    );
     let msg = e.to_string();
     assert!(
         msg.contains(&format!("tensor uid {uid}")) && msg.contains(why),
         "the error names tensor uid {uid} and says '{why}': {msg}"
     );
-    let e = kiln::deserialize_compiled_plan(&handle, file).expect_err("nor through the plan loader");
+    let e =
+        kiln::deserialize_compiled_plan(&handle, file).expect_err("nor through the plan loader");
     assert_eq!(e.status(), Status::BadParam, "{e}");
     assert!(e.to_string().contains(&format!("tensor uid {uid}")), "{e}");
 }
@@ -143,7 +153,11 @@ fn a_payload_with_another_data_type_is_refused_at_load() {
         }
     });
     assert_refused(&file, bias_uid, "data type");
-    assert_refused(&fixture("other_data_type.kiln", &file), bias_uid, "data type");
+    assert_refused(
+        &fixture("other_data_type.kiln", &file),
+        bias_uid,
+        "data type",
+    );
 }
 
 #[test]

@@ -61,6 +61,11 @@ fn bindings_are_checked_against_the_graph() {
         g.execute(&handle, &mut pack, &mut ws).unwrap_err()
     };
     assert!(e.to_string().contains("is not bound"), "{e}");
+    assert_eq!(
+        e.tensor_uid(),
+        y.uid(),
+        "the error carries the tensor's uid"
+    );
 
     // Memory of another data type.
     let half = TensorDesc {

@@ -52,7 +52,11 @@ fn matmul_graph() -> Graph {
     let b = f32_tensor(&mut g, "b", &[2, 7, 3]);
     let bias = f32_tensor(&mut g, "bias", &[1, 1, 3]);
     let c = g.matmul(&a, &b, MatmulAttributes::new());
-    let y = g.pointwise(&c, Some(&bias), PointwiseAttributes::new(PointwiseMode::Add));
+    let y = g.pointwise(
+        &c,
+        Some(&bias),
+        PointwiseAttributes::new(PointwiseMode::Add),
+    );
     y.set_name("y").set_output(true);
     g
 }
@@ -137,7 +141,9 @@ fn execute(graph: &Graph, plan: &kiln::ExecutionPlan, inputs: &Value) -> Vec<(i6
                     .collect();
                 m.fill_from_f64(&values).expect("fill");
             }
-            None => m.fill_from_f64(&vec![f64::NAN; m.to_f64_vec().len()]).expect("poison"),
+            None => m
+                .fill_from_f64(&vec![f64::NAN; m.to_f64_vec().len()])
+                .expect("poison"),
         }
         memory.push((t.uid, m));
     }
@@ -203,8 +209,8 @@ fn every_committed_plan_restores_resaves_identically_and_computes_its_outputs() 
         if !kiln_path.exists() && std::env::var_os("KILN_REGEN_FIXTURES").is_some() {
             write_fixture(case, &kiln_path, &io_path);
         }
-        let file = std::fs::read(&kiln_path)
-            .unwrap_or_else(|e| panic!("{}: {e}", kiln_path.display()));
+        let file =
+            std::fs::read(&kiln_path).unwrap_or_else(|e| panic!("{}: {e}", kiln_path.display()));
         let io: Value = serde_json::from_slice(
             &std::fs::read(&io_path).unwrap_or_else(|e| panic!("{}: {e}", io_path.display())),
         )
@@ -257,7 +263,11 @@ fn every_committed_plan_restores_resaves_identically_and_computes_its_outputs() 
                     case.file
                 );
             }
-            assert!(want.iter().any(|&v| v != 0.0), "{}: an all-zero output", case.file);
+            assert!(
+                want.iter().any(|&v| v != 0.0),
+                "{}: an all-zero output",
+                case.file
+            );
         }
     }
 }

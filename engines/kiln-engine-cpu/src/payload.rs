@@ -193,9 +193,16 @@ pub(crate) mod tests {
         let bytes = encode(9, &[(1, 2), (3, 4)], &g);
         assert_eq!(u16::from_le_bytes([bytes[6], bytes[7]]), 1);
         let p = decode(&bytes).expect("reads");
-        assert_eq!((p.engine_id, p.knobs, p.graph), (9, vec![(1, 2), (3, 4)], g.clone()));
+        assert_eq!(
+            (p.engine_id, p.knobs, p.graph),
+            (9, vec![(1, 2), (3, 4)], g.clone())
+        );
         let twice = encode(9, &[(1, 2), (1, 4)], &g);
         let e = decode(&twice).expect_err("a knob set twice");
-        assert!(e.message.contains("knob id 1 is set twice"), "{}", e.message);
+        assert!(
+            e.message.contains("knob id 1 is set twice"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -316,7 +316,11 @@ pub mod plan_fixtures {
 
     /// The stored values of `key` (an input uid, or "y") as f64.
     pub fn values(io: &serde_json::Value, key: &str) -> Vec<f64> {
-        let v = if key == "y" { &io["y"] } else { &io["inputs"][key] };
+        let v = if key == "y" {
+            &io["y"]
+        } else {
+            &io["inputs"][key]
+        };
         v.as_array()
             .unwrap_or_else(|| panic!("no stored values for {key}"))
             .iter()
