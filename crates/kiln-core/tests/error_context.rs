@@ -35,3 +35,22 @@ fn a_bad_node_is_named_in_a_field() {
     assert_eq!(e.node_name(), Some("relu"), "{e}");
     assert!(e.message().contains("tensor uid 9"), "{e}");
 }
+
+/// Shape arithmetic on dims and geometry from a file never overflows (debug builds would panic):
+/// a huge dilated filter over a huge input is an error, not a crash.
+#[test]
+fn huge_convolution_geometry_is_an_error_not_an_overflow() {
+    let big = 1i64 << 40;
+    let mut g = graph(&format!(
+        r#"{{"tensors": [
+          {{"uid": 1, "name": "x", "dims": [1, 1, {big}], "strides": [{big}, {big}, 1], "data_type": "f32"}},
+          {{"uid": 2, "name": "w", "dims": [1, 1, {big}], "strides": [{big}, {big}, 1], "data_type": "f32"}},
+          {{"uid": 3, "name": "y", "dims": [1, 1, 1], "strides": [1, 1, 1], "data_type": "f32"}}],
+          "nodes": [{{"name": "conv", "op": "conv", "direction": "fprop", "x": 1, "w": 2, "y": 3,
+            "params": {{"pre_padding": [1073741824], "post_padding": [1073741824],
+                        "stride": [1], "dilation": [1073741824]}}}}]}}"#
+    ));
+    let e = g.validate().expect_err("the output would be empty");
+    assert_eq!(e.status(), Status::BadParam, "{e}");
+    assert!(e.to_string().contains("the output would be empty"), "{e}");
+}

@@ -389,12 +389,16 @@ impl Graph {
             .filter_map(|t| t.uid())
             .max()
             .unwrap_or(0)
-            .max(0)
-            + 1;
+            .max(0);
         for t in &self.tensors {
             if t.uid().is_none() {
+                next = next.checked_add(1).ok_or_else(|| {
+                    Error::BadParam(format!(
+                        "tensor '{}' has no uid and none is left to assign after the largest, {next}",
+                        t.name()
+                    ))
+                })?;
                 t.set_uid(next);
-                next += 1;
             }
         }
         for t in &self.tensors {

@@ -96,14 +96,21 @@ pub fn check_conv_params(p: &ConvParams, what: &str) -> Result<()> {
 }
 
 /// Output spatial size of a convolution along one dim.
+/// Computed in 128 bits, so that no dims a tensor may have (each below 2^63) and no geometry
+/// [`check_conv_params`] accepts can overflow; a result beyond `i64` saturates.
 pub fn conv_out_size(input: i64, filter: i64, pre: i64, post: i64, stride: i64, dil: i64) -> i64 {
-    let effective = dil * (filter - 1) + 1;
-    let span = input + pre + post - effective;
-    if span < 0 {
+    let effective = dilated_filter(filter, dil);
+    let span = input as i128 + pre as i128 + post as i128 - effective;
+    if span < 0 || stride < 1 {
         0
     } else {
-        span / stride + 1
+        i64::try_from(span / stride as i128 + 1).unwrap_or(i64::MAX)
     }
+}
+
+/// The extent of a filter of `filter` taps with dilation `dil`, in 128 bits.
+fn dilated_filter(filter: i64, dil: i64) -> i128 {
+    dil as i128 * (filter as i128 - 1) + 1
 }
 
 /// The dims of `y` for a convolution with input dims `x` and filter dims `w`.
@@ -148,7 +155,7 @@ pub fn conv_output_dims(x: &[i64], w: &[i64], p: &ConvParams, what: &str) -> Res
                 "{what}: spatial dim {i} has input {} and dilated filter {}: \
                  the output would be empty",
                 x[i + 2],
-                p.dilation[i] * (w[i + 2] - 1) + 1
+                dilated_filter(w[i + 2], p.dilation[i])
             )));
         }
         out.push(o);
