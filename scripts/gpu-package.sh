@@ -32,6 +32,9 @@ if [ -z "$(ls "$out/conformance")" ]; then
 fi
 strip .gpu/* .gpu/conformance/* 2>/dev/null || true
 cp scripts/gpu-bench.py "$out/"
+# Tests find their fixtures and snapshots through the path they were built in: record it, so that
+# run.sh can point that path at the checkout it runs in.
+echo "$PWD" > "$out/build-root"
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root. Parts, in this order (default: tests load
@@ -53,6 +56,13 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export KILN_CUDA_INCLUDE_DIR="${KILN_CUDA_INCLUDE_DIR:-/usr/local/cuda/include}"
 export KILN_CACHE_DIR="${KILN_CACHE_DIR:-/tmp/kiln-cache}"
 R="${OUT:-.}"
+# Test fixtures are found under the build machine's checkout path (CARGO_MANIFEST_DIR): make that
+# path lead here; insta finds its snapshots from the workspace root.
+build_root=$(cat .gpu/build-root 2>/dev/null || true)
+if [ -n "$build_root" ] && [ ! -e "$build_root" ]; then
+  mkdir -p "$(dirname "$build_root")" && ln -s "$PWD" "$build_root"
+fi
+export INSTA_WORKSPACE_ROOT="$PWD"
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$R/device.txt" 2>&1
 if has tests; then
   .gpu/deviceless --include-ignored --test-threads=1 > "$R/deviceless.txt" 2>&1; echo "deviceless rc=$?" >> "$R/summary.txt"

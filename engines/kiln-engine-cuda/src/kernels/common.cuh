@@ -25,8 +25,12 @@ __device__ __forceinline__ float kiln_sigmoid(float x) {
     float e = expf(x);
     return e / (1.0f + e);
 }
+// The reference engine's relu: NaN stays NaN; below the lower clip with slope 0 the result is
+// exactly the lower clip, also for -inf (where lower + 0 * (x - lower) would be NaN).
 __device__ __forceinline__ float kiln_relu(float a, float lower, float upper, float slope) {
-    return a >= lower ? kiln_min(a, upper) : lower + slope * (a - lower);
+    if (isnan(a)) { return a; }
+    if (a >= lower) { return kiln_min(a, upper); }
+    return slope == 0.0f ? lower : lower + slope * (a - lower);
 }
 __device__ __forceinline__ float kiln_softplus(float a, float beta) {
     float z = beta * a;
