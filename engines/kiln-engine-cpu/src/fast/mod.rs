@@ -1,10 +1,7 @@
 //! Optimized CPU engines: fused pointwise graphs, convolution and matmul through GEMM with
 //! fused pointwise epilogues, and the convolution gradients through GEMM.
 
-pub mod conv_fprop;
-mod conv_geometry;
-pub mod conv_grad;
-mod conv_winograd;
+pub mod conv;
 mod element_io;
 mod epilogue;
 pub mod matmul;
@@ -14,8 +11,7 @@ mod pointwise_math;
 #[cfg(test)]
 mod tests;
 
-pub use conv_fprop::ConvFpropEngine;
-pub use conv_grad::{ConvDgradEngine, ConvWgradEngine};
+pub use conv::{ConvDgradEngine, ConvFpropEngine, ConvWgradEngine};
 pub use matmul::MatmulEngine;
 pub use pointwise::PointwiseEngine;
 

@@ -1159,7 +1159,7 @@ fn plans_keep_their_workspace_across_thread_counts() {
         (
             &ConvFpropEngine,
             conv_graph(&conv, steps, DataType::F32),
-            vec![(super::conv_fprop::KNOB_ALGO, 2)],
+            vec![(super::conv::fprop::KNOB_ALGO, 2)],
             12.0,
         ),
         (
@@ -1230,7 +1230,7 @@ fn plans_saved_before_a_knob_existed_restore_and_unknown_knobs_are_not_applicabl
 #[test]
 fn workspace_slots_knob_is_kept_and_checked() {
     let g = conv_graph(&ConvCase::basic(), &[], DataType::F16);
-    let slots = super::conv_fprop::KNOB_WORKSPACE_SLOTS;
+    let slots = super::conv::fprop::KNOB_WORKSPACE_SLOTS;
     let (bytes, _) = build_and_save(&ConvFpropEngine, &g, &[(slots, 3)], 7);
     assert_eq!(
         crate::payload::decode(&bytes).unwrap().knobs,

@@ -12,11 +12,11 @@
 //! as Winograd F(2x2, 3x3) instead (see the `conv_winograd` module): always with `conv_algo = 2`,
 //! and by default when it has enough channels to be faster.
 
-use super::conv_geometry::{im2col, pack_weights, Shape};
-use super::conv_winograd::{self, WinogradPlan};
-use super::element_io::SharedPtr;
-use super::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
+use super::geometry::{im2col, pack_weights, Shape};
+use super::winograd::{self, WinogradPlan};
 use crate::engine::{CpuEngine, Prepared};
+use crate::fast::element_io::SharedPtr;
+use crate::fast::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
 use crate::tensor_map::TensorMap;
 use kiln_core::{ConvDirection, DataType, Op, OpGraph};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
@@ -35,7 +35,7 @@ pub const KNOB_ALGO: i64 = 1;
 /// patch size.
 pub const KNOB_TILE_POSITIONS: i64 = 2;
 /// Knob: per-worker scratch regions in the workspace (at most this many tiles or Winograd blocks
-/// run at once); 0 = choose at build time (see [`super::WORKSPACE_SLOTS_KNOB`]).
+/// run at once); 0 = choose at build time (see [`crate::fast::WORKSPACE_SLOTS_KNOB`]).
 pub const KNOB_WORKSPACE_SLOTS: i64 = 3;
 
 /// Patch floats one tile aims for (512 KiB of f32: the unrolled tile stays in L2).
@@ -94,12 +94,12 @@ impl CpuEngine for ConvFpropEngine {
                 stride: 16,
                 default: 0,
             },
-            super::workspace_slots_knob(KNOB_WORKSPACE_SLOTS),
+            crate::fast::workspace_slots_knob(KNOB_WORKSPACE_SLOTS),
         ]
     }
 
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
-        super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
     }
 
     /// Accepts one conv_fprop node over f32/f16/bf16 tensors, alone or followed by a pointwise
@@ -130,7 +130,7 @@ impl CpuEngine for ConvFpropEngine {
             &epilogue,
             knob(KNOB_ALGO),
             knob(KNOB_TILE_POSITIONS) as usize,
-            super::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS),
+            crate::fast::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS),
         )?))
     }
 }
@@ -217,8 +217,8 @@ impl ConvPlan {
         };
         let use_winograd = match algo {
             1 => false,
-            2 => conv_winograd::eligible(&s),
-            _ => conv_winograd::preferred(&s),
+            2 => winograd::eligible(&s),
+            _ => winograd::preferred(&s),
         };
         let winograd =
             use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots));

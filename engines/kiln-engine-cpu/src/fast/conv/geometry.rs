@@ -2,7 +2,7 @@
 //! spatial dims, weights packed as f32 matrices, and im2col (input patches unrolled into the
 //! columns of a matrix, for any layout and data type).
 
-use super::element_io::{load, load_one, SharedPtr};
+use crate::fast::element_io::{load, load_one, SharedPtr};
 use kiln_core::{ConvOp, DataType, OpGraph};
 use kiln_plugin_sdk::{PluginError, PluginResult};
 use rayon::prelude::*;

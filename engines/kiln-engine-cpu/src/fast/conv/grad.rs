@@ -7,10 +7,10 @@
 //! accumulates dy-tile times patches-transposed into its own f32 copy of dw; the copies are
 //! summed and stored. Any layout and f32/f16/bf16 tensors, 1 to 3 spatial dims, groups.
 
-use super::conv_geometry::{im2col, pack_weights, Shape};
-use super::element_io::{gather, load, store, SharedPtr};
-use super::epilogue::check_data_type;
+use super::geometry::{im2col, pack_weights, Shape};
 use crate::engine::{CpuEngine, Prepared};
+use crate::fast::element_io::{gather, load, store, SharedPtr};
+use crate::fast::epilogue::check_data_type;
 use crate::tensor_map::TensorMap;
 use kiln_core::{ConvDirection, ConvOp, Op, OpGraph};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
@@ -23,7 +23,7 @@ pub const DGRAD_NAME: &str = "KILN_CPU_CONV_DGRAD_GEMM_V1";
 pub const WGRAD_NAME: &str = "KILN_CPU_CONV_WGRAD_GEMM_V1";
 
 /// Knob of both engines: per-worker scratch regions in the workspace (images of dx, or copies of
-/// dw, accumulated at once); 0 = choose at build time (see [`super::WORKSPACE_SLOTS_KNOB`]).
+/// dw, accumulated at once); 0 = choose at build time (see [`crate::fast::WORKSPACE_SLOTS_KNOB`]).
 pub const KNOB_WORKSPACE_SLOTS: i64 = 1;
 
 /// Patch floats one tile aims for, as in the forward engine.
@@ -79,15 +79,15 @@ impl CpuEngine for ConvDgradEngine {
         find(graph, ConvDirection::Dgrad).map(|_| ())
     }
     fn knobs(&self) -> Vec<KnobDescriptor> {
-        vec![super::workspace_slots_knob(KNOB_WORKSPACE_SLOTS)]
+        vec![crate::fast::workspace_slots_knob(KNOB_WORKSPACE_SLOTS)]
     }
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
-        super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
     }
     fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
         let conv = find(graph, ConvDirection::Dgrad)
             .map_err(|why| PluginError::not_supported(format!("{DGRAD_NAME}: {why}")))?;
-        let slots = super::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        let slots = crate::fast::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
         Ok(Box::new(GradPlan::new(
             graph,
             conv,
@@ -109,15 +109,15 @@ impl CpuEngine for ConvWgradEngine {
         find(graph, ConvDirection::Wgrad).map(|_| ())
     }
     fn knobs(&self) -> Vec<KnobDescriptor> {
-        vec![super::workspace_slots_knob(KNOB_WORKSPACE_SLOTS)]
+        vec![crate::fast::workspace_slots_knob(KNOB_WORKSPACE_SLOTS)]
     }
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
-        super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
     }
     fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
         let conv = find(graph, ConvDirection::Wgrad)
             .map_err(|why| PluginError::not_supported(format!("{WGRAD_NAME}: {why}")))?;
-        let slots = super::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        let slots = crate::fast::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
         Ok(Box::new(GradPlan::new(
             graph,
             conv,

@@ -18,9 +18,9 @@
 //! multiple of a direct sum's. F(4x4, 3x3) would save more multiplies, but its transforms scale
 //! values by up to 8 and lose about that much more precision, so it is not offered.
 
-use super::conv_geometry::Shape;
-use super::element_io::{load, SharedPtr};
-use super::epilogue::{BoundEpilogue, EpiloguePtrs, Tile};
+use super::geometry::Shape;
+use crate::fast::element_io::{load, SharedPtr};
+use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, Tile};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
