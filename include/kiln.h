@@ -35,21 +35,24 @@
 /**
  * A validated operation graph and its saved form (a graph blob). Made by `kiln_graph_from_json`
  * or `kiln_graph_deserialize`, released by `kiln_graph_destroy`. Immutable: it may be read from
- * several threads at once.
+ * several threads at once. Opaque; every function checks that it is given a live graph
+ * (docs/c-api.md, "Objects").
  */
 typedef struct kiln_graph_t kiln_graph_t;
 
 /**
  * A handle bound to one device, with one instance of every engine plugin that accepts it.
  * Created by `kiln_handle_create`, released by `kiln_handle_destroy`. A handle may be used from
- * several threads at once.
+ * several threads at once. Opaque; every function checks that it is given a live handle
+ * (docs/c-api.md, "Objects").
  */
 typedef struct kiln_handle_t kiln_handle_t;
 
 /**
  * A compiled plan bound to the device of the handle it was built or loaded with. Immutable: it
  * may be executed from several threads at once, each with its own workspace and outputs.
- * Released by `kiln_plan_destroy`.
+ * Released by `kiln_plan_destroy`. Opaque; every function checks that it is given a live plan
+ * (docs/c-api.md, "Objects").
  */
 typedef struct kiln_plan_t kiln_plan_t;
 
@@ -250,8 +253,8 @@ kiln_status_t kiln_graph_deserialize(const uint8_t *bytes, size_t len, struct ki
  * Returns `KILN_STATUS_BAD_PARAM_NULL_POINTER` when `graph` or `size` is null.
  *
  * # Safety
- * `graph` must be a live graph; `size` writable; a non-null `buf` must address `requested`
- * writable bytes.
+ * `graph` must be null or an object of this API (any kind, live or destroyed: the kind and
+ * state are checked); `size` writable; a non-null `buf` must address `requested` writable bytes.
  */
 kiln_status_t kiln_graph_serialize(const struct kiln_graph_t *graph,
                                    size_t requested,
@@ -260,10 +263,13 @@ kiln_status_t kiln_graph_serialize(const struct kiln_graph_t *graph,
 
 /**
  * Destroys a graph. Plans built from it do not depend on it and stay usable. Null is accepted
- * and does nothing.
+ * and does nothing; a graph destroyed before (a double destroy), or another kind of object, is
+ * `KILN_STATUS_BAD_PARAM`. The pointer stays recognisable as a destroyed graph: every later call
+ * with it is `KILN_STATUS_BAD_PARAM`.
  *
  * # Safety
- * `graph` must be null or a graph from this API not destroyed before.
+ * `graph` must be null or an object of this API (any kind, live or destroyed: the kind and
+ * state are checked).
  */
 kiln_status_t kiln_graph_destroy(struct kiln_graph_t *graph);
 
@@ -283,11 +289,33 @@ kiln_status_t kiln_graph_destroy(struct kiln_graph_t *graph);
 kiln_status_t kiln_handle_create(struct kiln_handle_t **out, const char *device);
 
 /**
- * Destroys a handle made by `kiln_handle_create`. Plans loaded or built with it keep their own
- * reference to its plugins and stay usable. Null is accepted and does nothing.
+ * Sets the stream that work queued through `handle` runs on, for every engine plugin of the
+ * handle: a `CUstream` for a CUDA handle, or null for the device's default stream (the initial
+ * state). CPU handles accept any value and ignore it. The stream applies to calls made after
+ * this one returns (`kiln_plan_execute` with this handle), from any thread; plans are not bound
+ * to a stream.
+ *
+ * Returns `KILN_STATUS_BAD_PARAM_NULL_POINTER` when `handle` is null, `KILN_STATUS_BAD_PARAM`
+ * when it is not a live handle, and `KILN_STATUS_PLUGIN_ERROR` when a plugin refuses the stream.
  *
  * # Safety
- * `handle` must be null or a handle from `kiln_handle_create` not destroyed before.
+ * `handle` must be null or an object of this API (any kind, live or destroyed: the kind and
+ * state are checked). On a CUDA handle, a non-null
+ * `stream` must be a live stream of the handle's device, in the CUDA context kiln uses for it
+ * (the device's primary context), that outlives the work queued on it.
+ */
+kiln_status_t kiln_handle_set_stream(struct kiln_handle_t *handle, void *stream);
+
+/**
+ * Destroys a handle made by `kiln_handle_create`. Plans loaded or built with it keep their own
+ * reference to its plugins and stay usable. Null is accepted and does nothing; a handle
+ * destroyed before (a double destroy), or another kind of object, is `KILN_STATUS_BAD_PARAM`.
+ * The pointer stays recognisable as a destroyed handle: every later call with it is
+ * `KILN_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * `handle` must be null or an object of this API (any kind, live or destroyed: the kind and
+ * state are checked).
  */
 kiln_status_t kiln_handle_destroy(struct kiln_handle_t *handle);
 
@@ -300,7 +328,8 @@ kiln_status_t kiln_handle_destroy(struct kiln_handle_t *handle);
  * reason is in the message). On failure `*out` is set to null.
  *
  * # Safety
- * `handle` and `graph` must be live objects of this API; `out` must be writable.
+ * `handle` and `graph` must be null or objects of this API (any kind, live or destroyed: the
+ * kind and state are checked); `out` must be writable.
  */
 kiln_status_t kiln_graph_build_plan(struct kiln_handle_t *handle,
                                     struct kiln_graph_t *graph,
@@ -319,8 +348,8 @@ kiln_status_t kiln_graph_build_plan(struct kiln_handle_t *handle,
  * `KILN_STATUS_PLUGIN_ERROR` when its save fails.
  *
  * # Safety
- * `plan` must be a live plan; `size` writable; a non-null `buf` must address `requested`
- * writable bytes.
+ * `plan` must be null or an object of this API (any kind, live or destroyed: the kind and
+ * state are checked); `size` writable; a non-null `buf` must address `requested` writable bytes.
  */
 kiln_status_t kiln_plan_serialize(const struct kiln_plan_t *plan,
                                   size_t requested,
@@ -341,7 +370,8 @@ kiln_status_t kiln_plan_serialize(const struct kiln_plan_t *plan,
  * the payload (its message is kept). On failure `*out` is set to null and nothing is kept.
  *
  * # Safety
- * `handle` must be a live handle; `bytes` must address `len` readable bytes; `out` writable.
+ * `handle` must be null or an object of this API (any kind, live or destroyed: the kind and
+ * state are checked); `bytes` must address `len` readable bytes; `out` writable.
  */
 kiln_status_t kiln_plan_deserialize(struct kiln_handle_t *handle,
                                     const uint8_t *bytes,
@@ -358,8 +388,9 @@ kiln_status_t kiln_plan_deserialize(struct kiln_handle_t *handle,
  * (nothing written); `KILN_STATUS_NOT_SUPPORTED` when the plan's engine cannot save plans.
  *
  * # Safety
- * `graph` and `plan` must be live objects; `size` writable; a non-null `buf` must address
- * `requested` writable bytes.
+ * `graph` and `plan` must be null or objects of this API (any kind, live or destroyed: the
+ * kind and state are checked); `size` writable; a non-null `buf` must address `requested`
+ * writable bytes.
  */
 kiln_status_t kiln_graph_and_plan_serialize(const struct kiln_graph_t *graph,
                                             const struct kiln_plan_t *plan,
@@ -374,7 +405,8 @@ kiln_status_t kiln_graph_and_plan_serialize(const struct kiln_graph_t *graph,
  * Returns `KILN_STATUS_BAD_PARAM_NULL_POINTER` when an argument is null.
  *
  * # Safety
- * `plan` must be a live plan; `out` writable.
+ * `plan` must be null or an object of this API (any kind, live or destroyed: the kind and
+ * state are checked); `out` writable.
  */
 kiln_status_t kiln_plan_workspace_size(const struct kiln_plan_t *plan, size_t *out);
 
@@ -387,8 +419,9 @@ kiln_status_t kiln_plan_workspace_size(const struct kiln_plan_t *plan, size_t *o
  * Returns `KILN_STATUS_BAD_PARAM_NULL_POINTER` when `plan` or `count` is null.
  *
  * # Safety
- * `plan` must be a live plan; `count` writable; a non-null `uids` must address `capacity`
- * writable `int64_t`.
+ * `plan` must be null or an object of this API (any kind, live or destroyed: the kind and
+ * state are checked); `count` writable; a non-null `uids` must address `capacity` writable
+ * `int64_t`.
  */
 kiln_status_t kiln_plan_tensor_uids(const struct kiln_plan_t *plan,
                                     int64_t *uids,
@@ -413,8 +446,9 @@ kiln_status_t kiln_plan_tensor_uids(const struct kiln_plan_t *plan,
  * `kiln_plan_workspace_size` bytes and is not used by another call at the same time.
  *
  * # Safety
- * As above; `handle` and `plan` must be live objects; `uids` and `pointers` must address
- * `count` readable elements (they may be null when `count` is 0).
+ * As above; `handle` and `plan` must be null or objects of this API (any kind, live or
+ * destroyed: the kind and state are checked); `uids` and `pointers` must address `count`
+ * readable elements (they may be null when `count` is 0).
  */
 kiln_status_t kiln_plan_execute(struct kiln_handle_t *handle,
                                 const struct kiln_plan_t *plan,
@@ -424,10 +458,14 @@ kiln_status_t kiln_plan_execute(struct kiln_handle_t *handle,
                                 void *workspace);
 
 /**
- * Destroys a plan. Null is accepted and does nothing.
+ * Destroys a plan. Null is accepted and does nothing; a plan destroyed before (a double
+ * destroy), or another kind of object, is `KILN_STATUS_BAD_PARAM`. The pointer stays
+ * recognisable as a destroyed plan: every later call with it is `KILN_STATUS_BAD_PARAM`. A call
+ * still running with the plan on another thread keeps it alive until it returns.
  *
  * # Safety
- * `plan` must be null or a plan from this API not destroyed before, and not being executed.
+ * `plan` must be null or an object of this API (any kind, live or destroyed: the kind and
+ * state are checked).
  */
 kiln_status_t kiln_plan_destroy(struct kiln_plan_t *plan);
 

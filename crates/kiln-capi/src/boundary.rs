@@ -82,15 +82,6 @@ pub(crate) fn null(argument: &str) -> Error {
     Error::NullPointer(format!("argument '{argument}' is null"))
 }
 
-/// `ptr` as a reference, or a null-pointer error naming `argument`.
-///
-/// # Safety
-/// A non-null `ptr` must point to a live, properly aligned `T` that nothing mutates for `'a`.
-pub(crate) unsafe fn arg<'a, T>(ptr: *const T, argument: &str) -> Result<&'a T> {
-    // SAFETY: the caller vouches for non-null pointers; null is checked by as_ref.
-    unsafe { ptr.as_ref() }.ok_or_else(|| null(argument))
-}
-
 /// `len` bytes at `ptr` as a slice, or a null-pointer error naming `argument`.
 ///
 /// # Safety

@@ -1,23 +1,24 @@
 //! `kiln_graph_t`: an operation graph, read from JSON or from saved bytes.
 
-use crate::boundary::{arg, bytes_arg, copy_out, guard, kiln_status_t, null, write_out};
-use kiln_core::{Error, OpGraph};
+use crate::boundary::{bytes_arg, copy_out, guard, kiln_status_t, null, write_out};
+use crate::object::{self, Contents, Kind};
+use kiln_core::{Error, OpGraph, Result};
 use std::ffi::c_char;
+use std::sync::Arc;
 
 /// A validated operation graph and its saved form (a graph blob). Made by `kiln_graph_from_json`
 /// or `kiln_graph_deserialize`, released by `kiln_graph_destroy`. Immutable: it may be read from
-/// several threads at once.
+/// several threads at once. Opaque; every function checks that it is given a live graph
+/// (docs/c-api.md, "Objects").
 #[allow(non_camel_case_types)]
 pub struct kiln_graph_t {
-    pub(crate) graph: OpGraph,
-    pub(crate) blob: Vec<u8>,
+    _opaque: [u8; 0],
 }
 
-impl kiln_graph_t {
-    fn new(graph: OpGraph) -> kiln_graph_t {
-        let blob = kiln_format::encode_graph(&graph);
-        kiln_graph_t { graph, blob }
-    }
+/// What a live `kiln_graph_t` holds.
+pub(crate) struct GraphData {
+    pub(crate) graph: OpGraph,
+    pub(crate) blob: Vec<u8>,
 }
 
 /// Stores a new graph in `*out`.
@@ -25,8 +26,25 @@ impl kiln_graph_t {
 /// # Safety
 /// `out` must be writable.
 unsafe fn give(out: *mut *mut kiln_graph_t, graph: OpGraph) {
+    let blob = kiln_format::encode_graph(&graph);
+    let data = Arc::new(GraphData { graph, blob });
     // SAFETY: forwarded contract.
-    unsafe { write_out(out, Box::into_raw(Box::new(kiln_graph_t::new(graph)))) };
+    unsafe { write_out(out, object::make(Contents::Graph(data))) };
+}
+
+/// The graph behind `ptr`, checked to be a live graph; errors name `argument`.
+///
+/// # Safety
+/// A non-null `ptr` must be an object of this API (any kind, live or destroyed); anything else
+/// is undefined behaviour (docs/c-api.md).
+pub(crate) unsafe fn graph_arg(ptr: *const kiln_graph_t, argument: &str) -> Result<Arc<GraphData>> {
+    // SAFETY: forwarded contract.
+    match unsafe { object::live(ptr.cast(), argument, Kind::Graph) }? {
+        Contents::Graph(graph) => Ok(graph),
+        _ => Err(Error::Internal(format!(
+            "argument '{argument}': a graph tag over other contents"
+        ))),
+    }
 }
 
 /// Reads a graph from `len` bytes of JSON text (the JSON mirror of the graph blob, described in
@@ -105,8 +123,8 @@ pub unsafe extern "C" fn kiln_graph_deserialize(
 /// Returns `KILN_STATUS_BAD_PARAM_NULL_POINTER` when `graph` or `size` is null.
 ///
 /// # Safety
-/// `graph` must be a live graph; `size` writable; a non-null `buf` must address `requested`
-/// writable bytes.
+/// `graph` must be null or an object of this API (any kind, live or destroyed: the kind and
+/// state are checked); `size` writable; a non-null `buf` must address `requested` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn kiln_graph_serialize(
     graph: *const kiln_graph_t,
@@ -116,24 +134,24 @@ pub unsafe extern "C" fn kiln_graph_serialize(
 ) -> kiln_status_t {
     guard("kiln_graph_serialize", || {
         // SAFETY: forwarded contract.
-        let graph = unsafe { arg(graph, "graph") }?;
+        let graph = unsafe { graph_arg(graph, "graph") }?;
         // SAFETY: forwarded contract.
         unsafe { copy_out(&graph.blob, requested, size, buf) }
     })
 }
 
 /// Destroys a graph. Plans built from it do not depend on it and stay usable. Null is accepted
-/// and does nothing.
+/// and does nothing; a graph destroyed before (a double destroy), or another kind of object, is
+/// `KILN_STATUS_BAD_PARAM`. The pointer stays recognisable as a destroyed graph: every later call
+/// with it is `KILN_STATUS_BAD_PARAM`.
 ///
 /// # Safety
-/// `graph` must be null or a graph from this API not destroyed before.
+/// `graph` must be null or an object of this API (any kind, live or destroyed: the kind and
+/// state are checked).
 #[no_mangle]
 pub unsafe extern "C" fn kiln_graph_destroy(graph: *mut kiln_graph_t) -> kiln_status_t {
     guard("kiln_graph_destroy", || {
-        if !graph.is_null() {
-            // SAFETY: made by Box::into_raw in this module and destroyed once.
-            drop(unsafe { Box::from_raw(graph) });
-        }
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { object::destroy(graph.cast(), "graph", Kind::Graph) }
     })
 }

@@ -4,7 +4,9 @@
 //! The header `include/kiln.h` is generated from this crate by cbindgen and committed
 //! (`KILN_REGEN_HEADERS=1 cargo test -p kiln-capi --test header` rewrites it); `docs/c-api.md`
 //! documents the API. Every entry point:
-//! - checks its pointer arguments (a null one is `KILN_STATUS_BAD_PARAM_NULL_POINTER`),
+//! - checks its pointer arguments (a null one is `KILN_STATUS_BAD_PARAM_NULL_POINTER`), and the
+//!   type tag and live state of every object argument (src/object.rs: a wrong kind, a destroyed
+//!   object or zeroed memory is `KILN_STATUS_BAD_PARAM`),
 //! - runs its body inside a panic guard (nothing unwinds into C; a caught panic is
 //!   `KILN_STATUS_INTERNAL_ERROR`),
 //! - returns the status code of kiln's error (`kiln_core::Status` numbering) and records its
@@ -17,6 +19,7 @@ mod boundary;
 mod builtins;
 mod graph;
 mod handle;
+mod object;
 mod plan;
 mod probe;
 
@@ -30,7 +33,7 @@ pub use graph::{
     kiln_graph_deserialize, kiln_graph_destroy, kiln_graph_from_json, kiln_graph_serialize,
     kiln_graph_t,
 };
-pub use handle::{kiln_handle_create, kiln_handle_destroy, kiln_handle_t};
+pub use handle::{kiln_handle_create, kiln_handle_destroy, kiln_handle_set_stream, kiln_handle_t};
 pub use plan::{
     kiln_graph_and_plan_serialize, kiln_graph_build_plan, kiln_plan_deserialize, kiln_plan_destroy,
     kiln_plan_execute, kiln_plan_serialize, kiln_plan_t, kiln_plan_tensor_uids,

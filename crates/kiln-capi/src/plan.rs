@@ -1,23 +1,26 @@
 //! `kiln_plan_t`: an execution plan, built from a graph or restored from saved bytes.
 
-use crate::boundary::{arg, bytes_arg, copy_out, guard, kiln_status_t, null, write_out};
-use crate::graph::kiln_graph_t;
+use crate::boundary::{bytes_arg, copy_out, guard, kiln_status_t, null, write_out};
+use crate::graph::{graph_arg, kiln_graph_t, GraphData};
 use crate::handle::{handle_arg, kiln_handle_t};
+use crate::object::{self, Contents, Kind};
 use kiln_backend::{heuristics, ExecutionPlan, Handle, HeurMode};
 use kiln_core::{Error, Result};
 use std::ffi::c_void;
+use std::sync::Arc;
 
 /// A compiled plan bound to the device of the handle it was built or loaded with. Immutable: it
 /// may be executed from several threads at once, each with its own workspace and outputs.
-/// Released by `kiln_plan_destroy`.
+/// Released by `kiln_plan_destroy`. Opaque; every function checks that it is given a live plan
+/// (docs/c-api.md, "Objects").
 #[allow(non_camel_case_types)]
 pub struct kiln_plan_t {
-    pub(crate) plan: ExecutionPlan,
+    _opaque: [u8; 0],
 }
 
 /// Builds the first plan that builds, trying engines in the default heuristic order
 /// (`HeurMode::A`: optimized engines first, reference engines last).
-fn build(handle: &Handle, graph: &kiln_graph_t) -> Result<ExecutionPlan> {
+fn build(handle: &Handle, graph: &GraphData) -> Result<ExecutionPlan> {
     let configs = heuristics::engine_configs(handle, &graph.blob, &[HeurMode::A])?;
     if configs.is_empty() {
         return Err(Error::NotSupported(format!(
@@ -44,16 +47,22 @@ fn build(handle: &Handle, graph: &kiln_graph_t) -> Result<ExecutionPlan> {
 /// `out` must be writable.
 unsafe fn give(out: *mut *mut kiln_plan_t, plan: ExecutionPlan) {
     // SAFETY: forwarded contract.
-    unsafe { write_out(out, Box::into_raw(Box::new(kiln_plan_t { plan }))) };
+    unsafe { write_out(out, object::make(Contents::Plan(Arc::new(plan)))) };
 }
 
-/// The plan behind `ptr`, or a null-pointer error naming `argument`.
+/// The plan behind `ptr`, checked to be a live plan; errors name `argument`.
 ///
 /// # Safety
-/// A non-null `ptr` must be a live plan.
-unsafe fn plan_arg<'a>(ptr: *const kiln_plan_t, argument: &str) -> Result<&'a ExecutionPlan> {
+/// A non-null `ptr` must be an object of this API (any kind, live or destroyed); anything else
+/// is undefined behaviour (docs/c-api.md).
+unsafe fn plan_arg(ptr: *const kiln_plan_t, argument: &str) -> Result<Arc<ExecutionPlan>> {
     // SAFETY: forwarded contract.
-    Ok(&unsafe { arg(ptr, argument) }?.plan)
+    match unsafe { object::live(ptr.cast(), argument, Kind::Plan) }? {
+        Contents::Plan(plan) => Ok(plan),
+        _ => Err(Error::Internal(format!(
+            "argument '{argument}': a plan tag over other contents"
+        ))),
+    }
 }
 
 /// Builds a plan for `graph` on `handle`'s device with the default heuristics: engines in their
@@ -64,7 +73,8 @@ unsafe fn plan_arg<'a>(ptr: *const kiln_plan_t, argument: &str) -> Result<&'a Ex
 /// reason is in the message). On failure `*out` is set to null.
 ///
 /// # Safety
-/// `handle` and `graph` must be live objects of this API; `out` must be writable.
+/// `handle` and `graph` must be null or objects of this API (any kind, live or destroyed: the
+/// kind and state are checked); `out` must be writable.
 #[no_mangle]
 pub unsafe extern "C" fn kiln_graph_build_plan(
     handle: *mut kiln_handle_t,
@@ -80,8 +90,8 @@ pub unsafe extern "C" fn kiln_graph_build_plan(
         // SAFETY: forwarded contract.
         let handle = unsafe { handle_arg(handle, "handle") }?;
         // SAFETY: forwarded contract.
-        let graph = unsafe { arg(graph, "graph") }?;
-        let plan = build(handle, graph)?;
+        let graph = unsafe { graph_arg(graph, "graph") }?;
+        let plan = build(&handle, &graph)?;
         // SAFETY: checked non-null above.
         unsafe { give(out, plan) };
         Ok(())
@@ -100,8 +110,8 @@ pub unsafe extern "C" fn kiln_graph_build_plan(
 /// `KILN_STATUS_PLUGIN_ERROR` when its save fails.
 ///
 /// # Safety
-/// `plan` must be a live plan; `size` writable; a non-null `buf` must address `requested`
-/// writable bytes.
+/// `plan` must be null or an object of this API (any kind, live or destroyed: the kind and
+/// state are checked); `size` writable; a non-null `buf` must address `requested` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn kiln_plan_serialize(
     plan: *const kiln_plan_t,
@@ -134,7 +144,8 @@ pub unsafe extern "C" fn kiln_plan_serialize(
 /// the payload (its message is kept). On failure `*out` is set to null and nothing is kept.
 ///
 /// # Safety
-/// `handle` must be a live handle; `bytes` must address `len` readable bytes; `out` writable.
+/// `handle` must be null or an object of this API (any kind, live or destroyed: the kind and
+/// state are checked); `bytes` must address `len` readable bytes; `out` writable.
 #[no_mangle]
 pub unsafe extern "C" fn kiln_plan_deserialize(
     handle: *mut kiln_handle_t,
@@ -152,7 +163,7 @@ pub unsafe extern "C" fn kiln_plan_deserialize(
         let handle = unsafe { handle_arg(handle, "handle") }?;
         // SAFETY: forwarded contract.
         let bytes = unsafe { bytes_arg(bytes, len, "bytes") }?;
-        let plan = ExecutionPlan::restore(handle, bytes)?;
+        let plan = ExecutionPlan::restore(&handle, bytes)?;
         // SAFETY: checked non-null above.
         unsafe { give(out, plan) };
         Ok(())
@@ -168,8 +179,9 @@ pub unsafe extern "C" fn kiln_plan_deserialize(
 /// (nothing written); `KILN_STATUS_NOT_SUPPORTED` when the plan's engine cannot save plans.
 ///
 /// # Safety
-/// `graph` and `plan` must be live objects; `size` writable; a non-null `buf` must address
-/// `requested` writable bytes.
+/// `graph` and `plan` must be null or objects of this API (any kind, live or destroyed: the
+/// kind and state are checked); `size` writable; a non-null `buf` must address `requested`
+/// writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn kiln_graph_and_plan_serialize(
     graph: *const kiln_graph_t,
@@ -180,7 +192,7 @@ pub unsafe extern "C" fn kiln_graph_and_plan_serialize(
 ) -> kiln_status_t {
     guard("kiln_graph_and_plan_serialize", || {
         // SAFETY: forwarded contract.
-        let graph = unsafe { arg(graph, "graph") }?;
+        let graph = unsafe { graph_arg(graph, "graph") }?;
         // SAFETY: forwarded contract.
         let plan = unsafe { plan_arg(plan, "plan") }?;
         if size.is_null() {
@@ -208,7 +220,8 @@ pub unsafe extern "C" fn kiln_graph_and_plan_serialize(
 /// Returns `KILN_STATUS_BAD_PARAM_NULL_POINTER` when an argument is null.
 ///
 /// # Safety
-/// `plan` must be a live plan; `out` writable.
+/// `plan` must be null or an object of this API (any kind, live or destroyed: the kind and
+/// state are checked); `out` writable.
 #[no_mangle]
 pub unsafe extern "C" fn kiln_plan_workspace_size(
     plan: *const kiln_plan_t,
@@ -234,8 +247,9 @@ pub unsafe extern "C" fn kiln_plan_workspace_size(
 /// Returns `KILN_STATUS_BAD_PARAM_NULL_POINTER` when `plan` or `count` is null.
 ///
 /// # Safety
-/// `plan` must be a live plan; `count` writable; a non-null `uids` must address `capacity`
-/// writable `int64_t`.
+/// `plan` must be null or an object of this API (any kind, live or destroyed: the kind and
+/// state are checked); `count` writable; a non-null `uids` must address `capacity` writable
+/// `int64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn kiln_plan_tensor_uids(
     plan: *const kiln_plan_t,
@@ -284,8 +298,9 @@ pub unsafe extern "C" fn kiln_plan_tensor_uids(
 /// `kiln_plan_workspace_size` bytes and is not used by another call at the same time.
 ///
 /// # Safety
-/// As above; `handle` and `plan` must be live objects; `uids` and `pointers` must address
-/// `count` readable elements (they may be null when `count` is 0).
+/// As above; `handle` and `plan` must be null or objects of this API (any kind, live or
+/// destroyed: the kind and state are checked); `uids` and `pointers` must address `count`
+/// readable elements (they may be null when `count` is 0).
 #[no_mangle]
 pub unsafe extern "C" fn kiln_plan_execute(
     handle: *mut kiln_handle_t,
@@ -330,21 +345,22 @@ pub unsafe extern "C" fn kiln_plan_execute(
         // SAFETY: ExecutionPlan::execute checks the binding set, null pointers, alignment and the
         // workspace's presence; the memory sizes and the workspace length are the caller's duty,
         // documented above.
-        unsafe { plan.execute(handle, &bindings, workspace, plan.workspace_size()) }
+        unsafe { plan.execute(&handle, &bindings, workspace, plan.workspace_size()) }
     })
 }
 
-/// Destroys a plan. Null is accepted and does nothing.
+/// Destroys a plan. Null is accepted and does nothing; a plan destroyed before (a double
+/// destroy), or another kind of object, is `KILN_STATUS_BAD_PARAM`. The pointer stays
+/// recognisable as a destroyed plan: every later call with it is `KILN_STATUS_BAD_PARAM`. A call
+/// still running with the plan on another thread keeps it alive until it returns.
 ///
 /// # Safety
-/// `plan` must be null or a plan from this API not destroyed before, and not being executed.
+/// `plan` must be null or an object of this API (any kind, live or destroyed: the kind and
+/// state are checked).
 #[no_mangle]
 pub unsafe extern "C" fn kiln_plan_destroy(plan: *mut kiln_plan_t) -> kiln_status_t {
     guard("kiln_plan_destroy", || {
-        if !plan.is_null() {
-            // SAFETY: made by Box::into_raw in this module and destroyed once.
-            drop(unsafe { Box::from_raw(plan) });
-        }
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { object::destroy(plan.cast(), "plan", Kind::Plan) }
     })
 }

@@ -1,7 +1,7 @@
 //! The C API called from Rust through its rlib: refusals the C program does not reach.
 
 use kiln_capi::*;
-use std::ffi::CStr;
+use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
 
 fn last_error() -> String {
@@ -264,4 +264,379 @@ fn status_names_are_the_header_names() {
             Some(name(code))
         );
     }
+}
+
+/// A live handle, graph (of `ONE_NODE`) and plan, and what the calls below write to.
+struct Live {
+    h: *mut kiln_handle_t,
+    g: *mut kiln_graph_t,
+    p: *mut kiln_plan_t,
+}
+
+impl Live {
+    fn new() -> Live {
+        let g = graph(ONE_NODE);
+        let (mut h, mut p) = (null_mut(), null_mut());
+        // SAFETY: the out pointers are writable; g is live.
+        unsafe {
+            assert_eq!(
+                kiln_handle_create(&mut h, c"cpu".as_ptr()),
+                KILN_STATUS_SUCCESS
+            );
+            assert_eq!(kiln_graph_build_plan(h, g, &mut p), KILN_STATUS_SUCCESS);
+        }
+        Live { h, g, p }
+    }
+
+    /// Checks the three objects still work (a refused destroy must not have touched them).
+    fn check_usable(&self) {
+        let mut x = [-1f32, 2.0, -3.0, 4.0];
+        let mut y = [f32::NAN; 4];
+        let uids = [1i64, 2];
+        let pointers = [x.as_mut_ptr().cast(), y.as_mut_ptr().cast()];
+        let mut size = 0usize;
+        // SAFETY: the objects are live; x and y hold the 4 f32 of the graph.
+        unsafe {
+            assert_eq!(
+                kiln_graph_serialize(self.g, 0, &mut size, null_mut()),
+                KILN_STATUS_SUCCESS
+            );
+            assert_eq!(
+                kiln_plan_execute(
+                    self.h,
+                    self.p,
+                    uids.as_ptr(),
+                    pointers.as_ptr(),
+                    2,
+                    null_mut()
+                ),
+                KILN_STATUS_SUCCESS,
+                "{}",
+                last_error()
+            );
+        }
+        assert_eq!(y, [0.0, 2.0, 0.0, 4.0]);
+    }
+
+    /// Every entry point that takes an object, once per object argument: the call's name, the
+    /// type that argument expects, and the call with a given pointer there (live objects in the
+    /// other positions). Out arguments are checked to stay unwritten (or be nulled).
+    #[allow(clippy::type_complexity)]
+    fn positions(
+        &self,
+    ) -> Vec<(
+        &'static str,
+        &'static str,
+        Box<dyn Fn(*mut c_void) -> kiln_status_t>,
+    )> {
+        let Live { h, g, p } = *self;
+        let (handle, graph, plan) = ("kiln_handle_t", "kiln_graph_t", "kiln_plan_t");
+        let untouched = |size: usize, what: &str| assert_eq!(size, 12345, "{what} was written");
+        // SAFETY (every closure): the live objects are live, every out pointer is writable,
+        // every buffer holds what its length says, and the bad pointer is null, an object of
+        // this API or aligned memory of 64 readable bytes, which the checks read at most 8 of.
+        vec![
+            (
+                "kiln_handle_set_stream",
+                handle,
+                Box::new(|b| unsafe { kiln_handle_set_stream(b.cast(), null_mut()) }),
+            ),
+            (
+                "kiln_handle_destroy",
+                handle,
+                Box::new(|b| unsafe { kiln_handle_destroy(b.cast()) }),
+            ),
+            (
+                "kiln_graph_serialize",
+                graph,
+                Box::new(move |b| unsafe {
+                    let mut size = 12345;
+                    let mut buf = [0u8; 8];
+                    let st = kiln_graph_serialize(b.cast(), 8, &mut size, buf.as_mut_ptr());
+                    untouched(size, "size");
+                    st
+                }),
+            ),
+            (
+                "kiln_graph_destroy",
+                graph,
+                Box::new(|b| unsafe { kiln_graph_destroy(b.cast()) }),
+            ),
+            (
+                "kiln_graph_build_plan(handle)",
+                handle,
+                Box::new(move |b| unsafe {
+                    let mut out = p;
+                    let st = kiln_graph_build_plan(b.cast(), g, &mut out);
+                    assert!(out.is_null());
+                    st
+                }),
+            ),
+            (
+                "kiln_graph_build_plan(graph)",
+                graph,
+                Box::new(move |b| unsafe {
+                    let mut out = p;
+                    let st = kiln_graph_build_plan(h, b.cast(), &mut out);
+                    assert!(out.is_null());
+                    st
+                }),
+            ),
+            (
+                "kiln_plan_deserialize",
+                handle,
+                Box::new(move |b| unsafe {
+                    let mut out = p;
+                    let st = kiln_plan_deserialize(b.cast(), b"bytes".as_ptr(), 5, &mut out);
+                    assert!(out.is_null());
+                    st
+                }),
+            ),
+            (
+                "kiln_plan_serialize",
+                plan,
+                Box::new(move |b| unsafe {
+                    let mut size = 12345;
+                    let st = kiln_plan_serialize(b.cast(), 0, &mut size, null_mut());
+                    untouched(size, "size");
+                    st
+                }),
+            ),
+            (
+                "kiln_graph_and_plan_serialize(graph)",
+                graph,
+                Box::new(move |b| unsafe {
+                    let mut size = 12345;
+                    let st = kiln_graph_and_plan_serialize(b.cast(), p, 0, &mut size, null_mut());
+                    untouched(size, "size");
+                    st
+                }),
+            ),
+            (
+                "kiln_graph_and_plan_serialize(plan)",
+                plan,
+                Box::new(move |b| unsafe {
+                    let mut size = 12345;
+                    let st = kiln_graph_and_plan_serialize(g, b.cast(), 0, &mut size, null_mut());
+                    untouched(size, "size");
+                    st
+                }),
+            ),
+            (
+                "kiln_plan_workspace_size",
+                plan,
+                Box::new(move |b| unsafe {
+                    let mut size = 12345;
+                    let st = kiln_plan_workspace_size(b.cast(), &mut size);
+                    untouched(size, "the workspace size");
+                    st
+                }),
+            ),
+            (
+                "kiln_plan_tensor_uids",
+                plan,
+                Box::new(move |b| unsafe {
+                    let mut count = 12345;
+                    let mut uids = [0i64; 4];
+                    let st = kiln_plan_tensor_uids(b.cast(), uids.as_mut_ptr(), 4, &mut count);
+                    untouched(count, "count");
+                    st
+                }),
+            ),
+            (
+                "kiln_plan_execute(handle)",
+                handle,
+                Box::new(move |b| unsafe {
+                    kiln_plan_execute(b.cast(), p, null(), null(), 0, null_mut())
+                }),
+            ),
+            (
+                "kiln_plan_execute(plan)",
+                plan,
+                Box::new(move |b| unsafe {
+                    kiln_plan_execute(h, b.cast(), null(), null(), 0, null_mut())
+                }),
+            ),
+            (
+                "kiln_plan_destroy",
+                plan,
+                Box::new(|b| unsafe { kiln_plan_destroy(b.cast()) }),
+            ),
+        ]
+    }
+
+    fn destroy(self) {
+        // SAFETY: live objects, destroyed once.
+        unsafe {
+            assert_eq!(kiln_plan_destroy(self.p), KILN_STATUS_SUCCESS);
+            assert_eq!(kiln_graph_destroy(self.g), KILN_STATUS_SUCCESS);
+            assert_eq!(kiln_handle_destroy(self.h), KILN_STATUS_SUCCESS);
+        }
+    }
+}
+
+/// Calls every position with `bad` and checks each refusal: `BAD_PARAM` naming the expected
+/// type and `found`.
+fn refused_everywhere(live: &Live, bad: *mut c_void, found: &str) {
+    for (name, expected, call) in live.positions() {
+        assert_eq!(call(bad), KILN_STATUS_BAD_PARAM, "{name}: {}", last_error());
+        let e = last_error();
+        assert!(e.contains(expected) && e.contains(found), "{name}: {e}");
+    }
+}
+
+#[test]
+fn every_entry_point_refuses_an_object_of_another_kind() {
+    let live = Live::new();
+    let objects: [(*mut c_void, &str); 3] = [
+        (live.h.cast(), "kiln_handle_t"),
+        (live.g.cast(), "kiln_graph_t"),
+        (live.p.cast(), "kiln_plan_t"),
+    ];
+    let mut refusals = 0;
+    for (bad, kind) in objects {
+        for (name, expected, call) in live.positions() {
+            if expected == kind {
+                continue;
+            }
+            assert_eq!(call(bad), KILN_STATUS_BAD_PARAM, "{name} given a {kind}");
+            let e = last_error();
+            assert!(
+                e.contains(&format!("expected a {expected}, found a {kind}")),
+                "{name}: {e}"
+            );
+            assert!(e.starts_with(name.split('(').next().unwrap()), "{e}");
+            refusals += 1;
+        }
+    }
+    // 15 positions (6 handle, 4 graph, 5 plan), each given the two other kinds.
+    assert_eq!(refusals, 30);
+    live.check_usable();
+    live.destroy();
+}
+
+#[test]
+fn zeroed_foreign_and_misaligned_memory_is_refused_everywhere() {
+    let live = Live::new();
+    let mut zeroed = [0u64; 8];
+    refused_everywhere(&live, zeroed.as_mut_ptr().cast(), "found zeroed memory");
+    let mut foreign = [0x5a5a_5a5a_5a5a_5a5au64; 8];
+    refused_everywhere(
+        &live,
+        foreign.as_mut_ptr().cast(),
+        "found memory that is not a kiln object (its first 8 bytes are 0x5a5a5a5a5a5a5a5a)",
+    );
+    let misaligned = zeroed.as_mut_ptr().cast::<u8>().wrapping_add(4);
+    refused_everywhere(&live, misaligned.cast(), "misaligned address");
+    assert_eq!(zeroed, [0; 8], "a check wrote to the caller's memory");
+    live.check_usable();
+    live.destroy();
+}
+
+#[test]
+fn destroyed_objects_are_refused_everywhere_and_a_double_destroy_is_bad_param() {
+    let dead = Live::new();
+    let (h, g, p) = (dead.h, dead.g, dead.p);
+    dead.destroy();
+    // SAFETY: destroyed objects of this API: their headers stay readable.
+    unsafe {
+        assert_eq!(kiln_plan_destroy(p), KILN_STATUS_BAD_PARAM);
+        assert!(
+            last_error().contains("this kiln_plan_t was destroyed before (a double destroy)"),
+            "{}",
+            last_error()
+        );
+        assert_eq!(kiln_graph_destroy(g), KILN_STATUS_BAD_PARAM);
+        assert!(last_error().contains("kiln_graph_t was destroyed before"));
+        assert_eq!(kiln_handle_destroy(h), KILN_STATUS_BAD_PARAM);
+        assert!(last_error().contains("kiln_handle_t was destroyed before"));
+    }
+    let live = Live::new();
+    for (bad, kind) in [
+        (h.cast::<c_void>(), "kiln_handle_t"),
+        (g.cast(), "kiln_graph_t"),
+        (p.cast(), "kiln_plan_t"),
+    ] {
+        for (name, expected, call) in live.positions() {
+            assert_eq!(
+                call(bad),
+                KILN_STATUS_BAD_PARAM,
+                "{name} given a dead {kind}"
+            );
+            let e = last_error();
+            let want = if expected != kind {
+                // The kind is checked before the state.
+                format!("expected a {expected}, found a {kind}")
+            } else if name.ends_with("_destroy") {
+                format!("this {kind} was destroyed before (a double destroy)")
+            } else {
+                format!("expected a live {kind}, found a destroyed {kind}")
+            };
+            assert!(e.contains(&want), "{name}: {e}");
+        }
+    }
+    live.check_usable();
+    live.destroy();
+}
+
+#[test]
+fn a_plan_outlives_the_handle_and_graph_it_was_built_from() {
+    let live = Live::new();
+    let mut h2 = null_mut();
+    // SAFETY: the objects are live; out pointers writable.
+    unsafe {
+        assert_eq!(
+            kiln_handle_create(&mut h2, c"cpu".as_ptr()),
+            KILN_STATUS_SUCCESS
+        );
+        assert_eq!(kiln_graph_destroy(live.g), KILN_STATUS_SUCCESS);
+        assert_eq!(kiln_handle_destroy(live.h), KILN_STATUS_SUCCESS);
+        let mut x = [1f32, -2.0, 3.0, -4.0];
+        let mut y = [f32::NAN; 4];
+        let pointers = [x.as_mut_ptr().cast(), y.as_mut_ptr().cast()];
+        assert_eq!(
+            kiln_plan_execute(
+                h2,
+                live.p,
+                [1i64, 2].as_ptr(),
+                pointers.as_ptr(),
+                2,
+                null_mut()
+            ),
+            KILN_STATUS_SUCCESS,
+            "{}",
+            last_error()
+        );
+        assert_eq!(y, [1.0, 0.0, 3.0, 0.0]);
+        assert_eq!(kiln_plan_destroy(live.p), KILN_STATUS_SUCCESS);
+        assert_eq!(kiln_handle_destroy(h2), KILN_STATUS_SUCCESS);
+    }
+}
+
+#[test]
+fn set_stream_on_a_cpu_handle_is_accepted_and_ignored() {
+    let live = Live::new();
+    let mut not_a_stream = 0u64;
+    // SAFETY: a live CPU handle, which ignores the stream.
+    unsafe {
+        assert_eq!(
+            kiln_handle_set_stream(live.h, null_mut()),
+            KILN_STATUS_SUCCESS
+        );
+        assert_eq!(
+            kiln_handle_set_stream(live.h, (&raw mut not_a_stream).cast()),
+            KILN_STATUS_SUCCESS
+        );
+        assert_eq!(
+            kiln_handle_set_stream(null_mut(), null_mut()),
+            KILN_STATUS_BAD_PARAM_NULL_POINTER
+        );
+        assert!(
+            last_error().contains("argument 'handle' is null (expected a kiln_handle_t)"),
+            "{}",
+            last_error()
+        );
+    }
+    live.check_usable();
+    live.destroy();
 }

@@ -1,7 +1,8 @@
 /* kiln's C API exercised from C: build a graph from JSON, build its plan, save it, load it on a
  * fresh handle, re-save and compare bytes, save and load a graph-and-plan container, execute the
  * loaded plan on the CPU and check the result, and check the error paths (null pointers, too
- * small buffers, a plan given to the graph loader, a CUDA device without a CUDA engine).
+ * small buffers, a plan given to the graph loader, objects of the wrong kind, zeroed, foreign or
+ * destroyed, double destroys), that the CUDA provider is built in, and setting a stream.
  *
  * Compiled and run by tests/c_api.rs; exits 0 when every check passes. */
 
@@ -71,6 +72,146 @@ static uint8_t *save_plan(const kiln_plan_t *plan, size_t *size) {
     return small;
 }
 
+/* The library as built by `cargo build -p kiln-capi` registers the CUDA kernel provider: on a
+ * machine with a CUDA GPU "cuda:0" gets a handle; without one, the provider itself answers (no
+ * driver, no such GPU), never "no CUDA engine is available". */
+static void check_cuda_provider_is_built_in(void) {
+    kiln_handle_t *gpu = NULL;
+    kiln_status_t st = kiln_handle_create(&gpu, "cuda:0");
+    if (st == KILN_STATUS_SUCCESS) {
+        CHECK(gpu != NULL);
+        OK(kiln_handle_set_stream(gpu, NULL));
+        OK(kiln_handle_destroy(gpu));
+        printf("cuda:0: a handle was made\n");
+        return;
+    }
+    const char *why = kiln_get_last_error();
+    printf("cuda:0: %s\n", why);
+    CHECK(st == KILN_STATUS_NOT_SUPPORTED);
+    CHECK(gpu == NULL);
+    CHECK(strstr(why, "the CUDA engine plugin kiln-cuda cannot run on it here") != NULL);
+    /* The provider's own reason (no driver, here) follows, after the plugin's name again. */
+    const char *again = strstr(why, "kiln-cuda");
+    CHECK(again != NULL && strstr(again + 1, "kiln-cuda") != NULL);
+    CHECK(strstr(why, "no CUDA engine is available") == NULL);
+}
+
+/* Bytes that are no kiln object: long and aligned enough for the check to read their start. */
+typedef struct {
+    uint64_t words[8];
+} foreign_memory;
+
+/* Whether the last error names the expected type and says what was found. */
+static int refusal_says(const char *expected, const char *found) {
+    const char *e = kiln_get_last_error();
+    return strstr(e, expected) != NULL && strstr(e, found) != NULL;
+}
+
+#define REFUSED(call, expected, found)                                                           \
+    do {                                                                                          \
+        CHECK_STATUS(call, KILN_STATUS_BAD_PARAM);                                                \
+        if (!refusal_says(expected, found)) {                                                     \
+            fprintf(stderr, "%s:%d: %s: the message does not name '%s' and '%s': %s\n", __FILE__, \
+                    __LINE__, #call, expected, found, kiln_get_last_error());                     \
+            failures++;                                                                           \
+        }                                                                                         \
+    } while (0)
+
+/* Calls every entry point that takes an object with a bad pointer in each object position in
+ * turn (`bad_h` where a handle is expected, and so on; good objects elsewhere) and checks that
+ * each call is BAD_PARAM naming the expected type and `found_*`, and that nothing is written. */
+static void check_refusals(kiln_handle_t *h, kiln_graph_t *g, kiln_plan_t *p, void *bad_h,
+                           const char *found_h, void *bad_g, const char *found_g, void *bad_p,
+                           const char *found_p) {
+    kiln_handle_t *bh = (kiln_handle_t *)bad_h;
+    kiln_graph_t *bg = (kiln_graph_t *)bad_g;
+    kiln_plan_t *bp = (kiln_plan_t *)bad_p;
+    const char *H = "kiln_handle_t", *G = "kiln_graph_t", *P = "kiln_plan_t";
+    size_t size = 12345;
+    uint8_t buf[16];
+    int64_t uids[4] = {0};
+    void *pointers[4] = {buf, buf, buf, buf};
+    const uint8_t bytes[8] = {0};
+
+    REFUSED(kiln_handle_set_stream(bh, NULL), H, found_h);
+    REFUSED(kiln_handle_destroy(bh), H, found_h);
+
+    REFUSED(kiln_graph_serialize(bg, sizeof buf, &size, buf), G, found_g);
+    CHECK(size == 12345);
+    REFUSED(kiln_graph_destroy(bg), G, found_g);
+
+    kiln_plan_t *out = p;
+    REFUSED(kiln_graph_build_plan(bh, g, &out), H, found_h);
+    CHECK(out == NULL);
+    out = p;
+    REFUSED(kiln_graph_build_plan(h, bg, &out), G, found_g);
+    CHECK(out == NULL);
+    out = p;
+    REFUSED(kiln_plan_deserialize(bh, bytes, sizeof bytes, &out), H, found_h);
+    CHECK(out == NULL);
+
+    REFUSED(kiln_plan_serialize(bp, sizeof buf, &size, buf), P, found_p);
+    REFUSED(kiln_graph_and_plan_serialize(bg, p, sizeof buf, &size, buf), G, found_g);
+    REFUSED(kiln_graph_and_plan_serialize(g, bp, sizeof buf, &size, buf), P, found_p);
+    CHECK(size == 12345);
+    size_t ws = 12345;
+    REFUSED(kiln_plan_workspace_size(bp, &ws), P, found_p);
+    CHECK(ws == 12345);
+    size_t count = 12345;
+    REFUSED(kiln_plan_tensor_uids(bp, uids, 4, &count), P, found_p);
+    CHECK(count == 12345);
+    REFUSED(kiln_plan_execute(bh, p, uids, pointers, 0, NULL), H, found_h);
+    REFUSED(kiln_plan_execute(h, bp, uids, pointers, 0, NULL), P, found_p);
+    REFUSED(kiln_plan_destroy(bp), P, found_p);
+}
+
+/* Objects know what they are: a wrong kind, zeroed or foreign memory, a destroyed object and a
+ * double destroy are BAD_PARAM at every entry point, and the good objects stay usable. */
+static void check_objects(kiln_handle_t *h, kiln_graph_t *g, kiln_plan_t *p) {
+    /* Each kind where each other kind is expected (a graph given as a plan used to hang). */
+    check_refusals(h, g, p, g, "found a kiln_graph_t", p, "found a kiln_plan_t", h,
+                   "found a kiln_handle_t");
+    check_refusals(h, g, p, p, "found a kiln_plan_t", h, "found a kiln_handle_t", g,
+                   "found a kiln_graph_t");
+
+    foreign_memory *zeroed = calloc(1, sizeof(foreign_memory));
+    CHECK(zeroed != NULL);
+    if (zeroed == NULL) return;
+    check_refusals(h, g, p, zeroed, "zeroed memory", zeroed, "zeroed memory", zeroed,
+                   "zeroed memory");
+    foreign_memory other;
+    memset(&other, 0x5A, sizeof other);
+    check_refusals(h, g, p, &other, "not a kiln object", &other, "not a kiln object", &other,
+                   "not a kiln object");
+    char *misaligned = (char *)zeroed + 1;
+    check_refusals(h, g, p, misaligned, "misaligned", misaligned, "misaligned", misaligned,
+                   "misaligned");
+    free(zeroed);
+
+    /* Destroyed objects: every call with them is refused, destroy included (a double destroy). */
+    kiln_handle_t *dead_h = NULL;
+    kiln_graph_t *dead_g = NULL;
+    kiln_plan_t *dead_p = NULL;
+    OK(kiln_handle_create(&dead_h, "cpu"));
+    OK(kiln_graph_from_json(GRAPH_JSON, strlen(GRAPH_JSON), &dead_g));
+    OK(kiln_graph_build_plan(dead_h, dead_g, &dead_p));
+    OK(kiln_plan_destroy(dead_p));
+    OK(kiln_graph_destroy(dead_g));
+    OK(kiln_handle_destroy(dead_h));
+    REFUSED(kiln_plan_destroy(dead_p), "kiln_plan_t", "destroyed before (a double destroy)");
+    REFUSED(kiln_graph_destroy(dead_g), "kiln_graph_t", "destroyed before (a double destroy)");
+    REFUSED(kiln_handle_destroy(dead_h), "kiln_handle_t", "destroyed before (a double destroy)");
+    check_refusals(h, g, p, dead_h, "destroyed", dead_g, "destroyed", dead_p, "destroyed");
+    REFUSED(kiln_plan_workspace_size(dead_p, &(size_t){0}), "kiln_plan_t",
+            "found a destroyed kiln_plan_t (it was passed to kiln_plan_destroy before)");
+
+    /* None of the refused destroys touched the good objects. */
+    size_t n = 0;
+    OK(kiln_graph_serialize(g, 0, &n, NULL));
+    OK(kiln_plan_workspace_size(p, &n));
+    OK(kiln_handle_set_stream(h, NULL));
+}
+
 int main(void) {
     CHECK(strcmp(kiln_get_last_error(), "") == 0);
 
@@ -84,17 +225,17 @@ int main(void) {
     OK(kiln_handle_create(&handle, "cpu"));
     CHECK(handle != NULL);
 
-    /* A CUDA device without a CUDA engine gives a clear error (unless one is installed). */
+    check_cuda_provider_is_built_in();
     kiln_handle_t *gpu = NULL;
-    kiln_status_t st = kiln_handle_create(&gpu, "cuda:0");
-    if (st == KILN_STATUS_SUCCESS) {
-        kiln_handle_destroy(gpu);
-    } else {
-        CHECK(st == KILN_STATUS_NOT_SUPPORTED);
-        CHECK(gpu == NULL);
-        CHECK(strstr(kiln_get_last_error(), "CUDA") != NULL);
-    }
     CHECK_STATUS(kiln_handle_create(&gpu, "tpu"), KILN_STATUS_BAD_PARAM);
+    CHECK(gpu == NULL);
+
+    /* A CPU handle takes any stream and ignores it; a null handle is refused. */
+    OK(kiln_handle_set_stream(handle, NULL));
+    int not_a_stream = 0;
+    OK(kiln_handle_set_stream(handle, &not_a_stream));
+    CHECK_STATUS(kiln_handle_set_stream(NULL, NULL), KILN_STATUS_BAD_PARAM_NULL_POINTER);
+    CHECK(strstr(kiln_get_last_error(), "kiln_handle_set_stream") != NULL);
 
     /* Bad JSON is BAD_PARAM naming the place. */
     CHECK_STATUS(kiln_graph_from_json("{\"name\": ", 9, &graph), KILN_STATUS_BAD_PARAM);
@@ -215,6 +356,10 @@ int main(void) {
                  KILN_STATUS_BAD_PARAM_NULL_POINTER);
     CHECK_STATUS(kiln_plan_execute(fresh, NULL, bind_uids, pointers, 3, workspace),
                  KILN_STATUS_BAD_PARAM_NULL_POINTER);
+
+    check_objects(fresh, graph, loaded);
+    /* The objects that check_objects tried to destroy as other kinds still execute. */
+    OK(kiln_plan_execute(fresh, loaded, bind_uids, pointers, 3, workspace));
 
     /* Destroying null is allowed. */
     OK(kiln_plan_destroy(NULL));
