@@ -360,8 +360,7 @@ fn container_whose_plan_binds_other_tensor_uids_than_its_graph_is_refused() {
     assert!(err.to_string().contains("another graph"), "{err}");
     // The plan loader, given the container, checks the container's own graph as well.
     let err = kiln::deserialize_compiled_plan(&cpu_handle(), &forged)
-        .err()
-        .expect("the plan loader refuses it");
+        .expect_err("the plan loader refuses it");
     assert_eq!(err.status(), Status::BadParam, "{err}");
     assert!(
         err.to_string().contains("container's graph") && err.to_string().contains("another graph"),

@@ -262,7 +262,6 @@ pub(crate) mod tests {
 
     #[test]
     fn describe_names_the_format_engine_knobs_and_graph() {
-        use crate::engine::CpuEngine;
         let conv = crate::all_engines()
             .into_iter()
             .find(|e| e.name() == crate::fast::conv_fprop::NAME)
