@@ -14,9 +14,9 @@
 
 /**
  * ABI minor version: fields appended to the table within major 1. Minor 1 appended
- * `get_execution_context_tensors`.
+ * `get_execution_context_tensors`; minor 2 appended `describe_serialized_execution_context`.
  */
-#define KILN_PLUGIN_ABI_MINOR 1
+#define KILN_PLUGIN_ABI_MINOR 2
 
 /**
  * Device kinds.
@@ -273,7 +273,8 @@ typedef struct KilnPluginTable {
                                                   KilnExecutionContext context,
                                                   struct KilnBytes *out);
   /**
-   * Frees bytes returned by `serialize_execution_context`.
+   * Frees bytes returned by `serialize_execution_context` (with the instance that saved them)
+   * or text returned by `describe_serialized_execution_context` (with a null instance).
    */
   void (*destroy_serialized_execution_context)(KilnPluginInstance instance, struct KilnBytes bytes);
   /**
@@ -296,6 +297,21 @@ typedef struct KilnPluginTable {
                                                     struct KilnTensorExtent *out,
                                                     size_t capacity,
                                                     size_t *count);
+  /**
+   * Describes `payload` (a saved execution context of engine `engine_id`, as
+   * `serialize_execution_context` wrote it) for people, with no instance and no device: what
+   * it holds and what it needs to load (format version, code objects and their target archs,
+   * versions, knobs). On success `out` receives plugin-owned UTF-8 text (not NUL-terminated;
+   * `len` bytes). Whoever allocates, frees: the host copies the text and always hands it back
+   * to `destroy_serialized_execution_context` with a null instance, so a plugin exports this
+   * hook only together with the three plan-serialization hooks (the host ignores it
+   * otherwise). `NOT_SUPPORTED` means the plugin does not describe its payloads; damaged bytes
+   * are `INVALID_VALUE` and a payload the plugin cannot read (a newer format) `NOT_APPLICABLE`,
+   * as at restore. `payload` is valid only during the call.
+   */
+  KilnPluginStatus (*describe_serialized_execution_context)(uint64_t engine_id,
+                                                            struct KilnBytes payload,
+                                                            struct KilnBytes *out);
 } KilnPluginTable;
 
 #endif  /* KILN_PLUGIN_H */

@@ -12,7 +12,8 @@
 use crate::{Handle, Plugin};
 use kiln_core::Result;
 use kiln_plugin_abi::{
-    KilnBytes, KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_REFERENCE,
+    KilnBytes, KilnEngineConfig, KilnExecutionContext, KilnPluginStatus,
+    KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_REFERENCE,
     KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION,
 };
 
@@ -140,4 +141,102 @@ pub fn engine_configs(
         }
     }
     Ok(out)
+}
+
+/// An engine on a handle that declined a graph, and its plugin's reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclinedEngine {
+    pub engine_name: String,
+    pub plugin_name: String,
+    /// The plugin's own words (its refusal to build a plan of the engine for the graph).
+    pub reason: String,
+}
+
+impl std::fmt::Display for DeclinedEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}): {}",
+            self.engine_name, self.plugin_name, self.reason
+        )
+    }
+}
+
+/// Every engine of `handle`'s plugins that is not applicable to `graph_blob` (a validated graph's
+/// blob), with the reason its plugin gives, in registry and plugin order.
+///
+/// `get_applicable_engine_ids` returns IDs only, so the reason is asked for the way a build
+/// would: each declined engine's plugin is asked to create an execution context for the graph
+/// with the engine's default knobs, and its refusal text is the reason. A plugin checks support
+/// before it compiles anything, so the refusals are cheap; in the odd case where a plugin builds
+/// an engine it did not list, the context is destroyed at once and the reason says so. A plugin
+/// that cannot answer `get_applicable_engine_ids` gives that failure as the reason of each of its
+/// engines. Meant for error messages: call it when no engine (or not the one asked for) is left.
+pub fn declined_engines(handle: &Handle, graph_blob: &[u8]) -> Vec<DeclinedEngine> {
+    let mut declined = Vec::new();
+    for (i, inst) in handle.instances().iter().enumerate() {
+        let plugin = &inst.plugin;
+        let applicable_ids = applicable(handle, i, graph_blob);
+        for engine in plugin.engines() {
+            let reason = match &applicable_ids {
+                Ok(ids) if ids.contains(&engine.id) => continue,
+                Ok(_) => refusal(inst, engine, graph_blob),
+                Err(e) => format!("its plugin did not say which engines apply: {e}"),
+            };
+            declined.push(DeclinedEngine {
+                engine_name: engine.name.clone(),
+                plugin_name: plugin.name().to_string(),
+                reason,
+            });
+        }
+    }
+    declined
+}
+
+/// Why `engine` of `inst`'s plugin does not build a plan for the graph: the plugin's refusal.
+fn refusal(
+    inst: &crate::plugin::Instance,
+    engine: &crate::EngineInfo,
+    graph_blob: &[u8],
+) -> String {
+    let plugin = &inst.plugin;
+    let cfg = KilnEngineConfig {
+        engine_id: engine.id,
+        knobs: std::ptr::null(),
+        num_knobs: 0,
+    };
+    let mut context: KilnExecutionContext = std::ptr::null_mut();
+    // SAFETY: the instance is live; cfg (no knobs) and graph_blob outlive the call; context is
+    // writable.
+    let st = unsafe {
+        (plugin.table.create_execution_context)(
+            inst.raw,
+            &cfg,
+            KilnBytes::from_slice(graph_blob),
+            &mut context,
+        )
+    };
+    if st == KilnPluginStatus::SUCCESS {
+        if !context.is_null() {
+            // SAFETY: the context was just created by this instance and is destroyed once.
+            let st = unsafe { (plugin.table.destroy_execution_context)(inst.raw, context) };
+            if let Err(e) = plugin.check(st, "destroying an execution context") {
+                tracing::warn!("{e}");
+            }
+        }
+        return "its plugin does not list it for this graph, although it builds a plan of it"
+            .to_string();
+    }
+    let text = plugin.last_error_text();
+    // Plugins often start their message with the engine's name, which the caller shows already.
+    let text = text
+        .strip_prefix(&format!("{}: ", engine.name))
+        .unwrap_or(&text)
+        .trim()
+        .to_string();
+    if text.is_empty() {
+        format!("{} (no message)", st.name())
+    } else {
+        text
+    }
 }

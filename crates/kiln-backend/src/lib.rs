@@ -14,12 +14,14 @@ pub mod heuristics;
 mod payload_check;
 pub mod plan;
 mod plan_cache;
+pub mod plan_fit;
 pub mod plugin;
 pub mod registry;
 
 pub use device::Device;
 pub use handle::Handle;
-pub use heuristics::{BehaviorNote, EngineConfig, HeurMode};
+pub use heuristics::{BehaviorNote, DeclinedEngine, EngineConfig, HeurMode};
 pub use plan::{ExecutionPlan, PlanOrigin};
+pub use plan_fit::check_plan_fits_graph;
 pub use plugin::{EngineInfo, KnobInfo, Plugin, PluginSource};
 pub use registry::{BuiltinPlugin, Registry, RegistryOptions};

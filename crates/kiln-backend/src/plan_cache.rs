@@ -65,10 +65,15 @@ impl ExecutionPlan {
             match unsafe { out.as_slice() } {
                 Some(p) if !p.is_empty() => Ok(p.to_vec()),
                 _ => Err(Error::Plugin(format!(
-                    "{}: the save hook of engine {} returned a {} payload",
+                    "{} ({}): the save hook of engine {} returned {} payload",
                     plugin.name(),
+                    plugin.source(),
                     self.engine.name,
-                    if out.ptr.is_null() { "null" } else { "empty" }
+                    if out.ptr.is_null() {
+                        "a null"
+                    } else {
+                        "an empty"
+                    }
                 ))),
             }
         });
@@ -102,7 +107,8 @@ impl ExecutionPlan {
     /// the plan part is used) on `handle`'s device, without recompiling.
     ///
     /// Checks, in order: the blob (preamble, checksum, FlatBuffer, envelope version 1 or 2,
-    /// alignments); an engine with the envelope's ID and name among the handle's plugins; the
+    /// alignments); for a container, that its plan fits its graph (the tensor UIDs and recorded
+    /// layouts, as `Graph::deserialize` checks them; `BadParam`); an engine with the envelope's ID and name among the handle's plugins; the
     /// plugin's three hooks; then the plugin restores its context from a view of the payload (no
     /// copy); the tensors the restored context binds match the envelope's UIDs and layouts
     /// (when the plugin reports them); the workspace matches. The plan's saved-bytes cache is seeded with the plan blob. A failure creates no plan
@@ -110,6 +116,7 @@ impl ExecutionPlan {
     pub fn restore(handle: &Handle, bytes: &[u8]) -> Result<ExecutionPlan> {
         let plan_bytes = kiln_format::plan_part(bytes)?;
         let env = kiln_format::decode_plan(plan_bytes)?;
+        crate::plan_fit::check_container_plan_fits(bytes, plan_bytes, &env)?;
         let instance =
             handle.instance_for_engine(env.engine_id).ok_or_else(|| {
                 Error::NotSupported(format!(

@@ -5,11 +5,21 @@ use kiln_plugin_abi::*;
 use std::ffi::{c_char, c_void, CStr};
 use std::path::PathBuf;
 
-/// Where a plugin came from.
+/// Where a plugin came from, as messages name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PluginSource {
-    /// Linked into this program (the embedded CPU engine).
+    /// Linked into this program and declared with
+    /// [`builtin_plugins!`](crate::builtin_plugins) (the embedded CPU engine, the CUDA kernel
+    /// provider): one of [`Registry::builtin_tables`](crate::Registry::builtin_tables).
     BuiltIn,
+    /// A table the program handed the registry itself ([`Registry::with_builtins`] or
+    /// [`RegistryOptions::builtins`](crate::RegistryOptions::builtins) with a table no
+    /// `builtin_plugins!` declares, or [`Plugin::from_table`] then [`Registry::add`]), such as a
+    /// test's plugin.
+    ///
+    /// [`Registry::with_builtins`]: crate::Registry::with_builtins
+    /// [`Registry::add`]: crate::Registry::add
+    InProcess,
     /// Loaded from a shared library.
     Library(PathBuf),
 }
@@ -18,6 +28,7 @@ impl std::fmt::Display for PluginSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PluginSource::BuiltIn => f.write_str("built-in"),
+            PluginSource::InProcess => f.write_str("in-process, registered by the program"),
             PluginSource::Library(p) => write!(f, "{}", p.display()),
         }
     }
@@ -258,8 +269,7 @@ impl Plugin {
         if status == KilnPluginStatus::SUCCESS {
             return Ok(());
         }
-        // SAFETY: get_last_error returns the calling thread's message, valid until its next call.
-        let text = unsafe { read_cstr((self.table.get_last_error)()) }.unwrap_or_default();
+        let text = self.last_error_text();
         let msg = format!(
             "{} ({}) failed in {what}: {}: {text}",
             self.name,
@@ -272,6 +282,12 @@ impl Plugin {
             KilnPluginStatus::EXECUTION_FAILED => Error::ExecutionFailed(msg),
             _ => Error::Plugin(msg),
         })
+    }
+
+    /// The calling thread's last error message of this plugin ("" if none).
+    pub(crate) fn last_error_text(&self) -> String {
+        // SAFETY: get_last_error returns the calling thread's message, valid until its next call.
+        unsafe { read_cstr((self.table.get_last_error)()) }.unwrap_or_default()
     }
 
     pub(crate) fn error(&self, why: String) -> Error {
@@ -305,6 +321,60 @@ impl Plugin {
     /// The engine with `id`, if this plugin has it.
     pub fn engine(&self, id: u64) -> Option<&EngineInfo> {
         self.engines.iter().find(|e| e.id == id)
+    }
+
+    /// True when the plugin can describe its saved payloads: it exports
+    /// `describe_serialized_execution_context` (ABI minor 2) and the three plan-serialization
+    /// hooks, whose free hook gives the description back.
+    pub fn can_describe_payloads(&self) -> bool {
+        self.hooks.is_some() && self.table.describe_serialized_execution_context.is_some()
+    }
+
+    /// The plugin's description of `payload`, a saved execution context of engine `engine_id`
+    /// (the payload of a plan envelope), made without an instance or a device.
+    ///
+    /// `Ok(None)` when the plugin does not describe payloads (no hook, or `NOT_SUPPORTED`).
+    /// Refuses with the plugin's message when it cannot read the payload (damaged bytes, a newer
+    /// format), and when the text is over 1 MiB or not UTF-8. The plugin's text is copied and
+    /// always given back to its free hook.
+    pub fn describe_payload(&self, engine_id: u64, payload: &[u8]) -> Result<Option<String>> {
+        const MAX_DESCRIPTION: usize = 1 << 20;
+        let (Some(hooks), Some(describe)) =
+            (self.hooks, self.table.describe_serialized_execution_context)
+        else {
+            return Ok(None);
+        };
+        let mut out = KilnBytes::EMPTY;
+        // SAFETY: the payload view outlives the call; out is writable.
+        let status = unsafe { describe(engine_id, KilnBytes::from_slice(payload), &mut out) };
+        if status == KilnPluginStatus::NOT_SUPPORTED {
+            // SAFETY: `out` is what the hook left (EMPTY unless it wrote one); freeing a null or
+            // empty slice is part of the free hook's contract.
+            unsafe { (hooks.free)(std::ptr::null_mut(), out) };
+            return Ok(None);
+        }
+        let text = self
+            .check(status, "describing a saved payload")
+            .and_then(|()| {
+                // SAFETY: on success the plugin returned `len` readable bytes, valid until freed.
+                let bytes = unsafe { out.as_slice() }.ok_or_else(|| {
+                    self.error("the describe hook returned a null pointer with a length".into())
+                })?;
+                if bytes.len() > MAX_DESCRIPTION {
+                    return Err(self.error(format!(
+                        "the describe hook returned {} bytes of text (at most {MAX_DESCRIPTION})",
+                        bytes.len()
+                    )));
+                }
+                String::from_utf8(bytes.to_vec()).map_err(|_| {
+                    self.error("the describe hook returned text that is not UTF-8".into())
+                })
+            });
+        // The host copied (or refused) the text; the plugin always gets it back, with no
+        // instance, as the ABI documents for description text.
+        // SAFETY: `out` is what the plugin's describe hook returned (possibly null/empty).
+        unsafe { (hooks.free)(std::ptr::null_mut(), out) };
+        text.map(Some)
     }
 }
 

@@ -170,8 +170,10 @@ impl Registry {
         tables
     }
 
-    /// A registry of exactly `tables`, in order, as built-ins (no plugin path is searched).
-    /// A table that is refused is logged and listed in [`Registry::skipped`].
+    /// A registry of exactly `tables`, in order, registered first as built-ins are (no plugin
+    /// path is searched). A table declared with [`builtin_plugins!`](crate::builtin_plugins) is
+    /// labelled [`PluginSource::BuiltIn`], any other [`PluginSource::InProcess`]. A table that is
+    /// refused is logged and listed in [`Registry::skipped`].
     pub fn with_builtins(tables: &[&'static KilnPluginTable]) -> Registry {
         Registry::discover(&RegistryOptions {
             builtins: tables.to_vec(),
@@ -185,11 +187,18 @@ impl Registry {
     /// [`Registry::skipped`].
     pub fn discover(options: &RegistryOptions) -> Registry {
         let mut r = Registry::empty();
+        let declared = Registry::builtin_tables();
         for &table in &options.builtins {
-            // SAFETY: built-in tables are 'static and their functions are linked in.
-            let result = unsafe { Plugin::from_table(table, PluginSource::BuiltIn, None) }
-                .and_then(|p| r.add(p));
-            r.note(result, Path::new("<built-in>"));
+            // Messages name a plugin by its origin: only the tables the program declared with
+            // `builtin_plugins!` are built-ins; any other table was handed over by the program.
+            let (source, label) = if declared.iter().any(|d| std::ptr::eq(*d, table)) {
+                (PluginSource::BuiltIn, "<built-in>")
+            } else {
+                (PluginSource::InProcess, "<in-process>")
+            };
+            // SAFETY: these tables are 'static and their functions are linked in.
+            let result = unsafe { Plugin::from_table(table, source, None) }.and_then(|p| r.add(p));
+            r.note(result, Path::new(label));
         }
         let mut paths: Vec<PathBuf> = Vec::new();
         if options.env_path {

@@ -26,6 +26,9 @@ fn the_global_registry_and_cpu_handles_use_the_declared_builtins() {
         .find(|p| p.name() == CPU_PLUGIN_NAME)
         .expect("the declared CPU plugin is registered");
     assert_eq!(cpu.source(), &PluginSource::BuiltIn);
+    // Handed to a registry explicitly, a declared table is still a built-in.
+    let chosen = Registry::with_builtins(&[cpu_plugin_table()]);
+    assert_eq!(chosen.plugins()[0].source(), &PluginSource::BuiltIn);
     let handle = Handle::cpu().expect("a CPU handle with no setup");
     assert!(handle.plugins().any(|p| p.name() == CPU_PLUGIN_NAME));
     assert_eq!(handle.device(), Device::Cpu);

@@ -297,9 +297,9 @@ fn null_or_empty_payloads_are_plugin_errors_and_are_still_given_back() {
             .expect_err("a null or empty payload is refused");
         assert_eq!(err.status(), Status::PluginError, "{fault:?}: {err}");
         let word = if fault == SaveFault::EmptyPayload {
-            "empty"
+            "returned an empty payload"
         } else {
-            "null"
+            "returned a null payload"
         };
         assert!(
             err.to_string().contains(word),
@@ -382,4 +382,29 @@ fn a_plugin_that_refuses_the_device_leaves_no_handle() {
         .expect_err("the CPU engines refuse cuda:0");
     assert_eq!(err.status(), Status::NotSupported, "{err}");
     assert!(err.to_string().contains("cuda:0"), "{err}");
+}
+
+#[test]
+fn a_plugin_the_program_registered_itself_is_named_in_process_not_built_in() {
+    let fp = FaultPlugin::new(Faults::all_hooks().save(SaveFault::Fail));
+    let plugin = &fp.registry().plugins()[0];
+    assert_eq!(plugin.source(), &kiln_backend::PluginSource::InProcess);
+    let handle = fp.handle();
+    let plan = build_plan(&handle, &pointwise_graph(), HeurMode::A);
+    let err = plan.serialize().expect_err("the injected save failure");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "{FAULT_PLUGIN_NAME} (in-process, registered by the program)"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("built-in"), "{text}");
+    // A table handed to the registry that no `builtin_plugins!` of this program declares is
+    // in-process too: this test binary declares none.
+    let registry = kiln_backend::Registry::with_builtins(&[kiln_test_plugin::cpu_plugin_table()]);
+    assert_eq!(
+        registry.plugins()[0].source(),
+        &kiln_backend::PluginSource::InProcess
+    );
 }

@@ -68,6 +68,22 @@ fn known_engines(handle: &Handle) -> Vec<String> {
         .collect()
 }
 
+/// Why engine `name` declined `graph` on `handle`, in its plugin's words.
+fn decline_reason(graph: &Graph, handle: &Handle, name: &str) -> String {
+    let Some(g) = graph.op_graph() else {
+        return "the graph is not validated".to_string();
+    };
+    let blob = kiln_format::encode_graph(g);
+    match kiln_backend::heuristics::declined_engines(handle, &blob)
+        .into_iter()
+        .find(|d| d.engine_name == name)
+    {
+        Some(d) => d.reason,
+        // Known to the registry but on no plugin of this handle: its plugin refused the device.
+        None => format!("its plugin does not run on {}", handle.device()),
+    }
+}
+
 /// Builds `graph`'s plan on `handle` with the default heuristics (`HeurMode::A`), keeping only
 /// engines that can save their plans, and only `engine` when given. `what` names the graph's file
 /// in messages. Unknown engine → exit code 1; an engine that does not support the graph, or no
@@ -101,8 +117,9 @@ pub fn build_saveable_plan(
             return Err(Failure::new(
                 EXIT_NOT_SUPPORTED,
                 format!(
-                    "--engine {name}: the engine does not support the graph of {what} on {}; engines that do: {}",
+                    "--engine {name}: the engine does not support the graph of {what} on {}: {}; engines that do: {}",
                     handle.device(),
+                    decline_reason(graph, handle, name),
                     if applicable.is_empty() { "none".to_string() } else { applicable.join(", ") }
                 ),
             ));

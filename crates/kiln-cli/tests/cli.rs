@@ -496,6 +496,25 @@ fn engines_are_chosen_by_name_and_unknown_ones_refused() {
             "KILN_CPU_MATMUL_GEMM_V1",
             "does not support",
             "pointwise.json",
+            // The engine's own reason, not only that it declined.
+            "the graph has no matmul",
+        ],
+    );
+    // The pointwise engine on a convolution: its reason names the node it cannot run.
+    kiln([
+        "build",
+        s(&example("conv_bias_relu.json")),
+        "--engine",
+        "KILN_CPU_POINTWISE_V1",
+        "-o",
+        s(&out),
+    ])
+    .fails(
+        4,
+        &[
+            "--engine KILN_CPU_POINTWISE_V1",
+            "node 'conv' is conv_fprop",
+            "pointwise nodes only",
         ],
     );
 }
@@ -622,4 +641,285 @@ fn demo_json_keys_are_kept() {
     have.sort_unstable();
     assert_eq!(have, want);
     assert_eq!(r["validated"], true);
+}
+
+/// `plan` re-encoded (envelope version 2) with `edit` applied to its envelope and payload.
+fn forged_plan(
+    plan: &[u8],
+    edit: impl FnOnce(&mut kiln_format::PlanEnvelope<'_>, &mut Vec<u8>),
+) -> Vec<u8> {
+    let env = kiln_format::decode_plan(plan).expect("a plan");
+    let mut payload = env.payload.to_vec();
+    let mut edited = env.clone();
+    edit(&mut edited, &mut payload);
+    kiln_format::encode_plan(&kiln_format::PlanEnvelope {
+        payload: &payload,
+        ..edited
+    })
+}
+
+#[test]
+fn inspect_describes_the_payload_and_answers_for_a_device() {
+    let dir = scratch("inspect_device");
+    let with_graph = dir.join("conv.kiln");
+    kiln([
+        "build",
+        s(&example("conv_bias_relu.json")),
+        "--with-graph",
+        "-o",
+        s(&with_graph),
+    ])
+    .ok();
+
+    // No device: the description, when the file's plugin is registered; no device keys.
+    let plain = kiln(["inspect", s(&with_graph)]);
+    plain.ok();
+    assert!(
+        plain
+            .stdout
+            .contains("payload, as plugin kiln-cpu describes it:")
+            && plain.stdout.contains("kiln-cpu payload 1.1")
+            && plain.stdout.contains("knobs       conv_algo="),
+        "{}",
+        plain.stdout
+    );
+    assert!(!plain.stdout.contains("loadable here"), "{}", plain.stdout);
+    let report = kiln(["inspect", s(&with_graph), "--json"]).ok().json();
+    assert_eq!(report["description_plugin"], "kiln-cpu");
+    let description = report["description"].as_str().expect("a description");
+    assert!(
+        description.contains(report["engine"].as_str().unwrap()),
+        "{description}"
+    );
+    assert!(report.get("loadable_here").is_none(), "{report}");
+
+    // On the CPU it loads.
+    let here = kiln(["inspect", s(&with_graph), "--device", "cpu"]);
+    here.ok();
+    assert!(
+        here.stdout.contains("loadable here   yes (on cpu)"),
+        "{}",
+        here.stdout
+    );
+    let r = kiln(["inspect", s(&with_graph), "--device", "cpu", "--json"])
+        .ok()
+        .json();
+    assert_eq!(r["device"], "cpu");
+    assert_eq!(r["loadable_here"], true);
+    assert_eq!(r["loadable_here_reason"], Value::Null);
+    assert!(r["description"].is_string(), "{r}");
+
+    // A CPU plan never loads on a GPU: with a GPU its engine is missing there, without one the
+    // device is missing. Either way the answer is no, with the reason.
+    let gpu = kiln(["inspect", s(&with_graph), "--device", "cuda:0", "--json"]);
+    assert_eq!(gpu.code, 4, "{}{}", gpu.stdout, gpu.stderr);
+    let r = gpu.json();
+    assert_eq!(r["loadable_here"], false);
+    let why = r["loadable_here_reason"].as_str().expect("a reason");
+    assert!(
+        why.contains("no such device here") || why.contains("not available on cuda:0"),
+        "{why}"
+    );
+    let text = kiln(["inspect", s(&with_graph), "--device", "cuda:0"]);
+    assert_eq!(text.code, 4);
+    assert!(
+        text.stdout.contains("loadable here   no (on cuda:0): "),
+        "{}",
+        text.stdout
+    );
+
+    // A malformed device is a usage error of the option.
+    kiln(["inspect", s(&with_graph), "--device", "tpu"]).fails(1, &["--device tpu"]);
+
+    // A graph alone reads on any device the handle opens.
+    let graph_only = dir.join("pw.graph");
+    kiln([
+        "convert",
+        s(&example("pointwise.json")),
+        "-o",
+        s(&graph_only),
+    ])
+    .ok();
+    let r = kiln(["inspect", s(&graph_only), "--device", "cpu", "--json"])
+        .ok()
+        .json();
+    assert_eq!(r["loadable_here"], true);
+    assert_eq!(r["description"], Value::Null);
+}
+
+#[test]
+fn inspect_says_why_a_sound_plan_does_not_load_here() {
+    let dir = scratch("inspect_why_not");
+    let plan_path = dir.join("pw.plan");
+    kiln(["build", s(&example("pointwise.json")), "-o", s(&plan_path)]).ok();
+    let plan = std::fs::read(&plan_path).unwrap();
+
+    // A newer payload format (minor 2 of the CPU plugin's major 1): the header digest covers
+    // only the body, so the file is sound, and only the plugin can say it cannot read it.
+    let newer = dir.join("newer.plan");
+    std::fs::write(
+        &newer,
+        forged_plan(&plan, |_, payload| {
+            payload[6..8].copy_from_slice(&2u16.to_le_bytes())
+        }),
+    )
+    .unwrap();
+    let r = kiln(["inspect", s(&newer), "--device", "cpu", "--json"]);
+    assert_eq!(r.code, 4, "{}{}", r.stdout, r.stderr);
+    let r = r.json();
+    assert_eq!(r["loadable"], true, "the blob itself is sound");
+    assert_eq!(r["loadable_here"], false);
+    let why = r["loadable_here_reason"].as_str().unwrap();
+    assert!(
+        why.contains("format 1.2") && why.contains("1.0 to 1.1"),
+        "{why}"
+    );
+    let unavailable = r["description_unavailable"].as_str().unwrap();
+    assert!(unavailable.contains("format 1.2"), "{unavailable}");
+    // Without --device, inspect still only reads the file: it loads as far as kiln can tell.
+    assert_eq!(kiln(["inspect", s(&newer)]).code, 0);
+
+    // An engine no registered plugin has.
+    let gone = dir.join("gone.plan");
+    std::fs::write(
+        &gone,
+        forged_plan(&plan, |env, _| {
+            env.engine_name = "KILN_CPU_GONE_V1".into();
+            env.engine_id = kiln_core::engine_id("KILN_CPU_GONE_V1");
+        }),
+    )
+    .unwrap();
+    let r = kiln(["inspect", s(&gone), "--device", "cpu", "--json"]);
+    assert_eq!(r.code, 4, "{}{}", r.stdout, r.stderr);
+    let r = r.json();
+    let why = r["loadable_here_reason"].as_str().unwrap();
+    assert!(
+        why.contains("KILN_CPU_GONE_V1") && why.contains("not available on cpu"),
+        "{why}"
+    );
+    let unavailable = r["description_unavailable"].as_str().unwrap();
+    assert!(
+        unavailable.contains("no registered plugin has engine KILN_CPU_GONE_V1"),
+        "{unavailable}"
+    );
+
+    // A damaged file is not loadable anywhere: exit 3, with --device too.
+    let mut damaged = plan.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    let damaged_path = dir.join("damaged.plan");
+    std::fs::write(&damaged_path, &damaged).unwrap();
+    let r = kiln(["inspect", s(&damaged_path), "--device", "cpu", "--json"]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["loadable_here"], false);
+}
+
+const GROUPED_CONV: &str = r#"{
+  "name": "grouped conv (2 groups)",
+  "tensors": [
+    { "uid": 1, "name": "x", "dims": [1, 4, 8, 8], "strides": [256, 64, 8, 1], "data_type": "f32" },
+    { "uid": 2, "name": "w", "dims": [4, 2, 3, 3], "strides": [18, 9, 3, 1], "data_type": "f32" },
+    { "uid": 3, "name": "y", "dims": [1, 4, 8, 8], "strides": [256, 64, 8, 1], "data_type": "f32" }
+  ],
+  "nodes": [
+    { "name": "conv", "op": "conv", "direction": "fprop", "x": 1, "w": 2, "y": 3,
+      "params": { "pre_padding": [1, 1], "post_padding": [1, 1], "stride": [1, 1], "dilation": [1, 1] } }
+  ]
+}"#;
+
+#[test]
+#[ignore = "needs NVRTC: eval \"$(scripts/install-nvrtc.sh)\""]
+fn cuda_engines_that_decline_a_grouped_convolution_each_say_why() {
+    let dir = scratch("cuda_declines");
+    let graph = dir.join("grouped.json");
+    std::fs::write(&graph, GROUPED_CONV).unwrap();
+    let out = dir.join("x.kiln");
+    kiln(["build", s(&graph), "--target", "sm_90", "-o", s(&out)]).fails(
+        4,
+        &[
+            "no engine on sm_90 supports this graph",
+            "KILN_CUDA_CONV_FPROP_V1 (kiln-cuda): grouped convolution (2 groups) is not supported",
+            "KILN_CUDA_POINTWISE_V1 (kiln-cuda): ",
+            "KILN_CUDA_MATMUL_V1 (kiln-cuda): ",
+        ],
+    );
+    kiln([
+        "build",
+        s(&graph),
+        "--target",
+        "sm_90",
+        "--engine",
+        "KILN_CUDA_CONV_FPROP_V1",
+        "-o",
+        s(&out),
+    ])
+    .fails(
+        4,
+        &[
+            "--engine KILN_CUDA_CONV_FPROP_V1",
+            "grouped convolution (2 groups) is not supported",
+        ],
+    );
+}
+
+#[test]
+#[ignore = "needs NVRTC: eval \"$(scripts/install-nvrtc.sh)\""]
+fn a_cuda_plan_built_without_a_gpu_shows_its_arch_and_where_it_loads() {
+    let dir = scratch("inspect_cuda");
+    let sm90 = dir.join("pw_sm90.kiln");
+    kiln([
+        "build",
+        s(&example("pointwise.json")),
+        "--target",
+        "sm_90",
+        "--with-graph",
+        "-o",
+        s(&sm90),
+    ])
+    .ok();
+    let r = kiln(["inspect", s(&sm90), "--json"]).ok().json();
+    assert_eq!(r["description_plugin"], "kiln-cuda");
+    let d = r["description"].as_str().expect("described");
+    for want in [
+        "kiln-cuda payload 2.0",
+        "KILN_CUDA_POINTWISE_V1",
+        "with NVRTC 13.",
+        "code object 0: sm_90 cubin ",
+        "sha256 ",
+        "loads on    sm_90",
+        "launch 0",
+    ] {
+        assert!(d.contains(want), "lacks {want:?}:\n{d}");
+    }
+    // The target arch it was built for loads it; another arch says why not; the CPU lacks the
+    // engine.
+    let r = kiln(["inspect", s(&sm90), "--device", "sm_90", "--json"])
+        .ok()
+        .json();
+    assert_eq!(r["loadable_here"], true, "{r}");
+    let other = kiln(["inspect", s(&sm90), "--device", "sm_80", "--json"]);
+    assert_eq!(other.code, 4, "{}{}", other.stdout, other.stderr);
+    let why = other.json()["loadable_here_reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        why.contains("compiled for sm_90") && why.contains("cannot run on"),
+        "{why}"
+    );
+    let cpu = kiln(["inspect", s(&sm90), "--device", "cpu", "--json"]);
+    assert_eq!(cpu.code, 4);
+    let why = cpu.json()["loadable_here_reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        why.contains("KILN_CUDA_POINTWISE_V1") && why.contains("not available on cpu"),
+        "{why}"
+    );
+    // On a real GPU: yes on an sm_90 device, the reason otherwise; without one, no such device.
+    let gpu = kiln(["inspect", s(&sm90), "--device", "cuda:0", "--json"]).json();
+    if gpu["loadable_here"] == false {
+        assert!(gpu["loadable_here_reason"].is_string(), "{gpu}");
+    }
 }

@@ -15,8 +15,8 @@ use std::ffi::{c_char, c_void};
 /// ABI major version: a plugin of another major is refused.
 pub const KILN_PLUGIN_ABI_MAJOR: u32 = 1;
 /// ABI minor version: fields appended to the table within major 1. Minor 1 appended
-/// `get_execution_context_tensors`.
-pub const KILN_PLUGIN_ABI_MINOR: u32 = 1;
+/// `get_execution_context_tensors`; minor 2 appended `describe_serialized_execution_context`.
+pub const KILN_PLUGIN_ABI_MINOR: u32 = 2;
 
 /// Name of the exported entry point.
 pub const ENTRY_POINT_SYMBOL: &[u8] = b"kiln_engine_plugin_v1\0";
@@ -281,7 +281,8 @@ pub struct KilnPluginTable {
             out: *mut KilnBytes,
         ) -> KilnPluginStatus,
     >,
-    /// Frees bytes returned by `serialize_execution_context`.
+    /// Frees bytes returned by `serialize_execution_context` (with the instance that saved them)
+    /// or text returned by `describe_serialized_execution_context` (with a null instance).
     pub destroy_serialized_execution_context:
         Option<unsafe extern "C" fn(instance: KilnPluginInstance, bytes: KilnBytes)>,
     /// Restores a context of engine `engine_id` from `payload`, a view of the loaded bytes that
@@ -308,6 +309,25 @@ pub struct KilnPluginTable {
             out: *mut KilnTensorExtent,
             capacity: usize,
             count: *mut usize,
+        ) -> KilnPluginStatus,
+    >,
+
+    // Appended in ABI minor 2; optional.
+    /// Describes `payload` (a saved execution context of engine `engine_id`, as
+    /// `serialize_execution_context` wrote it) for people, with no instance and no device: what
+    /// it holds and what it needs to load (format version, code objects and their target archs,
+    /// versions, knobs). On success `out` receives plugin-owned UTF-8 text (not NUL-terminated;
+    /// `len` bytes). Whoever allocates, frees: the host copies the text and always hands it back
+    /// to `destroy_serialized_execution_context` with a null instance, so a plugin exports this
+    /// hook only together with the three plan-serialization hooks (the host ignores it
+    /// otherwise). `NOT_SUPPORTED` means the plugin does not describe its payloads; damaged bytes
+    /// are `INVALID_VALUE` and a payload the plugin cannot read (a newer format) `NOT_APPLICABLE`,
+    /// as at restore. `payload` is valid only during the call.
+    pub describe_serialized_execution_context: Option<
+        unsafe extern "C" fn(
+            engine_id: u64,
+            payload: KilnBytes,
+            out: *mut KilnBytes,
         ) -> KilnPluginStatus,
     >,
 }

@@ -184,6 +184,19 @@ pub trait EnginePlugin: Sized + Send + Sync + 'static {
         )))
     }
 
+    /// Describes a saved payload of engine `engine_id` for people (`kiln inspect`), with no
+    /// instance and no device: its format version and what it needs to load (code objects and
+    /// their target archs, versions, knobs, a summary of what it runs). Exported only with the
+    /// plan-serialization hooks (`SUPPORTS_SERIALIZATION`). Check the payload as restore does:
+    /// damaged bytes are `INVALID_VALUE`, a format this plugin cannot read `NOT_APPLICABLE`. The
+    /// default says the plugin does not describe its payloads (`NOT_SUPPORTED`).
+    fn describe_payload(_engine_id: u64, _payload: &[u8]) -> PluginResult<String> {
+        Err(PluginError::not_supported(format!(
+            "{}: does not describe its saved payloads",
+            Self::NAME
+        )))
+    }
+
     /// The tensors `context` binds at execute, as its own state (for a restored context: its
     /// payload) describes them. The backend compares them with the plan envelope at every restore
     /// and refuses a plan whose payload contradicts its envelope, so a forged payload cannot make

@@ -408,7 +408,8 @@ unsafe extern "C" fn destroy_serialized_execution_context(
         if !bytes.ptr.is_null() {
             let slice = std::ptr::slice_from_raw_parts_mut(bytes.ptr as *mut u8, bytes.len);
             // SAFETY: these bytes came from Box::into_raw of a Box<[u8]> of exactly this length
-            // in serialize_execution_context and are freed once.
+            // in serialize_execution_context or describe_serialized_execution_context, and the
+            // host frees them once.
             drop(unsafe { Box::from_raw(slice) });
         }
         Ok(())
@@ -466,6 +467,30 @@ unsafe extern "C" fn get_execution_context_tensors<P: EnginePlugin>(
     })
 }
 
+unsafe extern "C" fn describe_serialized_execution_context<P: EnginePlugin>(
+    engine_id: u64,
+    payload: KilnBytes,
+    out: *mut KilnBytes,
+) -> KilnPluginStatus {
+    guard(|| {
+        if out.is_null() {
+            return Err(PluginError::bad_param("out is null"));
+        }
+        // SAFETY: the host passes a view of the payload, valid for the call.
+        let bytes = unsafe { payload.as_slice() }
+            .ok_or_else(|| PluginError::bad_param("the payload pointer is null"))?;
+        let text = P::describe_payload(engine_id, bytes)?
+            .into_bytes()
+            .into_boxed_slice();
+        let len = text.len();
+        let ptr = Box::into_raw(text) as *const u8;
+        // SAFETY: out is non-null and caller-owned. The text is a Box<[u8]> exactly like the save
+        // hook's bytes, so destroy_serialized_execution_context frees it.
+        unsafe { *out = KilnBytes { ptr, len } };
+        Ok(())
+    })
+}
+
 /// Builds the table of plugin `P` (implementation detail of [`crate::export_plugin!`]).
 pub trait PluginTableFor {
     const TABLE: KilnPluginTable;
@@ -505,6 +530,11 @@ impl<P: EnginePlugin> PluginTableFor for P {
             None
         },
         get_execution_context_tensors: Some(get_execution_context_tensors::<P>),
+        describe_serialized_execution_context: if P::SUPPORTS_SERIALIZATION {
+            Some(describe_serialized_execution_context::<P>)
+        } else {
+            None
+        },
     };
 }
 

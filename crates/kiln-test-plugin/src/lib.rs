@@ -129,7 +129,7 @@ impl FaultPlugin {
         let table: &'static KilnPluginTable = Box::leak(Box::new(fault_table(&faults)));
         // SAFETY: the table is leaked ('static) and every function it points to is a static
         // function of this test binary or of the linked-in CPU plugin.
-        let plugin = unsafe { Plugin::from_table(table, PluginSource::BuiltIn, None) }
+        let plugin = unsafe { Plugin::from_table(table, PluginSource::InProcess, None) }
             .expect("the fault plugin's table is accepted");
         assert_eq!(plugin.name(), FAULT_PLUGIN_NAME);
         let mut registry = Registry::empty();
@@ -521,5 +521,7 @@ fn fault_table(faults: &Faults) -> KilnPluginTable {
         // Not reported: the fault plugin's restored plans take the backend's path for plugins
         // that do not describe their contexts' tensors.
         get_execution_context_tensors: None,
+        // Not described: `kiln inspect` shows no description for its plans.
+        describe_serialized_execution_context: None,
     }
 }

@@ -695,16 +695,40 @@ impl Graph {
                 .as_ref()
                 .map(|h| h.device().to_string())
                 .unwrap_or_default();
-            return Err(Error::NotSupported(if self.configs.is_empty() {
-                format!("no engine on {device} supports this graph (did you call create_execution_plans?)")
-            } else {
-                format!(
-                    "no engine passes the filters (behaviour notes {:?}, deselected {:?}); the candidates were: {}",
+            // Each engine that declined the graph, in its plugin's words.
+            let (declined, engines): (Vec<String>, usize) = match (&self.handle, &self.blob) {
+                (Some(h), Some(b)) => (
+                    heuristics::declined_engines(h, b)
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect(),
+                    h.plugins().map(|p| p.engines().len()).sum(),
+                ),
+                _ => (Vec::new(), 0),
+            };
+            return Err(Error::NotSupported(
+                // Some engine applies: the heuristics were not asked.
+                if self.configs.is_empty() && declined.len() < engines.max(1) {
+                    format!("no engine on {device} supports this graph (did you call create_execution_plans?)")
+                } else if self.configs.is_empty() {
+                    format!(
+                        "no engine on {device} supports this graph: {}",
+                        declined.join("; ")
+                    )
+                } else {
+                    format!(
+                    "no engine passes the filters (behaviour notes {:?}, deselected {:?}); the candidates were: {}{}",
                     self.notes,
                     self.deselected,
-                    self.configs.iter().map(|c| c.engine_name.as_str()).collect::<Vec<_>>().join(", ")
+                    self.configs.iter().map(|c| c.engine_name.as_str()).collect::<Vec<_>>().join(", "),
+                    if declined.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; the other engines declined the graph: {}", declined.join("; "))
+                    }
                 )
-            }));
+                },
+            ));
         }
         Ok(())
     }

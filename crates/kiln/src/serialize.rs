@@ -6,7 +6,7 @@
 //! ([`Graph::build`]) and save that.
 
 use crate::graph::Graph;
-use kiln_backend::{ExecutionPlan, Handle};
+use kiln_backend::{check_plan_fits_graph, ExecutionPlan, Handle};
 use kiln_core::{Error, Result};
 use kiln_format::BlobKind;
 
@@ -62,7 +62,8 @@ impl Graph {
     ///
     /// Refuses a bare plan blob with `BadParam` (load it with [`deserialize_compiled_plan`] or
     /// [`Graph::deserialize_compiled_plan`]), damaged or foreign bytes with `BadParam`, and (with
-    /// `handle`) a container whose plan binds other tensor UIDs than its graph with `BadParam`.
+    /// or without `handle`) a container whose plan does not fit its graph (other tensor UIDs, or
+    /// other recorded layouts) with `BadParam`.
     pub fn deserialize(handle: Option<&Handle>, bytes: &[u8]) -> Result<Graph> {
         let info = kiln_format::probe(bytes)?;
         let graph = kiln_format::decode_graph(bytes)?;
@@ -71,6 +72,13 @@ impl Graph {
                 let plan = ExecutionPlan::restore(h, bytes)?;
                 check_plan_fits(&graph, &plan)?;
                 Some(plan)
+            }
+            (None, BlobKind::GraphAndPlan) if info.plan_blob_bytes.is_some() => {
+                // Not restored without a handle, but a container whose plan was built for
+                // another graph is damaged or forged, whoever loads it: refused as with a handle.
+                let env = kiln_format::decode_plan(bytes)?;
+                check_plan_fits_graph(&graph, &env.tensor_uids, env.tensor_layouts.as_deref())?;
+                None
             }
             _ => None,
         };
@@ -123,41 +131,15 @@ impl Graph {
 /// tensors of `g` and, when the plan records its tensor layouts (version-2 files and built plans),
 /// each layout must equal the graph's tensor (data type, dims, strides).
 pub(crate) fn check_plan_fits(g: &kiln_core::OpGraph, plan: &ExecutionPlan) -> Result<()> {
-    let mut want: Vec<i64> = g.bound_tensors().map(|t| t.uid).collect();
-    let mut have = plan.tensor_uids().to_vec();
-    want.sort_unstable();
-    have.sort_unstable();
-    if want != have {
-        return Err(Error::BadParam(format!(
-            "the plan binds tensor uids {have:?} but this graph binds {want:?}: it was built for another graph"
-        )));
-    }
-    for layout in plan.tensor_layouts().unwrap_or_default() {
-        let Some(t) = g.tensor(layout.uid) else {
-            continue;
-        };
-        if !layout.matches(t) {
-            return Err(Error::BadParam(format!(
-                "the plan was built for tensor uid {} as {} {:?} with strides {:?}, but this graph's {} is {} {:?} with strides {:?}: it was built for another graph",
-                layout.uid,
-                layout.data_type,
-                layout.dims,
-                layout.strides,
-                t.label(),
-                t.data_type,
-                t.dims,
-                t.strides
-            )));
-        }
-    }
-    Ok(())
+    check_plan_fits_graph(g, plan.tensor_uids(), plan.tensor_layouts())
 }
 
 /// Restores a plan alone from `bytes` (a bare plan blob, or a graph-and-plan container of which
 /// the plan part is kept) on `handle`'s device, without recompiling. Its re-save
 /// ([`serialize_compiled_plan`]) returns exactly the plan bytes it was loaded from.
 ///
-/// A graph-only blob is refused with `BadParam` (load it with [`Graph::deserialize`]).
+/// A graph-only blob is refused with `BadParam` (load it with [`Graph::deserialize`]), and so is
+/// a container whose plan does not fit the container's own graph.
 pub fn deserialize_compiled_plan(handle: &Handle, bytes: &[u8]) -> Result<ExecutionPlan> {
     ExecutionPlan::restore(handle, bytes)
 }

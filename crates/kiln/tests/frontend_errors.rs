@@ -156,3 +156,36 @@ fn a_plugin_free_handle_is_refused_clearly() {
     assert_eq!(e.status(), Status::NotSupported);
     assert!(e.to_string().contains("no plugins"), "{e}");
 }
+
+#[test]
+fn engines_that_decline_a_graph_say_why_when_no_candidate_is_left() {
+    let mut g = Graph::new();
+    let x = g.tensor(f32("x", &[2, 8]));
+    let s = g.tensor(f32("s", &[2, 8]));
+    let y = g.pointwise(&x, Some(&s), PointwiseAttributes::new(PointwiseMode::Mul));
+    y.set_output(true).set_name("y");
+    let handle = Handle::cpu().expect("a CPU handle");
+    g.validate().expect("validates");
+    g.build_operation_graph(&handle).expect("lowers");
+    g.create_execution_plans(&[HeurMode::A])
+        .expect("heuristics");
+    // Leave out the engines that do run it: what is left must say why it declined.
+    g.deselect_engines(&["KILN_CPU_POINTWISE_V1", "KILN_CPU_REFERENCE"]);
+    let e = g.check_support().unwrap_err();
+    assert_eq!(e.status(), Status::NotSupported);
+    let text = e.to_string();
+    assert!(text.contains("declined"), "{text}");
+    for (engine, why) in [
+        ("KILN_CPU_MATMUL_GEMM_V1 (kiln-cpu): ", "matmul"),
+        ("KILN_CPU_CONV_FPROP_GEMM_V1 (kiln-cpu): ", "convolution"),
+    ] {
+        let at = text
+            .find(engine)
+            .unwrap_or_else(|| panic!("{engine} is not named: {text}"));
+        let reason = &text[at + engine.len()..];
+        let reason = &reason[..reason.find(';').unwrap_or(reason.len())];
+        assert!(reason.contains(why), "{engine}{reason}");
+    }
+    // The engines that do apply are candidates, not decliners.
+    assert!(!text.contains("KILN_CPU_POINTWISE_V1 (kiln-cpu)"), "{text}");
+}

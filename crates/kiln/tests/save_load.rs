@@ -351,11 +351,56 @@ fn container_whose_plan_binds_other_tensor_uids_than_its_graph_is_refused() {
         .expect("the parts do not match");
     assert_eq!(err.status(), Status::BadParam, "{err}");
     assert!(err.to_string().contains("another graph"), "{err}");
-    // Without a handle only the graph is loaded, which is fine.
-    assert!(Graph::deserialize(None, &forged)
-        .expect("the graph part loads")
-        .plan()
-        .is_none());
+    // Without a handle the plan is not restored, but the container is refused the same way: its
+    // parts contradict each other, whoever loads it.
+    let err = Graph::deserialize(None, &forged)
+        .err()
+        .expect("refused without a handle too");
+    assert_eq!(err.status(), Status::BadParam, "{err}");
+    assert!(err.to_string().contains("another graph"), "{err}");
+    // The plan loader, given the container, checks the container's own graph as well.
+    let err = kiln::deserialize_compiled_plan(&cpu_handle(), &forged)
+        .expect_err("the plan loader refuses it");
+    assert_eq!(err.status(), Status::BadParam, "{err}");
+    assert!(
+        err.to_string().contains("container's graph") && err.to_string().contains("another graph"),
+        "{err}"
+    );
+}
+
+#[test]
+fn container_whose_plan_has_the_same_uids_but_other_layouts_is_refused_by_every_loader() {
+    // conv+bias+relu and pointwise bind the same UIDs with other shapes: only the recorded
+    // layouts tell them apart.
+    let conv_plan = built(conv_graph, &cpu_handle())
+        .serialize_compiled_plan()
+        .expect("saves");
+    let mut graph = pointwise_graph();
+    graph.validate().expect("validates");
+    let graph_blob = graph.serialize().expect("the graph alone saves");
+    let forged = kiln_format::encode_container(&graph_blob, Some(&conv_plan));
+    for (what, result) in [
+        (
+            "graph loader without a handle",
+            Graph::deserialize(None, &forged).map(drop),
+        ),
+        (
+            "graph loader with a handle",
+            Graph::deserialize(Some(&cpu_handle()), &forged).map(drop),
+        ),
+        (
+            "plan loader",
+            kiln::deserialize_compiled_plan(&cpu_handle(), &forged).map(drop),
+        ),
+    ] {
+        let err = result.err().unwrap_or_else(|| panic!("{what}: accepted"));
+        assert_eq!(err.status(), Status::BadParam, "{what}: {err}");
+        assert!(err.to_string().contains("another graph"), "{what}: {err}");
+    }
+    // The honest container of the same plan still loads everywhere.
+    let honest = built(conv_graph, &cpu_handle()).serialize().expect("saves");
+    Graph::deserialize(None, &honest).expect("graph loader without a handle");
+    kiln::deserialize_compiled_plan(&cpu_handle(), &honest).expect("plan loader");
 }
 
 #[test]

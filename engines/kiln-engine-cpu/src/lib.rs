@@ -134,6 +134,11 @@ impl EnginePlugin for CpuPlugin {
         prepare_context(engine, knobs, p.graph)
     }
 
+    /// Format version, engine, knob values and the stored graph's summary (no device needed).
+    fn describe_payload(engine_id: u64, bytes: &[u8]) -> PluginResult<String> {
+        payload::describe(bytes, engine_id, |id| find_engine(id).ok())
+    }
+
     /// The bound tensors of the context's graph: for a restored plan, the graph its payload
     /// stores, which the backend checks against the envelope.
     fn context_tensors(&self, context: &CpuContext) -> PluginResult<Vec<TensorExtent>> {

@@ -154,6 +154,86 @@ pub fn decode(bytes: &[u8]) -> PluginResult<CpuPayload> {
     })
 }
 
+/// A description of a payload for people (`kiln inspect`): its format version, engine, knob
+/// values (a knob the payload does not set shows its default) and a summary of its graph. Checks
+/// the payload as [`decode`] does, so damaged bytes are `INVALID_VALUE` and a newer format
+/// `NOT_APPLICABLE`. `find_engine` gives the plugin's engine of an ID, if it has one;
+/// `envelope_engine_id` is the engine the plan envelope names.
+pub fn describe(
+    bytes: &[u8],
+    envelope_engine_id: u64,
+    find_engine: impl Fn(u64) -> Option<&'static dyn crate::engine::CpuEngine>,
+) -> PluginResult<String> {
+    let p = decode(bytes)?;
+    let engine = find_engine(p.engine_id);
+    // decode checked the header, so its minor (bytes 6..8) is there.
+    let minor = u16::from_le_bytes([bytes[6], bytes[7]]);
+    let mut lines = vec![format!(
+        "format      {} payload {FORMAT_MAJOR}.{minor} (this plugin reads {FORMAT_MAJOR}.0 to \
+         {FORMAT_MAJOR}.{FORMAT_MINOR}), {} bytes",
+        FORMAT.owner,
+        bytes.len()
+    )];
+    lines.push(match engine {
+        Some(e) => format!("engine      {} ({:#018x})", e.name(), p.engine_id),
+        None => format!(
+            "engine      {:#018x}, which this plugin does not have (it cannot restore the plan)",
+            p.engine_id
+        ),
+    });
+    if p.engine_id != envelope_engine_id {
+        lines.push(format!(
+            "mismatch    the plan envelope names engine {envelope_engine_id:#018x}: restore \
+             refuses the payload as damaged"
+        ));
+    }
+    let mut knobs: Vec<String> = Vec::new();
+    if let Some(e) = engine {
+        for k in e.knobs() {
+            knobs.push(match p.knobs.iter().find(|(id, _)| *id == k.id) {
+                Some((_, v)) => format!("{}={v}", k.name),
+                None => format!("{}={} (default; not in the payload)", k.name, k.default),
+            });
+        }
+    }
+    for (id, v) in &p.knobs {
+        if !engine.is_some_and(|e| e.knobs().iter().any(|k| k.id == *id)) {
+            knobs.push(format!("knob id {id}={v} (not a knob of this engine)"));
+        }
+    }
+    lines.push(format!(
+        "knobs       {}",
+        if knobs.is_empty() {
+            "none".to_string()
+        } else {
+            knobs.join(", ")
+        }
+    ));
+    let g = &p.graph;
+    let ops: Vec<String> = g.nodes.iter().map(|n| n.op.describe()).collect();
+    lines.push(format!(
+        "graph       {}{} tensors, {} nodes ({})",
+        if g.name.is_empty() {
+            String::new()
+        } else {
+            format!("'{}': ", g.name)
+        },
+        g.tensors.len(),
+        g.nodes.len(),
+        ops.join(", ")
+    ));
+    for t in g.bound_tensors() {
+        lines.push(format!(
+            "bound       {} {} {:?} strides {:?}",
+            t.label(),
+            t.data_type,
+            t.dims,
+            t.strides
+        ));
+    }
+    Ok(lines.join("\n"))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -178,6 +258,54 @@ pub(crate) mod tests {
         body.extend_from_slice(&(blob.len() as u64).to_le_bytes());
         body.extend_from_slice(&blob);
         PayloadFormat { minor: 0, ..FORMAT }.wrap(&body)
+    }
+
+    #[test]
+    fn describe_names_the_format_engine_knobs_and_graph() {
+        let conv = crate::all_engines()
+            .into_iter()
+            .find(|e| e.name() == crate::fast::conv_fprop::NAME)
+            .expect("the conv engine");
+        let id = kiln_core::engine_id(conv.name());
+        let find = |i: u64| {
+            crate::all_engines()
+                .into_iter()
+                .find(|e| kiln_core::engine_id(e.name()) == i)
+        };
+        // Knob 1 set, knobs 2 and 3 left to their defaults.
+        let bytes = encode(id, &[(1, 2)], &graph());
+        let text = describe(&bytes, id, find).expect("described");
+        assert!(
+            text.contains("kiln-cpu payload 1.1 (this plugin reads 1.0 to 1.1)"),
+            "{text}"
+        );
+        assert!(text.contains(conv.name()), "{text}");
+        assert!(text.contains("conv_algo=2"), "{text}");
+        assert!(
+            text.contains("tile_positions=0 (default; not in the payload)"),
+            "{text}"
+        );
+        assert!(text.contains("1 nodes (pointwise relu)"), "{text}");
+        assert!(text.contains("tensor 'x' (uid 1) f32 [4]"), "{text}");
+        assert!(!text.contains("mismatch"), "{text}");
+        // A 1.0 payload says so; an envelope naming another engine is pointed out.
+        let old = encode_1_0(id, &[0, 16], &graph());
+        let text = describe(&old, id ^ 1, find).expect("described");
+        assert!(text.contains("payload 1.0"), "{text}");
+        assert!(text.contains("mismatch"), "{text}");
+        // An engine this plugin lacks, and a knob its engine lacks, are named as such.
+        let text = describe(&encode(7, &[(9, 1)], &graph()), 7, find).expect("described");
+        assert!(text.contains("does not have"), "{text}");
+        assert!(text.contains("knob id 9=1"), "{text}");
+        // Damaged and newer payloads are refused as restore refuses them.
+        let mut damaged = bytes.clone();
+        *damaged.last_mut().unwrap() ^= 1;
+        let e = describe(&damaged, id, find).unwrap_err();
+        assert_eq!(e.status, kiln_plugin_sdk::KilnPluginStatus::INVALID_VALUE);
+        let newer = PayloadFormat { minor: 2, ..FORMAT }.wrap(&bytes[HEADER_SIZE..]);
+        let e = describe(&newer, id, find).unwrap_err();
+        assert_eq!(e.status, kiln_plugin_sdk::KilnPluginStatus::NOT_APPLICABLE);
+        assert!(e.message.contains("1.2"), "{}", e.message);
     }
 
     #[test]

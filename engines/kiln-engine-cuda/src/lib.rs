@@ -333,6 +333,12 @@ impl EnginePlugin for CudaPlugin {
         self.prepare(&p, None)
     }
 
+    /// What a saved plan holds and needs (archs, code objects, versions, launches), without a
+    /// device or NVRTC.
+    fn describe_payload(engine_id: u64, bytes: &[u8]) -> PluginResult<String> {
+        payload::describe(bytes, engine_id, |name| ENGINES.contains(&name))
+    }
+
     /// The tensors the payload records, with the sizes its kernels were specialised to; the
     /// backend checks them against the envelope at every restore.
     fn context_tensors(&self, context: &CudaContext) -> PluginResult<Vec<TensorExtent>> {

@@ -428,3 +428,186 @@ pub fn decode(bytes: &[u8]) -> PluginResult<Payload<'_>> {
     check_values(&p, body)?;
     Ok(p)
 }
+
+/// A description of a payload for people (`kiln inspect`), without a device: its format version,
+/// engine, the provider and NVRTC versions that built it, each code object (target arch, cubin
+/// size and SHA-256, PTX), each launch and the tensors it binds. Checks the payload as [`decode`]
+/// does (steps 1 to 8), so damaged bytes are `INVALID_VALUE` and a newer format `NOT_APPLICABLE`.
+/// `has_engine` says whether this provider has an engine of that name; `envelope_engine_id` is the
+/// engine the plan envelope names.
+pub fn describe(
+    bytes: &[u8],
+    envelope_engine_id: u64,
+    has_engine: impl Fn(&str) -> bool,
+) -> PluginResult<String> {
+    let p = decode(bytes)?;
+    let mut lines = vec![format!(
+        "format      {} payload {FORMAT_MAJOR}.{FORMAT_MINOR}, {} bytes",
+        FORMAT.owner,
+        bytes.len()
+    )];
+    lines.push(if has_engine(&p.engine_name) {
+        format!("engine      {}", p.engine_name)
+    } else {
+        format!(
+            "engine      {}, which this provider does not have (it cannot restore the plan)",
+            p.engine_name
+        )
+    });
+    if kiln_core::engine_id(&p.engine_name) != envelope_engine_id {
+        lines.push(format!(
+            "mismatch    the plan envelope names engine {envelope_engine_id:#018x}: restore \
+             refuses the payload as damaged"
+        ));
+    }
+    lines.push(format!(
+        "built by    {} {} with NVRTC {}.{}",
+        FORMAT.owner, p.provider_version, p.nvrtc_version.0, p.nvrtc_version.1
+    ));
+    lines.push(format!("workspace   {} bytes", p.workspace));
+    let mut archs: Vec<String> = Vec::new();
+    for (i, c) in p.code_objects.iter().enumerate() {
+        let sha: String = c.sha256.iter().map(|b| format!("{b:02x}")).collect();
+        let ptx = if c.ptx.is_empty() {
+            format!("no PTX (loads on sm_{} only)", c.arch)
+        } else {
+            format!("PTX {} bytes (also loads on newer archs)", c.ptx.len())
+        };
+        lines.push(format!(
+            "code object {i}: sm_{} cubin {} bytes sha256 {sha}; {ptx}",
+            c.arch,
+            c.cubin.len()
+        ));
+        let arch = if c.ptx.is_empty() {
+            format!("sm_{}", c.arch)
+        } else {
+            format!("sm_{} and newer", c.arch)
+        };
+        if !archs.contains(&arch) {
+            archs.push(arch);
+        }
+    }
+    lines.push(format!("loads on    {}", archs.join(" + ")));
+    for (i, l) in p.launches.iter().enumerate() {
+        let args: Vec<String> = l
+            .args
+            .iter()
+            .map(|a| match a {
+                Argument::Tensor(uid) => format!("tensor uid {uid}"),
+                Argument::Scalar32(v) => format!("u32 {v:#x}"),
+                Argument::Scalar64(v) => format!("u64 {v:#x}"),
+            })
+            .collect();
+        lines.push(format!(
+            "launch {i}    {} (code object {}) grid {:?} block {:?} shared memory {} bytes; \
+             arguments: {}",
+            l.symbol,
+            l.code_object,
+            l.grid,
+            l.block,
+            l.shared_bytes,
+            args.join(", ")
+        ));
+    }
+    for t in &p.tensors {
+        lines.push(format!(
+            "bound       tensor uid {} {} {} bytes",
+            t.uid, t.data_type, t.storage_bytes
+        ));
+    }
+    lines.push(
+        "tiles       not recorded (format 2.0 keeps each launch's grid and block only)".to_string(),
+    );
+    Ok(lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A payload as a deviceless build for sm_90 makes one, with stand-in code bytes (describing
+    /// needs no NVRTC: nothing is compiled or loaded).
+    fn payload() -> Payload<'static> {
+        Payload {
+            engine_name: "KILN_CUDA_POINTWISE_V1".into(),
+            provider_version: "9.9.9".into(),
+            nvrtc_version: (13, 0),
+            workspace: 0,
+            tensors: vec![
+                TensorSig {
+                    uid: 1,
+                    data_type: DataType::F32,
+                    storage_bytes: 64,
+                },
+                TensorSig {
+                    uid: 2,
+                    data_type: DataType::F32,
+                    storage_bytes: 64,
+                },
+            ],
+            code_objects: vec![CodeObject::new(90, vec![0xab; 100], Vec::new())],
+            launches: vec![Launch {
+                code_object: 0,
+                symbol: "kiln_pw_test".into(),
+                grid: [1, 1, 1],
+                block: [128, 1, 1],
+                shared_bytes: 0,
+                args: vec![
+                    Argument::Tensor(1),
+                    Argument::Tensor(2),
+                    Argument::Scalar32(16),
+                ],
+            }],
+        }
+    }
+
+    #[test]
+    fn describe_names_archs_code_objects_versions_and_launches() {
+        let p = payload();
+        let bytes = encode(&p);
+        let id = kiln_core::engine_id(&p.engine_name);
+        let text = describe(&bytes, id, |n| n == "KILN_CUDA_POINTWISE_V1").expect("described");
+        let sha: String = p.code_objects[0]
+            .sha256
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        for want in [
+            "kiln-cuda payload 2.0",
+            "engine      KILN_CUDA_POINTWISE_V1",
+            "kiln-cuda 9.9.9 with NVRTC 13.0",
+            "code object 0: sm_90 cubin 100 bytes",
+            sha.as_str(),
+            "no PTX (loads on sm_90 only)",
+            "loads on    sm_90",
+            "kiln_pw_test (code object 0) grid [1, 1, 1] block [128, 1, 1]",
+            "tensor uid 1, tensor uid 2, u32 0x10",
+            "bound       tensor uid 2 f32 64 bytes",
+        ] {
+            assert!(text.contains(want), "lacks {want:?}:\n{text}");
+        }
+        assert!(!text.contains("mismatch"), "{text}");
+        // PTX makes newer archs loadable, and the description says so.
+        let mut with_ptx = payload();
+        with_ptx.code_objects = vec![CodeObject::new(80, vec![1; 32], b"ptx\0".to_vec())];
+        let text = describe(&encode(&with_ptx), id, |_| true).expect("described");
+        assert!(text.contains("loads on    sm_80 and newer"), "{text}");
+        // An engine this provider lacks, and an envelope naming another engine.
+        let text = describe(&bytes, id ^ 1, |_| false).expect("described");
+        assert!(text.contains("does not have"), "{text}");
+        assert!(text.contains("mismatch"), "{text}");
+    }
+
+    #[test]
+    fn describe_refuses_damaged_and_newer_payloads_as_restore_does() {
+        let bytes = encode(&payload());
+        let mut damaged = bytes.clone();
+        *damaged.last_mut().unwrap() ^= 1;
+        let e = describe(&damaged, 0, |_| true).unwrap_err();
+        assert_eq!(e.status, kiln_plugin_sdk::KilnPluginStatus::INVALID_VALUE);
+        let newer = PayloadFormat { minor: 1, ..FORMAT }.wrap(&bytes[HEADER_SIZE..]);
+        let e = describe(&newer, 0, |_| true).unwrap_err();
+        assert_eq!(e.status, kiln_plugin_sdk::KilnPluginStatus::NOT_APPLICABLE);
+        assert!(e.message.contains("2.1"), "{}", e.message);
+    }
+}
