@@ -264,7 +264,7 @@ pub(crate) mod tests {
     fn describe_names_the_format_engine_knobs_and_graph() {
         let conv = crate::all_engines()
             .into_iter()
-            .find(|e| e.name() == crate::fast::conv_fprop::NAME)
+            .find(|e| e.name() == crate::fast::conv::fprop::NAME)
             .expect("the conv engine");
         let id = kiln_core::engine_id(conv.name());
         let find = |i: u64| {
