@@ -23,9 +23,14 @@ pub struct kiln_plan_t {
 fn build(handle: &Handle, graph: &GraphData) -> Result<ExecutionPlan> {
     let configs = heuristics::engine_configs(handle, &graph.blob, &[HeurMode::A])?;
     if configs.is_empty() {
+        let declined: Vec<String> = heuristics::declined_engines(handle, &graph.blob)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         return Err(Error::NotSupported(format!(
-            "no engine on {} supports this graph",
-            handle.device()
+            "no engine on {} supports this graph: {}",
+            handle.device(),
+            declined.join("; ")
         )));
     }
     let mut failures = Vec::new();
