@@ -80,6 +80,18 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `kiln build EXAMPLE --with-graph -o OUT` on the CPU; asserts that it succeeds.
+fn build_with_graph(example_name: &str, out: &Path) {
+    kiln([
+        "build",
+        s(&example(example_name)),
+        "--with-graph",
+        "-o",
+        s(out),
+    ])
+    .ok();
+}
+
 #[test]
 fn every_example_builds_with_its_graph_runs_and_matches_the_reference() {
     let dir = scratch("examples");
@@ -130,14 +142,7 @@ fn every_example_builds_with_its_graph_runs_and_matches_the_reference() {
 fn a_mismatch_with_the_reference_exits_2() {
     let dir = scratch("mismatch");
     let out = dir.join("conv.kiln");
-    kiln([
-        "build",
-        s(&example("conv_bias_relu.json")),
-        "--with-graph",
-        "-o",
-        s(&out),
-    ])
-    .ok();
+    build_with_graph("conv_bias_relu.json", &out);
     // The GEMM engine sums in another order than the reference: not bit-equal in f32.
     let r = kiln([
         "run",
@@ -295,14 +300,7 @@ fn convert_goes_json_to_binary_and_back() {
 
     // The graph of a graph-with-plan file converts; its plan is dropped, and the report says so.
     let both = dir.join("mm.kiln");
-    kiln([
-        "build",
-        s(&example("matmul.json")),
-        "--with-graph",
-        "-o",
-        s(&both),
-    ])
-    .ok();
+    build_with_graph("matmul.json", &both);
     let r = kiln([
         "convert",
         s(&both),
@@ -323,14 +321,7 @@ fn upgrade_rebuilds_the_plan_and_says_what_changed() {
         dir.join("same.kiln"),
         dir.join("ref.kiln"),
     );
-    kiln([
-        "build",
-        s(&example("conv_bias_relu.json")),
-        "--with-graph",
-        "-o",
-        s(&old),
-    ])
-    .ok();
+    build_with_graph("conv_bias_relu.json", &old);
     let r = kiln(["upgrade", s(&old), "-o", s(&same), "--json"])
         .ok()
         .json();
@@ -395,14 +386,7 @@ fn a_missing_file_is_named() {
 fn a_damaged_file_is_not_loadable() {
     let dir = scratch("damaged");
     let good = dir.join("conv.kiln");
-    kiln([
-        "build",
-        s(&example("conv_bias_relu.json")),
-        "--with-graph",
-        "-o",
-        s(&good),
-    ])
-    .ok();
+    build_with_graph("conv_bias_relu.json", &good);
     let mut bytes = std::fs::read(&good).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x40;
@@ -662,14 +646,7 @@ fn forged_plan(
 fn inspect_describes_the_payload_and_answers_for_a_device() {
     let dir = scratch("inspect_device");
     let with_graph = dir.join("conv.kiln");
-    kiln([
-        "build",
-        s(&example("conv_bias_relu.json")),
-        "--with-graph",
-        "-o",
-        s(&with_graph),
-    ])
-    .ok();
+    build_with_graph("conv_bias_relu.json", &with_graph);
 
     // No device: the description, when the file's plugin is registered; no device keys.
     let plain = kiln(["inspect", s(&with_graph)]);
