@@ -29,18 +29,28 @@ emit("pointwise Add 2^28 f32", timed(lambda: torch.add(x, z, out=y)), nbytes=12.
 emit("pointwise Relu 2^28 f32", timed(lambda: torch.relu(x, out=y) if False else torch.clamp_min(x, 0, out=y)), nbytes=8.0 * n)
 del x, z, y
 for dt, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
-    for (nb, c, hw, k, r, pad) in [(32, 64, 56, 64, 3, 1), (32, 256, 14, 256, 3, 1), (32, 128, 28, 128, 1, 0)]:
+    for (nb, c, hw, k, r, stride) in [(32, 64, 56, 64, 3, 1), (32, 256, 14, 256, 3, 1), (32, 128, 28, 128, 1, 1), (32, 128, 56, 128, 3, 2), (64, 512, 7, 512, 3, 1)]:
+        pad = r // 2
         xi = torch.randn(nb, c, hw, hw, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
         w = torch.randn(k, c, r, r, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
         b = torch.randn(k, device="cuda", dtype=dt)
-        flops = 2.0 * nb * k * hw * hw * c * r * r
+        out = (hw + 2 * pad - r) // stride + 1
+        flops = 2.0 * nb * k * out * out * c * r * r
         for fused in [False, True]:
             if fused:
-                f = lambda: torch.relu(torch.nn.functional.conv2d(xi, w, b, padding=pad))
+                f = lambda: torch.relu(torch.nn.functional.conv2d(xi, w, b, stride=stride, padding=pad))
             else:
-                f = lambda: torch.nn.functional.conv2d(xi, w, None, padding=pad)
-            emit(f"conv {name} N{nb} C{c} H{hw} K{k} R{r} pad{pad} bias_relu={str(fused).lower()}", timed(f), flops=flops)
-for s in [4096, 8192]:
-    a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
-    bm = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
-    emit(f"matmul bf16 {s}^3", timed(lambda: a @ bm), flops=2.0 * s ** 3)
+                f = lambda: torch.nn.functional.conv2d(xi, w, None, stride=stride, padding=pad)
+            emit(f"conv {name} N{nb} C{c} H{hw} K{k} R{r} s{stride} bias_relu={str(fused).lower()}", timed(f), flops=flops)
+        del xi, w, b
+for dt, name in [(torch.bfloat16, "bf16"), (torch.float16, "f16")]:
+    for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 1024, 4096), (16384, 4096, 1024)]:
+        a = torch.randn(m, k, device="cuda", dtype=dt)
+        bm = torch.randn(k, n, device="cuda", dtype=dt)
+        emit(f"matmul {name} {m}x{n}x{k}", timed(lambda: torch.matmul(a, bm)), flops=2.0 * m * n * k)
+        del a, bm
+s = 8192
+a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+bm = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+bias = torch.randn(s, device="cuda", dtype=torch.bfloat16)
+emit(f"matmul bf16 {s}x{s}x{s} + bias + gelu", timed(lambda: torch.nn.functional.gelu(torch.addmm(bias, a, bm))), flops=2.0 * s ** 3)

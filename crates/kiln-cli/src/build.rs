@@ -16,6 +16,7 @@ Examples:
   kiln build examples/graphs/matmul.json --with-graph -o matmul.kiln
   kiln build graph.json --engine KILN_CPU_REFERENCE -o ref.plan --json
   kiln build graph.json --target sm_90 -o conv_sm90.kiln --with-graph   (needs the CUDA provider)
+  kiln build matmul.json --device cuda:0 --autotune -o mm.kiln   (times every tile configuration)
 
 Exit status: 0 saved; 1 error (missing file, a plan given as the graph, unknown engine);
 3 the graph file is damaged; 4 no engine here supports the graph, device or target.")]
@@ -34,6 +35,10 @@ pub struct Args {
     /// Use this engine only (see `kiln plugins` for names); default: the heuristics' first choice.
     #[arg(long)]
     engine: Option<String>,
+    /// Time every knob setting of the candidate engines on the device (ITERS runs each, median)
+    /// and keep the fastest; the plan records the choice, so loading it never tunes again.
+    #[arg(long, value_name = "ITERS", num_args = 0..=1, default_missing_value = "20")]
+    autotune: Option<usize>,
     /// Save the graph together with its plan (a graph-with-plan file `kiln run` can execute directly).
     #[arg(long)]
     with_graph: bool,
@@ -55,6 +60,19 @@ struct Report {
     workspace_size: usize,
     tensor_uids: Vec<i64>,
     build_ms: f64,
+    /// With --autotune: each setting tried (engine, knobs, median ms or why it failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    autotune: Option<Vec<Trial>>,
+}
+
+#[derive(Serialize)]
+struct Trial {
+    engine: String,
+    knobs: Vec<(i64, i64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    median_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -66,7 +84,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => handle_for(&args.device)?,
     };
     let mut graph = Graph::from_op_graph(op_graph).map_err(|e| Failure::kiln(&what, e))?;
-    let build_ms = build_saveable_plan(&mut graph, &handle, args.engine.as_deref(), &what)?;
+    let mut build_ms = build_saveable_plan(&mut graph, &handle, args.engine.as_deref(), &what)?;
+    let autotune = match args.autotune {
+        Some(iters) => {
+            let start = std::time::Instant::now();
+            let report = graph
+                .autotune(iters)
+                .map_err(|e| Failure::kiln(format!("{what}: autotune"), e))?;
+            build_ms += start.elapsed().as_secs_f64() * 1e3;
+            Some(
+                report
+                    .trials
+                    .into_iter()
+                    .map(|t| Trial {
+                        engine: t.engine,
+                        knobs: t.knobs,
+                        median_ms: t.result.as_ref().ok().copied(),
+                        error: t.result.err(),
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        }
+        None => None,
+    };
     let plan = graph
         .plan()
         .ok_or_else(|| Failure::error(format!("{what}: no plan was built")))?;
@@ -98,6 +138,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         workspace_size: plan.workspace_size(),
         tensor_uids: plan.tensor_uids().to_vec(),
         build_ms,
+        autotune,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -123,6 +164,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "  workspace  {} bytes; binds tensor uids {:?}",
             report.workspace_size, report.tensor_uids
         );
+        for t in report.autotune.iter().flatten() {
+            match (&t.median_ms, &t.error) {
+                (Some(ms), _) => println!("  autotune   {} knobs {:?}: {ms:.4} ms", t.engine, t.knobs),
+                (None, e) => println!(
+                    "  autotune   {} knobs {:?}: {}",
+                    t.engine,
+                    t.knobs,
+                    e.as_deref().unwrap_or("failed")
+                ),
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

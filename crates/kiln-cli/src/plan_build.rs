@@ -26,6 +26,8 @@ pub fn handle_for(device: &str) -> Result<Handle, Failure> {
 /// A handle for building without a GPU for CUDA arch `target` (`sm_XX`); exit code 1 for another
 /// form, 4 when no CUDA kernel provider is available in this build.
 pub fn handle_for_target(target: &str) -> Result<Handle, Failure> {
+    // `sm_90a` names the same chip as `sm_90`: the Hopper engines compile for sm_90a on their own.
+    let target = target.strip_suffix('a').unwrap_or(target);
     let digits = target.strip_prefix("sm_").unwrap_or("");
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Failure::error(format!(

@@ -20,6 +20,10 @@ pub struct DeviceContext {
     ctx: sys::CUcontext,
     /// Compute capability as an SM number (90 for 9.0).
     pub arch: u32,
+    /// Multiprocessors (what a persistent kernel's grid is sized from).
+    pub sm_count: u32,
+    /// Dynamic shared memory one block may opt in to, in bytes.
+    pub max_shared_optin: u32,
 }
 
 // SAFETY: a CUcontext may be made current on any thread; the handle is only an identifier.
@@ -55,11 +59,26 @@ impl DeviceContext {
             )
         };
         let arch = (major.unwrap_or(0) * 10 + minor.unwrap_or(0)) as u32;
+        // SAFETY: as above.
+        let (sm_count, max_shared_optin) = unsafe {
+            (
+                result::device::get_attribute(
+                    device,
+                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                ),
+                result::device::get_attribute(
+                    device,
+                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                ),
+            )
+        };
         Ok(DeviceContext {
             ordinal,
             device,
             ctx,
             arch,
+            sm_count: sm_count.unwrap_or(1).max(1) as u32,
+            max_shared_optin: max_shared_optin.unwrap_or(48 * 1024).max(0) as u32,
         })
     }
 
@@ -85,6 +104,8 @@ impl Clone for DeviceContext {
             device: self.device,
             ctx,
             arch: self.arch,
+            sm_count: self.sm_count,
+            max_shared_optin: self.max_shared_optin,
         }
     }
 }
@@ -152,6 +173,52 @@ impl Module {
             m.functions.push(f);
         }
         Ok(m)
+    }
+
+    /// Lets function `index` use up to `bytes` of dynamic shared memory (above the default 48 KiB).
+    pub fn set_max_dynamic_shared(&self, index: usize, bytes: u32) -> Result<(), String> {
+        self.device.bind()?;
+        let f = *self.functions.get(index).ok_or("no such function")?;
+        // SAFETY: f is a function of this loaded module; the attribute is a plain int.
+        unsafe {
+            result::function::set_function_attribute(
+                f,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+        }
+        .map_err(|e| format!("cuFuncSetAttribute (dynamic shared memory {bytes} bytes): {e}"))
+    }
+
+    /// Launches function `index` with `params`, one pointer to each parameter's value (as
+    /// cuLaunchKernel takes them), on `stream`.
+    ///
+    /// # Safety
+    /// Each pointer addresses a value of its kernel parameter's size and type, alive for the
+    /// call; pointer values address memory large enough for the kernel.
+    pub unsafe fn launch_with_params(
+        &self,
+        index: usize,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+        stream: sys::CUstream,
+        params: &mut [*mut c_void],
+    ) -> Result<(), String> {
+        self.device.bind()?;
+        let f = *self.functions.get(index).ok_or("no such function")?;
+        // SAFETY: per the contract.
+        unsafe {
+            result::launch_kernel(
+                f,
+                (grid[0], grid[1], grid[2]),
+                (block[0], block[1], block[2]),
+                shared,
+                stream,
+                params,
+            )
+        }
+        .map_err(|e| format!("cuLaunchKernel failed: {e}"))
     }
 
     /// Launches function `index` with `args` (device pointers) on `stream`.

@@ -647,6 +647,21 @@ impl Graph {
         Ok(())
     }
 
+    /// The handle of `build_operation_graph`, if called.
+    pub(crate) fn handle_ref(&self) -> Option<&Handle> {
+        self.handle.as_ref()
+    }
+
+    /// The validated graph and its lowered blob.
+    pub(crate) fn lowered(&self) -> Result<(&OpGraph, &[u8])> {
+        match (&self.op_graph, &self.blob) {
+            (Some(g), Some(b)) => Ok((g, b)),
+            _ => Err(Error::NotInitialized(
+                "call build_operation_graph first".into(),
+            )),
+        }
+    }
+
     fn require_handle(&self) -> Result<&Handle> {
         self.handle.as_ref().ok_or_else(|| {
             Error::NotInitialized("call build_operation_graph(&handle) first".into())
@@ -675,6 +690,21 @@ impl Graph {
     pub fn deselect_engines(&mut self, names: &[&str]) -> &mut Self {
         self.deselected = names.iter().map(|s| s.to_string()).collect();
         self
+    }
+
+    /// Sets knob `knob_id` to `value` in every engine configuration of engine `engine` that the
+    /// heuristics returned (call after `create_execution_plans`); the engine checks the value
+    /// when the plan is built. Returns how many configurations changed.
+    pub fn set_knob(&mut self, engine: &str, knob_id: i64, value: i64) -> usize {
+        let mut n = 0;
+        for c in self.configs.iter_mut().filter(|c| c.engine_name == engine) {
+            match c.knobs.iter_mut().find(|(id, _)| *id == knob_id) {
+                Some(k) => k.1 = value,
+                None => c.knobs.push((knob_id, value)),
+            }
+            n += 1;
+        }
+        n
     }
 
     /// The engine configurations that pass the filters, in heuristic order.

@@ -26,6 +26,7 @@
 //! ```
 
 mod attributes;
+mod autotune;
 mod builtins;
 #[cfg(feature = "cuda")]
 mod device_tensor;
@@ -41,6 +42,7 @@ pub use attributes::{
 };
 #[cfg(feature = "cuda")]
 pub use device_tensor::DeviceTensor;
+pub use autotune::{AutotuneReport, AutotuneTrial};
 pub use graph::{BuildPlanPolicy, Graph};
 pub use host::{HostTensor, VariantPack, Workspace};
 pub use kiln_format::{BlobInfo, BlobKind};

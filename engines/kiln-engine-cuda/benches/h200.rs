@@ -12,9 +12,11 @@ use std::time::Instant;
 fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
     let og = g.op_graph().expect("graph").clone();
     let plan = g.plan().expect("plan");
+    // Random data, never zeros (which can run faster than real data and hide unwritten output).
     let mut mem = Vec::new();
     for t in og.bound_tensors() {
-        mem.push((t.uid, DeviceTensor::zeros(t, 0).expect("device memory")));
+        let host = kiln::HostTensor::random(t, t.uid as u64 + 11).expect("host data");
+        mem.push((t.uid, DeviceTensor::upload(&host, 0).expect("device memory")));
     }
     let b: Vec<(i64, *mut std::ffi::c_void)> = mem
         .iter()
@@ -42,6 +44,26 @@ fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
     );
 }
 
+/// The engine of a built graph's plan.
+fn engine(g: &Graph) -> String {
+    g.plan().map(|p| p.engine_name().to_string()).unwrap_or_default()
+}
+
+/// `y = gelu(a @ b + bias)`, square, bias along N, f32 accumulate, `dt` output.
+fn matmul_bias_gelu(dt: DataType, s: i64) -> Graph {
+    use kiln::{MatmulAttributes, PointwiseAttributes, TensorAttributes};
+    let mut g = Graph::new();
+    let a = g.tensor(TensorAttributes::new().name("a").dim(&[1, s, s]).data_type(dt));
+    let b = g.tensor(TensorAttributes::new().name("b").dim(&[1, s, s]).data_type(dt));
+    let bias = g.tensor(TensorAttributes::new().name("bias").dim(&[1, 1, s]).data_type(dt));
+    let c = g.matmul(&a, &b, MatmulAttributes::new());
+    c.set_data_type(DataType::F32);
+    let cb = g.pointwise(&c, Some(&bias), PointwiseAttributes::new(PointwiseMode::Add));
+    let y = g.pointwise(&cb, None, PointwiseAttributes::new(PointwiseMode::Gelu));
+    y.set_name("y").set_output(true).set_data_type(dt);
+    g
+}
+
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
@@ -58,18 +80,23 @@ fn main() {
         } * n as f64;
         time_graph(&format!("pointwise {mode:?} 2^28 f32"), &g, &h, 0.0, bytes);
     }
+    // The convolution cases, (N, C, H, K, R, stride), NHWC, bare and with bias + relu.
     for dt in [DataType::F16, DataType::Bf16] {
-        for &(nb, c, hw, k, r, pad) in &[
+        for &(nb, c, hw, k, r, stride) in &[
             (32, 64, 56, 64, 3, 1),
             (32, 256, 14, 256, 3, 1),
-            (32, 128, 28, 128, 1, 0),
+            (32, 128, 28, 128, 1, 1),
+            (32, 128, 56, 128, 3, 2),
+            (64, 512, 7, 512, 3, 1),
         ] {
             for fused in [false, true] {
-                let mut g = conv_graph(dt, nb, c, hw, hw, k, r, pad, 1, true, fused);
+                let pad = r / 2;
+                let mut g = conv_graph(dt, nb, c, hw, hw, k, r, pad, stride, true, fused);
                 g.build(&h, &[HeurMode::A]).expect("build conv");
-                let flops = 2.0 * (nb * k * hw * hw * c * r * r) as f64;
+                let out = (hw + 2 * pad - r) / stride + 1;
+                let flops = 2.0 * (nb * k * out * out * c * r * r) as f64;
                 time_graph(
-                    &format!("conv {dt} N{nb} C{c} H{hw} K{k} R{r} pad{pad} bias_relu={fused}"),
+                    &format!("conv {dt} N{nb} C{c} H{hw} K{k} R{r} s{stride} bias_relu={fused} [{}]", engine(&g)),
                     &g,
                     &h,
                     flops,
@@ -78,17 +105,35 @@ fn main() {
             }
         }
     }
-    for s in [4096i64, 8192] {
-        let mut g = matmul_graph(DataType::Bf16, 1, s, s, s, false);
-        g.build(&h, &[HeurMode::A]).expect("build matmul");
-        time_graph(
-            &format!("matmul bf16 {s}^3"),
-            &g,
-            &h,
-            2.0 * (s * s * s) as f64,
-            0.0,
-        );
+    // The matmul cases, M x N x K.
+    for dt in [DataType::Bf16, DataType::F16] {
+        for &(m, n, k) in &[
+            (4096i64, 4096i64, 4096i64),
+            (8192, 8192, 8192),
+            (4096, 1024, 4096),
+            (16384, 4096, 1024),
+        ] {
+            let mut g = matmul_graph(dt, 1, m, k, n, false);
+            g.build(&h, &[HeurMode::A]).expect("build matmul");
+            time_graph(
+                &format!("matmul {dt} {m}x{n}x{k} [{}]", engine(&g)),
+                &g,
+                &h,
+                2.0 * (m * n * k) as f64,
+                0.0,
+            );
+        }
     }
+    let s = 8192i64;
+    let mut g = matmul_bias_gelu(DataType::Bf16, s);
+    g.build(&h, &[HeurMode::A]).expect("build matmul + bias + gelu");
+    time_graph(
+        &format!("matmul bf16 {s}x{s}x{s} + bias + gelu [{}]", engine(&g)),
+        &g,
+        &h,
+        2.0 * (s * s * s) as f64,
+        0.0,
+    );
     // Plan load time (module load included), conv plan.
     let mut g = conv_graph(DataType::F16, 32, 64, 56, 56, 64, 3, 1, 1, true, true);
     g.build(&h, &[HeurMode::A]).expect("build");

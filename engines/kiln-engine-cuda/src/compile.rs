@@ -29,6 +29,29 @@ pub fn include_dir() -> Option<PathBuf> {
         .find(|d| d.join("cuda_fp16.h").is_file())
 }
 
+/// What NVRTC compiles for: `sm_<arch>`, or the architecture-specific `sm_<arch>a` (whose
+/// code, wgmma and setmaxnreg among it, runs on that exact compute capability only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    pub arch: u32,
+    pub specific: bool,
+}
+
+impl From<u32> for Target {
+    fn from(arch: u32) -> Target {
+        Target {
+            arch,
+            specific: false,
+        }
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "sm_{}{}", self.arch, if self.specific { "a" } else { "" })
+    }
+}
+
 /// A compiled code object.
 pub struct Compiled {
     pub cubin: Vec<u8>,
@@ -44,9 +67,9 @@ fn check(st: sys::nvrtcResult, what: &str) -> Result<(), String> {
 }
 
 /// The NVRTC options of a compilation for `sm_<arch>` with headers from `include`.
-fn options(arch: u32, include: &std::path::Path) -> [String; 4] {
+fn options(target: Target, include: &std::path::Path) -> [String; 4] {
     [
-        format!("--gpu-architecture=sm_{arch}"),
+        format!("--gpu-architecture={target}"),
         "--std=c++17".to_string(),
         "-default-device".to_string(),
         format!("-I{}", include.display()),
@@ -57,17 +80,24 @@ fn options(arch: u32, include: &std::path::Path) -> [String; 4] {
 /// the kernel headers ([`crate::codegen::HEADERS`]) by name. Uses the kernel cache, whose key
 /// covers the source, the headers' contents, the options, the NVRTC version and the arch.
 /// Refuses when NVRTC is unavailable or the source does not compile (with NVRTC's log).
-pub fn compile(source: &str, name: &str, arch: u32, with_ptx: bool) -> Result<Compiled, String> {
+pub fn compile(
+    source: &str,
+    name: &str,
+    target: impl Into<Target>,
+    with_ptx: bool,
+) -> Result<Compiled, String> {
+    let target = target.into();
     let version = availability::nvrtc().map_err(|e| format!("CUDA engine not available: {e}"))?;
     let include = include_dir().ok_or(NO_INCLUDE_DIR)?;
-    let options = options(arch, &include);
-    let key = kernel_cache::key(source, &HEADERS, &options[..3], version, arch);
+    let options = options(target, &include);
+    // The options name the exact target (sm_90 or sm_90a), so the key tells the two apart.
+    let key = kernel_cache::key(source, &HEADERS, &options[..3], version, target.arch);
     if let Some((cubin, ptx)) = kernel_cache::get(&key) {
         if !cubin.is_empty() && (!with_ptx || !ptx.is_empty()) {
             return Ok(Compiled { cubin, ptx });
         }
     }
-    let c = compile_uncached(source, name, arch, with_ptx)?;
+    let c = compile_uncached(source, name, target, with_ptx)?;
     kernel_cache::put(&key, &c.cubin, &c.ptx);
     Ok(c)
 }
@@ -80,12 +110,13 @@ const NO_INCLUDE_DIR: &str = "CUDA engine not available: no CUDA include folder 
 pub fn compile_uncached(
     source: &str,
     name: &str,
-    arch: u32,
+    target: impl Into<Target>,
     with_ptx: bool,
 ) -> Result<Compiled, String> {
+    let target = target.into();
     availability::nvrtc().map_err(|e| format!("CUDA engine not available: {e}"))?;
     let include = include_dir().ok_or(NO_INCLUDE_DIR)?;
-    let options = options(arch, &include);
+    let options = options(target, &include);
     let src =
         CString::new(source).map_err(|_| "the generated source holds a NUL byte".to_string())?;
     let cname = CString::new(name).map_err(|_| "the kernel name holds a NUL byte".to_string())?;
@@ -138,7 +169,7 @@ pub fn compile_uncached(
                     .to_string()
             };
             return Err(format!(
-                "NVRTC could not compile {name} for sm_{arch}: {st:?}\n{log}"
+                "NVRTC could not compile {name} for {target}: {st:?}\n{log}"
             ));
         }
         let mut n = 0usize;

@@ -5,7 +5,10 @@
 //! code object, so that a loaded plan runs without compiling anything. Engines:
 //! - `KILN_CUDA_POINTWISE_V1`: any chain of pointwise nodes, fused into one kernel;
 //! - `KILN_CUDA_MATMUL_V1`: batched matmul with a fused pointwise epilogue;
-//! - `KILN_CUDA_CONV_FPROP_V1`: 2-D forward convolution (implicit GEMM) with a fused epilogue.
+//! - `KILN_CUDA_CONV_FPROP_V1`: 2-D forward convolution (implicit GEMM) with a fused epilogue;
+//! - `KILN_CUDA_MATMUL_V2`, `KILN_CUDA_CONV_FPROP_V2`: the same operations on Hopper (sm_90a
+//!   only): TMA, an mbarrier ring, warp-specialised wgmma, persistent tiles
+//!   (`codegen::hopper`). The heuristics offer them first on compute capability 9.0.
 //!
 //! The driver (through the `kiln-cuda-driver` crate, which the frontend's device buffers share)
 //! and NVRTC are loaded at run time (cudarc `dynamic-loading`) and checked before
@@ -19,12 +22,13 @@ pub mod compile;
 mod generated;
 pub mod kernel_cache;
 pub mod payload;
+pub mod tensor_map;
 
 use kiln_core::{engine_id, OpGraph};
 use kiln_cuda_driver::{DeviceContext, Module};
 use kiln_plugin_sdk::{
-    abi, Device, EngineDescriptor, EnginePlugin, KilnTensorBinding, KnobSetting, PluginError,
-    PluginResult, TensorExtent,
+    abi, Device, EngineDescriptor, EnginePlugin, KilnTensorBinding, KnobDescriptor, KnobSetting,
+    PluginError, PluginResult, TensorExtent,
 };
 use payload::{Argument, CodeObject, Launch, Payload, TensorSig};
 use std::ffi::c_void;
@@ -39,26 +43,74 @@ pub const PLUGIN_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const POINTWISE_V1: &str = "KILN_CUDA_POINTWISE_V1";
 pub const MATMUL_V1: &str = "KILN_CUDA_MATMUL_V1";
 pub const CONV_FPROP_V1: &str = "KILN_CUDA_CONV_FPROP_V1";
-const ENGINES: [&str; 3] = [POINTWISE_V1, MATMUL_V1, CONV_FPROP_V1];
+pub const MATMUL_V2: &str = "KILN_CUDA_MATMUL_V2";
+pub const CONV_FPROP_V2: &str = "KILN_CUDA_CONV_FPROP_V2";
+/// In the heuristics' order of preference: the Hopper engines before the portable ones.
+const ENGINES: [&str; 5] = [POINTWISE_V1, MATMUL_V2, CONV_FPROP_V2, MATMUL_V1, CONV_FPROP_V1];
 
-fn supports(name: &str, graph: &OpGraph) -> Result<(), String> {
+/// The V2 engines' knob: which tile configuration (`codegen::hopper::CONFIGS[v - 1]`); 0 lets
+/// the heuristic pick. `kiln build --autotune` times every value on the device and keeps the
+/// fastest; the plan records the choice, so a load never tunes again.
+pub const KNOB_TILE: i64 = 1;
+
+/// The SM number the V2 engines' code runs on.
+pub const HOPPER_ARCH: u32 = 90;
+
+/// Whether engine `name` can run `graph` on `sm_<arch>`, or why not.
+pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
+    let hopper = || {
+        if arch == HOPPER_ARCH {
+            Ok(())
+        } else {
+            Err(format!(
+                "{name} runs on compute capability 9.0 (sm_90a) only, not sm_{arch}"
+            ))
+        }
+    };
     match name {
         POINTWISE_V1 => codegen::pointwise::supports(graph),
         MATMUL_V1 => codegen::gemm::supports(graph, false),
         CONV_FPROP_V1 => codegen::gemm::supports(graph, true),
+        MATMUL_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, false)),
+        CONV_FPROP_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, true)),
         other => Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     }
 }
 
-/// Generates the kernels of engine `name` for `graph`.
-pub fn generate(name: &str, graph: &OpGraph) -> Result<Vec<codegen::Kernel>, String> {
+/// Generates the kernels of engine `name` for `graph`, with the V2 engines' tile knob `tile`
+/// (0: the heuristic's choice).
+pub fn generate_with(
+    name: &str,
+    graph: &OpGraph,
+    tile: i64,
+) -> Result<Vec<codegen::Kernel>, String> {
+    let cfg = match tile {
+        0 => None,
+        v => Some(
+            *usize::try_from(v - 1)
+                .ok()
+                .and_then(|i| codegen::hopper::CONFIGS.get(i))
+                .ok_or_else(|| format!("tile configuration {v} does not exist"))?,
+        ),
+    };
     let k = match name {
         POINTWISE_V1 => codegen::pointwise::generate(graph)?,
         MATMUL_V1 => codegen::gemm::generate(graph, false)?,
         CONV_FPROP_V1 => codegen::gemm::generate(graph, true)?,
+        MATMUL_V2 => codegen::hopper::generate(graph, false, cfg)?,
+        CONV_FPROP_V2 => codegen::hopper::generate(graph, true, cfg)?,
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     };
     Ok(vec![k])
+}
+
+/// Generates the kernels of engine `name` for `graph` with default knobs.
+pub fn generate(name: &str, graph: &OpGraph) -> Result<Vec<codegen::Kernel>, String> {
+    generate_with(name, graph, 0)
+}
+
+fn is_v2(name: &str) -> bool {
+    name == MATMUL_V2 || name == CONV_FPROP_V2
 }
 
 fn engine_name(id: u64) -> PluginResult<&'static str> {
@@ -92,6 +144,10 @@ pub struct CudaContext {
     pub tensors: Vec<TensorSig>,
     /// Per launch: (module index, function index in that module).
     functions: Vec<(usize, usize)>,
+    /// Per launch: its grid on this device (a persistent grid capped at the SM count).
+    grids: Vec<[u32; 3]>,
+    /// Per launch: its tensor maps, checked on this device (empty without a device).
+    maps: Vec<Vec<tensor_map::Encoded>>,
     /// The payload of a built plan; `None` for a restored one (the backend re-saves restored
     /// plans from their loaded bytes, and the SDK never asks this provider to save them).
     built: Option<Payload<'static>>,
@@ -123,7 +179,19 @@ impl CudaPlugin {
         let here = self.arch();
         let mut images: Vec<&[u8]> = Vec::new();
         for (i, c) in payload.code_objects.iter().enumerate() {
-            if c.arch == here {
+            if c.arch_specific {
+                if c.arch != here {
+                    return Err(PluginError::not_applicable(format!(
+                        "{PLUGIN_NAME}: code object {i} was compiled for {}, which runs on compute \
+                         capability {}.{} only; this plan cannot run on {}",
+                        c.target(),
+                        c.arch / 10,
+                        c.arch % 10,
+                        self.where_()
+                    )));
+                }
+                images.push(&c.cubin);
+            } else if c.arch == here {
                 images.push(&c.cubin);
             } else if !c.ptx.is_empty() && here > c.arch {
                 images.push(&c.ptx);
@@ -167,11 +235,40 @@ impl CudaPlugin {
             functions.push((m, f));
         }
         let mut modules = Vec::new();
+        let mut grids: Vec<[u32; 3]> = payload.launches.iter().map(|l| l.grid).collect();
+        let mut maps = Vec::new();
         if let Target::Device(dev) = &self.target {
             for (image, symbols) in images.iter().zip(&symbols) {
                 let m = Module::load(dev, image, symbols)
                     .map_err(|e| PluginError::not_applicable(format!("{PLUGIN_NAME}: {e}")))?;
                 modules.push(m);
+            }
+            for ((l, &(m, f)), grid) in payload.launches.iter().zip(&functions).zip(&mut grids) {
+                if l.shared_bytes > 48 * 1024 {
+                    if l.shared_bytes > dev.max_shared_optin {
+                        return Err(PluginError::not_applicable(format!(
+                            "{PLUGIN_NAME}: kernel {} needs {} bytes of shared memory per block; \
+                             {} allows {}",
+                            l.symbol,
+                            l.shared_bytes,
+                            self.where_(),
+                            dev.max_shared_optin
+                        )));
+                    }
+                    modules[m]
+                        .set_max_dynamic_shared(f, l.shared_bytes)
+                        .map_err(|e| PluginError::not_applicable(format!("{PLUGIN_NAME}: {e}")))?;
+                }
+                if l.persistent {
+                    grid[0] = grid[0].min(dev.sm_count);
+                }
+                let encoded = l
+                    .tensor_maps
+                    .iter()
+                    .map(|r| tensor_map::Encoded::new(r.clone()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| PluginError::not_applicable(format!("{PLUGIN_NAME}: {e}")))?;
+                maps.push(encoded);
             }
         }
         Ok(CudaContext {
@@ -180,6 +277,8 @@ impl CudaPlugin {
             launches: payload.launches.clone(),
             tensors: payload.tensors.clone(),
             functions,
+            grids,
+            maps,
             built,
             modules,
         })
@@ -199,7 +298,18 @@ impl EnginePlugin for CudaPlugin {
                 name,
                 behavior_notes: abi::KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
                     | abi::KILN_BEHAVIOR_DETERMINISTIC,
-                knobs: Vec::new(),
+                knobs: if is_v2(name) {
+                    vec![KnobDescriptor {
+                        id: KNOB_TILE,
+                        name: "tile",
+                        min: 0,
+                        max: codegen::hopper::CONFIGS.len() as i64,
+                        stride: 1,
+                        default: 0,
+                    }]
+                } else {
+                    Vec::new()
+                },
             })
             .collect()
     }
@@ -241,7 +351,7 @@ impl EnginePlugin for CudaPlugin {
     fn applicable_engines(&self, graph: &OpGraph) -> Vec<u64> {
         ENGINES
             .into_iter()
-            .filter(|n| supports(n, graph).is_ok())
+            .filter(|n| supports(n, graph, self.arch()).is_ok())
             .map(engine_id)
             .collect()
     }
@@ -253,37 +363,61 @@ impl EnginePlugin for CudaPlugin {
         graph: &OpGraph,
     ) -> PluginResult<CudaContext> {
         let name = engine_name(id)?;
-        if let Some(k) = knobs.first() {
-            return Err(PluginError::bad_param(format!(
-                "{name}: no knob with id {}",
-                k.knob_id
-            )));
+        let mut tile = 0;
+        for k in knobs {
+            if !is_v2(name) || k.knob_id != KNOB_TILE {
+                return Err(PluginError::bad_param(format!(
+                    "{name}: no knob with id {}",
+                    k.knob_id
+                )));
+            }
+            let max = codegen::hopper::CONFIGS.len() as i64;
+            if !(0..=max).contains(&k.value) {
+                return Err(PluginError::bad_param(format!(
+                    "{name}: knob tile = {} is outside 0..={max}",
+                    k.value
+                )));
+            }
+            tile = k.value;
         }
-        supports(name, graph)
+        supports(name, graph, self.arch())
             .map_err(|why| PluginError::not_supported(format!("{name}: {why}")))?;
         let nvrtc = availability::nvrtc()
             .map_err(|e| PluginError::not_supported(format!("CUDA engine not available: {e}")))?;
         let arch = self.arch();
         let with_ptx = std::env::var("KILN_CUDA_WITH_PTX").is_ok_and(|v| v == "1");
-        let kernels = generate(name, graph)
+        let kernels = generate_with(name, graph, tile)
             .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?;
         let mut code_objects = Vec::new();
         let mut launches = Vec::new();
         for k in &kernels {
-            let c = compile::compile(&k.source, &format!("{}.cu", k.symbol), arch, with_ptx)
+            let target = compile::Target {
+                arch,
+                specific: k.arch_specific,
+            };
+            // PTX of an arch-specific target runs nowhere else: it is never kept.
+            let keep_ptx = with_ptx && !k.arch_specific;
+            let c = compile::compile(&k.source, &format!("{}.cu", k.symbol), target, keep_ptx)
                 .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?;
             let mut ptx = c.ptx;
             if !ptx.is_empty() && ptx.last() != Some(&0) {
                 ptx.push(0);
             }
-            code_objects.push(CodeObject::new(arch, c.cubin, ptx));
+            let mut code = CodeObject::new(arch, c.cubin, ptx);
+            code.arch_specific = k.arch_specific;
+            code_objects.push(code);
             launches.push(Launch {
                 code_object: (code_objects.len() - 1) as u32,
                 symbol: k.symbol.clone(),
                 grid: k.grid,
                 block: k.block,
                 shared_bytes: k.shared_bytes,
-                args: k.args.iter().map(|&u| Argument::Tensor(u)).collect(),
+                args: (0..k.maps.len() as u32)
+                    .map(Argument::TensorMap)
+                    .chain(k.args.iter().map(|&u| Argument::Tensor(u)))
+                    .collect(),
+                tensor_maps: k.maps.clone(),
+                persistent: k.persistent,
             });
         }
         let tensors = graph
@@ -370,42 +504,68 @@ impl EnginePlugin for CudaPlugin {
             )));
         }
         let stream = self.stream.load(Ordering::Acquire) as cudarc::driver::sys::CUstream;
-        for (l, &(m, f)) in context.launches.iter().zip(&context.functions) {
-            let mut args = Vec::with_capacity(l.args.len());
+        let pointer = |uid: i64| -> PluginResult<u64> {
+            let b = bindings.iter().find(|b| b.uid == uid).ok_or_else(|| {
+                PluginError::bad_param(format!(
+                    "{}: tensor uid {uid} is not bound",
+                    context.engine_name
+                ))
+            })?;
+            if b.ptr.is_null() {
+                return Err(PluginError::bad_param(format!(
+                    "tensor uid {uid} is bound to a null pointer"
+                )));
+            }
+            Ok(b.ptr as u64)
+        };
+        for (i, (l, &(m, f))) in context.launches.iter().zip(&context.functions).enumerate() {
+            // Parameter values: pointers and scalars as u64 slots, tensor maps as 128-byte
+            // values; `params` points at each in order.
+            let mut words = Vec::with_capacity(l.args.len());
+            let mut maps = Vec::new();
             for a in &l.args {
-                let uid = match *a {
-                    Argument::Tensor(uid) => uid,
-                    Argument::Scalar32(v) => {
-                        args.push(v as u64);
-                        continue;
+                match *a {
+                    Argument::Tensor(uid) => words.push(pointer(uid)?),
+                    Argument::Scalar32(v) => words.push(v as u64),
+                    Argument::Scalar64(v) => words.push(v),
+                    Argument::TensorMap(n) => {
+                        let e = context
+                            .maps
+                            .get(i)
+                            .and_then(|v| v.get(n as usize))
+                            .ok_or_else(|| PluginError::internal("no tensor map for a launch"))?;
+                        let map = e
+                            .at(pointer(e.uid())?)
+                            .map_err(PluginError::bad_param)?;
+                        maps.push(map);
+                        words.push(0);
                     }
-                    Argument::Scalar64(v) => {
-                        args.push(v);
-                        continue;
-                    }
-                };
-                let b = bindings.iter().find(|b| b.uid == uid).ok_or_else(|| {
-                    PluginError::bad_param(format!(
-                        "{}: tensor uid {uid} is not bound",
-                        context.engine_name
-                    ))
-                })?;
-                if b.ptr.is_null() {
-                    return Err(PluginError::bad_param(format!(
-                        "tensor uid {uid} is bound to a null pointer"
-                    )));
                 }
-                args.push(b.ptr as u64);
+            }
+            let mut params = Vec::with_capacity(l.args.len());
+            let mut next_map = 0;
+            for (a, w) in l.args.iter().zip(words.iter_mut()) {
+                if matches!(a, Argument::TensorMap(_)) {
+                    params.push(&mut maps[next_map] as *mut _ as *mut c_void);
+                    next_map += 1;
+                } else {
+                    params.push(w as *mut u64 as *mut c_void);
+                }
             }
             let module = context
                 .modules
                 .get(m)
                 .ok_or_else(|| PluginError::internal("no module for a launch"))?;
+            let grid = context.grids.get(i).copied().unwrap_or(l.grid);
             // SAFETY: the host checked every pointer against the plan's tensors (execute's
-            // contract); the arguments follow the kernel's parameter order recorded at build; a
-            // 4-byte scalar sits in the low (first, little-endian) bytes of its u64 slot.
-            unsafe { module.launch(f, l.grid, l.block, l.shared_bytes, stream, &args) }
-                .map_err(PluginError::execution_failed)?;
+            // contract); the parameters follow the kernel's order recorded at build; a 4-byte
+            // scalar sits in the low (first, little-endian) bytes of its u64 slot; each tensor
+            // map was encoded over its tensor's bound pointer from a recipe checked to span
+            // no more than the tensor's size; `words` and `maps` outlive the launch call.
+            unsafe {
+                module.launch_with_params(f, grid, l.block, l.shared_bytes, stream, &mut params)
+            }
+            .map_err(PluginError::execution_failed)?;
         }
         Ok(())
     }

@@ -18,6 +18,7 @@
 //! ("damaged: ..."); a valid payload this reader cannot use (another major, a newer minor,
 //! another kind) is `NOT_APPLICABLE`, naming both sides.
 
+pub use crate::codegen::TensorMapRecipe;
 use crate::generated::fb;
 use kiln_core::DataType;
 use kiln_plugin_sdk::{PayloadFormat, PluginError, PluginResult};
@@ -30,8 +31,10 @@ use std::mem::MaybeUninit;
 pub const MARKER: [u8; 4] = *b"KCUD";
 /// The format major this provider writes and reads (2: FlatBuffer body).
 pub const FORMAT_MAJOR: u16 = 2;
-/// The newest format minor this provider reads (and the one it writes).
-pub const FORMAT_MINOR: u16 = 0;
+/// The newest format minor this provider reads. It writes minor 1 only for a payload that uses
+/// a minor-1 field (tensor maps, persistent grids, arch-specific code objects), so plans of the
+/// V1 engines keep the bytes (and the readers) of minor 0.
+pub const FORMAT_MINOR: u16 = 1;
 /// Payload kind: a saved execution context.
 pub const KIND_EXECUTION_CONTEXT: u16 = 1;
 /// Header bytes in front of the body.
@@ -69,6 +72,8 @@ pub struct CodeObject<'a> {
     pub cubin: Cow<'a, [u8]>,
     /// PTX (NUL-terminated) for newer architectures; empty when absent.
     pub ptx: Cow<'a, [u8]>,
+    /// Compiled for the architecture-specific target (`sm_<arch>a`): runs on `arch` only.
+    pub arch_specific: bool,
 }
 
 impl CodeObject<'static> {
@@ -79,7 +84,15 @@ impl CodeObject<'static> {
             sha256: Sha256::digest(&cubin).into(),
             cubin: Cow::Owned(cubin),
             ptx: Cow::Owned(ptx),
+            arch_specific: false,
         }
+    }
+}
+
+impl CodeObject<'_> {
+    /// The target name: `sm_90`, or `sm_90a` for an arch-specific code object.
+    pub fn target(&self) -> String {
+        format!("sm_{}{}", self.arch, if self.arch_specific { "a" } else { "" })
     }
 }
 
@@ -92,6 +105,8 @@ pub enum Argument {
     Scalar32(u32),
     /// An 8-byte value passed by value.
     Scalar64(u64),
+    /// Tensor map `n` of the launch's `tensor_maps`, encoded over its tensor's bound pointer.
+    TensorMap(u32),
 }
 
 /// One kernel launch.
@@ -104,6 +119,10 @@ pub struct Launch {
     pub shared_bytes: u32,
     /// The kernel's parameters, in order.
     pub args: Vec<Argument>,
+    /// The recipes of the tensor maps that `TensorMap` arguments name.
+    pub tensor_maps: Vec<TensorMapRecipe>,
+    /// `grid[0]` is an upper bound, capped at the load device's multiprocessor count.
+    pub persistent: bool,
 }
 
 /// What a CUDA plan holds.
@@ -174,7 +193,7 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
         .map(|(c, cubin)| {
             let ptx = (!c.ptx.is_empty()).then(|| b.create_vector(&c.ptx[..]));
             let sha = b.create_vector(&c.sha256[..]);
-            fb::CodeObject::create(&mut b, c.arch, sha, cubin, ptx)
+            fb::CodeObject::create(&mut b, c.arch, sha, cubin, ptx, c.arch_specific)
         })
         .collect();
     let code_objects = b.create_vector(code_objects.as_slice());
@@ -196,11 +215,23 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
                         Argument::Tensor(uid) => (fb::ArgumentKind::TensorPointer, uid, 0),
                         Argument::Scalar32(v) => (fb::ArgumentKind::Scalar32, 0, v as u64),
                         Argument::Scalar64(v) => (fb::ArgumentKind::Scalar64, 0, v),
+                        Argument::TensorMap(n) => (fb::ArgumentKind::TensorMap, 0, u64::from(n)),
                     };
                     fb::Argument::create(&mut b, kind, uid, bits)
                 })
                 .collect();
             let args = b.create_vector(args.as_slice());
+            let maps: Vec<_> = l
+                .tensor_maps
+                .iter()
+                .map(|m| {
+                    let dims = b.create_vector(m.dims.as_slice());
+                    let strides = b.create_vector(m.strides.as_slice());
+                    let boxes = b.create_vector(m.box_dims.as_slice());
+                    fb::TensorMap::create(&mut b, m.uid, m.data_type.code(), dims, strides, boxes)
+                })
+                .collect();
+            let maps = (!maps.is_empty()).then(|| b.create_vector(maps.as_slice()));
             let symbol = b.create_string(l.symbol.as_str());
             fb::Launch::create(
                 &mut b,
@@ -210,6 +241,8 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
                 dim3(l.block),
                 l.shared_bytes,
                 args,
+                maps,
+                l.persistent,
             )
         })
         .collect();
@@ -228,7 +261,13 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
         launches,
     );
     let body = b.finish(root, None);
-    FORMAT.wrap(body)
+    let minor_1 = p.code_objects.iter().any(|c| c.arch_specific)
+        || p.launches.iter().any(|l| l.persistent || !l.tensor_maps.is_empty());
+    PayloadFormat {
+        minor: u16::from(minor_1),
+        ..FORMAT
+    }
+    .wrap(body)
 }
 
 /// `INVALID_VALUE` "kiln-cuda payload damaged: ...".
@@ -303,6 +342,7 @@ fn read_body(body: &[u8]) -> PluginResult<Payload<'_>> {
                 sha256,
                 cubin: Cow::Borrowed(c.cubin().map_err(|e| bad(&what, e))?.unwrap_or(&[])),
                 ptx: Cow::Borrowed(c.ptx().map_err(|e| bad(&what, e))?.unwrap_or(&[])),
+                arch_specific: c.arch_specific().map_err(|e| bad(&what, e))?,
             });
         }
     }
@@ -337,6 +377,35 @@ fn read_body(body: &[u8]) -> PluginResult<Payload<'_>> {
                             Argument::Scalar32(v)
                         }
                         fb::ArgumentKind::Scalar64 => Argument::Scalar64(bits),
+                        fb::ArgumentKind::TensorMap => {
+                            let n = u32::try_from(bits).map_err(|_| {
+                                damaged(format!("{what}: tensor map index {bits:#x}"))
+                            })?;
+                            Argument::TensorMap(n)
+                        }
+                    });
+                }
+            }
+            let mut tensor_maps = Vec::new();
+            if let Some(v) = l.tensor_maps().map_err(|e| bad(&what, e))? {
+                count(v.len(), &format!("launch {i} tensor map count"))?;
+                for (j, m) in v.iter().enumerate() {
+                    let what = format!("launch {i} tensor map {j}");
+                    let m = m.map_err(|e| bad(&what, e))?;
+                    let code = m.data_type().map_err(|e| bad(&what, e))?;
+                    let data_type = DataType::from_code(code)
+                        .ok_or_else(|| damaged(format!("{what} has data type code {code}")))?;
+                    let list64 = |v: Option<planus::Vector<'_, u64>>| v.map(|v| v.iter().collect::<Vec<u64>>()).unwrap_or_default();
+                    tensor_maps.push(TensorMapRecipe {
+                        uid: m.tensor_uid().map_err(|e| bad(&what, e))?,
+                        data_type,
+                        dims: list64(m.dims().map_err(|e| bad(&what, e))?),
+                        strides: list64(m.strides().map_err(|e| bad(&what, e))?),
+                        box_dims: m
+                            .box_dims()
+                            .map_err(|e| bad(&what, e))?
+                            .map(|v| v.iter().collect())
+                            .unwrap_or_default(),
                     });
                 }
             }
@@ -351,6 +420,8 @@ fn read_body(body: &[u8]) -> PluginResult<Payload<'_>> {
                 block,
                 shared_bytes: l.shared_memory_bytes().map_err(|e| bad(&what, e))?,
                 args,
+                tensor_maps,
+                persistent: l.persistent_grid().map_err(|e| bad(&what, e))?,
             });
         }
     }
@@ -416,6 +487,26 @@ fn check_values(p: &Payload<'_>, body: &[u8]) -> PluginResult<()> {
         if l.symbol.is_empty() || l.symbol.contains('\0') {
             return Err(damaged(format!("launch {i} has symbol {:?}", l.symbol)));
         }
+        for (j, a) in l.args.iter().enumerate() {
+            if let Argument::TensorMap(n) = a {
+                if *n as usize >= l.tensor_maps.len() {
+                    return Err(damaged(format!(
+                        "launch {i} argument {j} names tensor map {n} of {}",
+                        l.tensor_maps.len()
+                    )));
+                }
+            }
+        }
+        for (j, m) in l.tensor_maps.iter().enumerate() {
+            let t = p.tensors.iter().find(|t| t.uid == m.uid).ok_or_else(|| {
+                damaged(format!(
+                    "launch {i} tensor map {j} names tensor uid {}, which the plan does not list",
+                    m.uid
+                ))
+            })?;
+            crate::tensor_map::check_recipe(m, t.storage_bytes)
+                .map_err(|e| damaged(format!("launch {i} tensor map {j}: {e}")))?;
+        }
     }
     Ok(())
 }
@@ -441,8 +532,10 @@ pub fn describe(
     has_engine: impl Fn(&str) -> bool,
 ) -> PluginResult<String> {
     let p = decode(bytes)?;
+    // decode checked the header, so the minor is there.
+    let minor = u16::from_le_bytes([bytes[6], bytes[7]]);
     let mut lines = vec![format!(
-        "format      {} payload {FORMAT_MAJOR}.{FORMAT_MINOR}, {} bytes",
+        "format      {} payload {FORMAT_MAJOR}.{minor}, {} bytes",
         FORMAT.owner,
         bytes.len()
     )];
@@ -468,18 +561,24 @@ pub fn describe(
     let mut archs: Vec<String> = Vec::new();
     for (i, c) in p.code_objects.iter().enumerate() {
         let sha: String = c.sha256.iter().map(|b| format!("{b:02x}")).collect();
-        let ptx = if c.ptx.is_empty() {
+        let ptx = if c.arch_specific {
+            format!(
+                "arch-specific (loads on compute capability {}.{} only)",
+                c.arch / 10,
+                c.arch % 10
+            )
+        } else if c.ptx.is_empty() {
             format!("no PTX (loads on sm_{} only)", c.arch)
         } else {
             format!("PTX {} bytes (also loads on newer archs)", c.ptx.len())
         };
         lines.push(format!(
-            "code object {i}: sm_{} cubin {} bytes sha256 {sha}; {ptx}",
-            c.arch,
+            "code object {i}: {} cubin {} bytes sha256 {sha}; {ptx}",
+            c.target(),
             c.cubin.len()
         ));
-        let arch = if c.ptx.is_empty() {
-            format!("sm_{}", c.arch)
+        let arch = if c.ptx.is_empty() || c.arch_specific {
+            c.target()
         } else {
             format!("sm_{} and newer", c.arch)
         };
@@ -496,14 +595,25 @@ pub fn describe(
                 Argument::Tensor(uid) => format!("tensor uid {uid}"),
                 Argument::Scalar32(v) => format!("u32 {v:#x}"),
                 Argument::Scalar64(v) => format!("u64 {v:#x}"),
+                Argument::TensorMap(n) => match l.tensor_maps.get(*n as usize) {
+                    Some(m) => format!(
+                        "tensor map over uid {} dims {:?} box {:?}",
+                        m.uid, m.dims, m.box_dims
+                    ),
+                    None => format!("tensor map {n}"),
+                },
             })
             .collect();
+        let grid = if l.persistent {
+            format!("{:?} (x at most the device's SM count)", l.grid)
+        } else {
+            format!("{:?}", l.grid)
+        };
         lines.push(format!(
-            "launch {i}    {} (code object {}) grid {:?} block {:?} shared memory {} bytes; \
+            "launch {i}    {} (code object {}) grid {grid} block {:?} shared memory {} bytes; \
              arguments: {}",
             l.symbol,
             l.code_object,
-            l.grid,
             l.block,
             l.shared_bytes,
             args.join(", ")
@@ -557,6 +667,8 @@ mod tests {
                     Argument::Tensor(2),
                     Argument::Scalar32(16),
                 ],
+                tensor_maps: Vec::new(),
+                persistent: false,
             }],
         }
     }

@@ -163,6 +163,8 @@ fn payload_of(edit: impl FnOnce(&mut payload::Payload<'static>)) -> Vec<u8> {
                 .iter()
                 .map(|&u| payload::Argument::Tensor(u))
                 .collect(),
+            tensor_maps: Vec::new(),
+            persistent: false,
         }],
     };
     edit(&mut p);
@@ -425,7 +427,10 @@ fn matmul_transposed_bias_relu(dt: DataType, m: i64, k: i64, n: i64) -> Graph {
 /// f32/f16/bf16, with and without epilogue chains, transposed operands, 1x1 and 3x3
 /// convolutions in both layouts, and the 64-bit index path of both GEMM engines.
 fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
-    use kiln_engine_cuda::{CONV_FPROP_V1 as CONV, MATMUL_V1 as MM, POINTWISE_V1 as PW};
+    use kiln_engine_cuda::{
+        CONV_FPROP_V1 as CONV, CONV_FPROP_V2 as CONV2, MATMUL_V1 as MM, MATMUL_V2 as MM2,
+        POINTWISE_V1 as PW,
+    };
     vec![
         (
             "pointwise_f32_dense_add",
@@ -493,6 +498,28 @@ fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
             CONV,
             conv_graph(DataType::F16, 64, 64, 1024, 1024, 64, 3, 1, 1, true, false),
         ),
+        // The Hopper engines (sm_90a): K-major A with N-major B, batched; both operands
+        // transposed with a bias + relu epilogue; a convolution's gathered A with a narrow tile.
+        (
+            "matmul_v2_bf16_batched_relu",
+            MM2,
+            matmul_graph(DataType::Bf16, 2, 300, 200, 520, true),
+        ),
+        (
+            "matmul_v2_f16_transposed_bias_relu",
+            MM2,
+            matmul_transposed_bias_relu(DataType::F16, 96, 64, 80),
+        ),
+        (
+            "conv_v2_f16_nhwc_3x3_bias_relu",
+            CONV2,
+            conv_graph(DataType::F16, 2, 16, 9, 9, 64, 3, 1, 1, true, true),
+        ),
+        (
+            "conv_v2_bf16_nhwc_3x3_stride2",
+            CONV2,
+            conv_graph(DataType::Bf16, 2, 32, 15, 15, 256, 3, 1, 2, true, false),
+        ),
     ]
 }
 
@@ -530,13 +557,22 @@ fn every_snapshot_variant_compiles_for_sm_90() {
     for (name, kind, g) in source_variants() {
         let k = generated(kind, g);
         // Uncached, so that NVRTC really compiles this source with today's headers.
+        let target = kiln_engine_cuda::compile::Target {
+            arch: 90,
+            specific: k.arch_specific,
+        };
         let c = kiln_engine_cuda::compile::compile_uncached(
             &k.source,
             &format!("{}.cu", k.symbol),
-            90,
+            target,
             false,
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
+        if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
+            std::fs::create_dir_all(&dir).expect("dump dir");
+            let path = std::path::Path::new(&dir).join(format!("{name}.cubin"));
+            std::fs::write(path, &c.cubin).expect("dump cubin");
+        }
         assert_eq!(
             c.cubin.get(..4),
             Some(&b"\x7fELF"[..]),

@@ -275,6 +275,8 @@ fn a_code_object_the_driver_refuses_fails_the_load() {
             block: [32, 1, 1],
             shared_bytes: 0,
             args: Vec::new(),
+            tensor_maps: Vec::new(),
+            persistent: false,
         }],
     };
     let bytes = payload::encode(&p);
@@ -322,4 +324,153 @@ fn committed_sm90_plans_compute_their_stored_outputs_on_gpu() {
         let w = worst(&got, &want, atol, rtol);
         assert!(w <= 1.0, "{stem}: worst error ratio {w}");
     }
+}
+
+/// A matmul whose batch dims broadcast: a [2, 1, m, k] and b [1, 3, k, n] give y [2, 3, m, n].
+fn matmul_broadcast(dt: DataType, m: i64, k: i64, n: i64) -> Graph {
+    use kiln::{MatmulAttributes, TensorAttributes};
+    let mut g = Graph::new();
+    g.set_name("matmul_broadcast");
+    let a = g.tensor(
+        TensorAttributes::new()
+            .name("a")
+            .dim(&[2, 1, m, k])
+            .data_type(dt),
+    );
+    let b = g.tensor(
+        TensorAttributes::new()
+            .name("b")
+            .dim(&[1, 3, k, n])
+            .data_type(dt),
+    );
+    let y = g.matmul(&a, &b, MatmulAttributes::new());
+    y.set_name("y").set_output(true).set_data_type(dt);
+    g
+}
+
+/// `y = act(a @ b + bias)` with a stored M-major (a transposed by strides) when `a_t`, b
+/// K-major when `b_t`, bias broadcast along M, f32 accumulate and `out` as y's type.
+#[allow(clippy::too_many_arguments)]
+fn matmul_epilogue(
+    dt: DataType,
+    out: DataType,
+    m: i64,
+    k: i64,
+    n: i64,
+    a_t: bool,
+    b_t: bool,
+    act: kiln::PointwiseMode,
+) -> Graph {
+    use kiln::{MatmulAttributes, PointwiseAttributes, PointwiseMode, TensorAttributes};
+    let mut g = Graph::new();
+    g.set_name("matmul_epilogue");
+    let a = g.tensor(
+        TensorAttributes::new()
+            .name("a")
+            .dim(&[1, m, k])
+            .stride(&if a_t { [m * k, 1, m] } else { [m * k, k, 1] })
+            .data_type(dt),
+    );
+    let b = g.tensor(
+        TensorAttributes::new()
+            .name("b")
+            .dim(&[1, k, n])
+            .stride(&if b_t { [k * n, 1, k] } else { [k * n, n, 1] })
+            .data_type(dt),
+    );
+    let bias = g.tensor(TensorAttributes::new().name("bias").dim(&[1, 1, n]).data_type(dt));
+    let c = g.matmul(&a, &b, MatmulAttributes::new());
+    c.set_data_type(DataType::F32);
+    let cb = g.pointwise(&c, Some(&bias), PointwiseAttributes::new(PointwiseMode::Add));
+    let y = g.pointwise(&cb, None, PointwiseAttributes::new(act));
+    y.set_name("y").set_output(true).set_data_type(out);
+    g
+}
+
+/// Runs `g` with y poisoned (NaN) first, so an element the kernel never writes fails the check.
+fn run_poisoned(g: &Graph, h: &kiln::Handle, ins: &[(kiln::Tensor, HostTensor)]) -> Vec<f64> {
+    let og = g.op_graph().expect("graph");
+    let mut dev: Vec<(i64, DeviceTensor)> = ins
+        .iter()
+        .map(|(t, hst)| (t.uid().expect("uid"), DeviceTensor::upload(hst, 0).expect("upload")))
+        .collect();
+    let y = g.tensor_by_name("y").expect("y");
+    let yd = og.tensor(y.uid().expect("uid")).expect("y");
+    let mut poison = HostTensor::for_tensor(&y).expect("host y");
+    let count = yd.dims.iter().product::<i64>().max(1) as usize;
+    let span = poison.to_f64_vec().len().max(count);
+    poison.fill_from_f64(&vec![f64::NAN; span]).expect("poison");
+    let mut dy = DeviceTensor::upload(&poison, 0).expect("y memory");
+    let mut ws = Workspace::for_graph(g).expect("ws");
+    {
+        let mut pack = VariantPack::new();
+        for (uid, d) in dev.iter_mut() {
+            pack.insert_device_uid(*uid, d);
+        }
+        pack.insert_device(&y, &mut dy);
+        g.execute(h, &mut pack, &mut ws).expect("execute");
+    }
+    dy.download().expect("download").to_f64_vec()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hopper_engines_match_the_reference_on_odd_shapes_layouts_and_epilogues() {
+    use kiln::PointwiseMode as P;
+    use kiln_engine_cuda::{CONV_FPROP_V2, MATMUL_V2};
+    let h = handle(Device::Cuda(0)).expect("cuda:0 handle");
+    if kiln_cuda_driver::DeviceContext::new(0).map(|d| d.arch) != Ok(90) {
+        eprintln!("skipped: the V2 engines run on compute capability 9.0 only");
+        return;
+    }
+    type V2Case = (&'static str, &'static str, Box<dyn Fn() -> Graph>, f64);
+    let cases: Vec<V2Case> = vec![
+        ("mm bf16 batched relu", MATMUL_V2, Box::new(|| matmul_graph(DataType::Bf16, 2, 333, 200, 520, true)), 3e-2),
+        ("mm f16 broadcast batch", MATMUL_V2, Box::new(|| matmul_broadcast(DataType::F16, 130, 72, 264)), 1e-2),
+        ("mm f16 a^T b^T bias relu", MATMUL_V2, Box::new(|| matmul_epilogue(DataType::F16, DataType::F16, 300, 136, 264, true, true, P::Relu)), 1e-2),
+        ("mm bf16 a^T odd K gelu f32 out", MATMUL_V2, Box::new(|| matmul_epilogue(DataType::Bf16, DataType::F32, 200, 77, 136, true, false, P::Gelu)), 3e-2),
+        ("mm bf16 b^T silu", MATMUL_V2, Box::new(|| matmul_epilogue(DataType::Bf16, DataType::Bf16, 1000, 512, 1000, false, true, P::Swish)), 3e-2),
+        ("mm f16 small N tanh", MATMUL_V2, Box::new(|| matmul_epilogue(DataType::F16, DataType::F16, 777, 64, 40, false, false, P::Tanh)), 1e-2),
+        ("conv f16 3x3 bias relu", CONV_FPROP_V2, Box::new(|| conv_graph(DataType::F16, 4, 64, 14, 14, 64, 3, 1, 1, true, true)), 1e-2),
+        ("conv bf16 3x3 s2 K256", CONV_FPROP_V2, Box::new(|| conv_graph(DataType::Bf16, 2, 32, 15, 15, 256, 3, 1, 2, true, false)), 3e-2),
+        ("conv f16 1x1 K128", CONV_FPROP_V2, Box::new(|| conv_graph(DataType::F16, 4, 128, 7, 7, 128, 1, 0, 1, true, false)), 1e-2),
+        ("conv bf16 3x3 C8 K72", CONV_FPROP_V2, Box::new(|| conv_graph(DataType::Bf16, 3, 8, 11, 13, 72, 3, 1, 1, true, true)), 3e-2),
+    ];
+    let tiles = kiln_engine_cuda::codegen::hopper::CONFIGS.len() as i64;
+    let mut failures = Vec::new();
+    for (what, engine, make, tol) in &cases {
+        let mut g = make();
+        g.build(&h, &[HeurMode::A]).unwrap_or_else(|e| panic!("{what}: build: {e}"));
+        let chosen = g.plan().expect("plan").engine_name().to_string();
+        assert_eq!(&chosen, engine, "{what}: the heuristics chose {chosen}");
+        let ins = inputs(&g);
+        let want = reference(make.as_ref(), &ins);
+        // Every tile configuration, then the heuristic's choice saved and loaded.
+        for tile in 0..=tiles {
+            let mut gt = make();
+            gt.validate().expect("valid");
+            gt.build_operation_graph(&h).expect("lower");
+            gt.create_execution_plans(&[HeurMode::A]).expect("heuristics");
+            gt.set_knob(engine, kiln_engine_cuda::KNOB_TILE, tile);
+            gt.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice).unwrap_or_else(|e| panic!("{what} tile {tile}: {e}"));
+            let got = run_poisoned(&gt, &h, &ins);
+            let e = worst(&got, &want, *tol, *tol);
+            eprintln!("{what} tile {tile}: worst {e:.3}");
+            if !(e <= 1.0) {
+                failures.push(format!("{what} tile {tile}: worst {e}"));
+            }
+        }
+        let saved = g.to_binary().expect("save");
+        let h2 = handle(Device::Cuda(0)).expect("fresh handle");
+        let g2 = Graph::from_binary(Some(&h2), &saved).expect("load");
+        assert_eq!(g2.to_binary().expect("re-save"), saved, "{what}: re-save differs");
+        for run in 0..2 {
+            let got = run_poisoned(&g2, &h2, &ins);
+            let e = worst(&got, &want, *tol, *tol);
+            if !(e <= 1.0) {
+                failures.push(format!("{what}: loaded run {run}: worst {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

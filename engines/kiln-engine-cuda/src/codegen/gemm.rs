@@ -27,18 +27,18 @@ const BM: i64 = 128;
 const BN: i64 = 128;
 
 /// The main node of a GEMM-shaped graph.
-enum Main<'g> {
+pub(crate) enum Main<'g> {
     Matmul(&'g MatmulOp),
     Conv(&'g ConvOp),
 }
 
-struct Split<'g> {
-    main: Main<'g>,
-    out: i64,
-    epilogue: Vec<&'g PointwiseOp>,
+pub(crate) struct Split<'g> {
+    pub main: Main<'g>,
+    pub out: i64,
+    pub epilogue: Vec<&'g PointwiseOp>,
 }
 
-fn split(graph: &OpGraph) -> Result<Split<'_>, String> {
+pub(crate) fn split(graph: &OpGraph) -> Result<Split<'_>, String> {
     let first = graph.nodes.first().ok_or("the graph has no nodes")?;
     let (main, out) = match &first.op {
         Op::Matmul(m) => (Main::Matmul(m), m.c),
@@ -71,7 +71,7 @@ fn split(graph: &OpGraph) -> Result<Split<'_>, String> {
     })
 }
 
-fn tensor(graph: &OpGraph, uid: i64) -> Result<&TensorDesc, String> {
+pub(crate) fn tensor(graph: &OpGraph, uid: i64) -> Result<&TensorDesc, String> {
     graph
         .tensor(uid)
         .ok_or_else(|| format!("no tensor uid {uid}"))
@@ -169,25 +169,7 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
     supports(graph, conv)?;
     let s = split(graph)?;
     let out = tensor(graph, s.out)?;
-    let mut inputs: Vec<i64> = graph
-        .bound_tensors()
-        .filter(|t| graph.producer(t.uid).is_none())
-        .map(|t| t.uid)
-        .collect();
-    let mut outputs: Vec<i64> = graph
-        .bound_tensors()
-        .filter(|t| graph.producer(t.uid).is_some())
-        .map(|t| t.uid)
-        .collect();
-    inputs.sort_unstable();
-    outputs.sort_unstable();
-    let params = Params {
-        list: inputs
-            .iter()
-            .map(|&u| (u, false))
-            .chain(outputs.iter().map(|&u| (u, true)))
-            .collect(),
-    };
+    let params = gemm_params(graph);
     let rank = out.dims.len();
     let name = |u: i64| {
         params
@@ -228,21 +210,8 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
             n = out.dims[rank - 1];
             k = a.dims[rank - 1];
             batches = out.dims[..rank - 2].iter().product::<i64>();
-            // Batch coordinates of blockIdx.z, for the operands' offsets and the epilogue. A
-            // batch dim of extent 1 has coordinate 0, and no offset term reads it.
-            let mut bsetup = String::new();
-            if out.dims[..rank - 2].iter().any(|&d| d != 1) {
-                bsetup.push_str("    kiln_i64 br = batch;\n");
-            }
-            for d in (0..rank - 2).rev().filter(|&d| out.dims[d] != 1) {
-                let _ = writeln!(
-                    bsetup,
-                    "    const kiln_i64 b{d} = br % {}LL; br /= {}LL;",
-                    out.dims[d], out.dims[d]
-                );
-            }
-            batch_coords = bsetup;
-            let bcoords: Vec<String> = (0..rank - 2).map(|d| format!("b{d}")).collect();
+            let bcoords;
+            (batch_coords, bcoords) = matmul_batch_coords(out);
             let boff = |t: &TensorDesc| {
                 let mut tt = t.clone();
                 tt.dims.truncate(rank - 2);
@@ -346,21 +315,7 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
             ];
         }
     }
-    // The epilogue: the main result, then every pointwise node.
-    let mut values = HashMap::new();
-    values.insert(s.out, "acc_".to_string());
-    let mut epilogue = batch_coords;
-    if !out.is_virtual {
-        epilogue.push_str(&store_stmt(graph, &params, out, &coords, "acc_", "    ")?);
-    }
-    epilogue.push_str(&emit_pointwise_body(
-        graph,
-        &s.epilogue,
-        &params,
-        &coords,
-        &mut values,
-        "    ",
-    )?);
+    let epilogue = epilogue_body(graph, &s, &params, &coords, batch_coords)?;
     let tensor_cores = matches!(elem, DataType::F16 | DataType::Bf16);
     let (engine, operands_header) = if conv {
         (crate::CONV_FPROP_V1, "conv_fprop_operands.cuh")
@@ -430,7 +385,79 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
         grid: [gx as u32, gy as u32, batches as u32],
         block: [256, 1, 1],
         shared_bytes: 0,
+        maps: Vec::new(),
+        persistent: false,
+        arch_specific: false,
     })
+}
+
+/// The kernel parameters of a GEMM graph: its inputs, then its outputs, each by ascending UID.
+pub(crate) fn gemm_params(graph: &OpGraph) -> Params {
+    let mut inputs: Vec<i64> = graph
+        .bound_tensors()
+        .filter(|t| graph.producer(t.uid).is_none())
+        .map(|t| t.uid)
+        .collect();
+    let mut outputs: Vec<i64> = graph
+        .bound_tensors()
+        .filter(|t| graph.producer(t.uid).is_some())
+        .map(|t| t.uid)
+        .collect();
+    inputs.sort_unstable();
+    outputs.sort_unstable();
+    Params {
+        list: inputs
+            .iter()
+            .map(|&u| (u, false))
+            .chain(outputs.iter().map(|&u| (u, true)))
+            .collect(),
+    }
+}
+
+/// The statements that decompose the flat batch index `batch` of a matmul output into one
+/// coordinate `b<d>` per batch dim of extent above 1, and the coordinate expressions of every
+/// batch dim (a dim of extent 1 has coordinate 0, and no offset term reads it).
+pub(crate) fn matmul_batch_coords(out: &TensorDesc) -> (String, Vec<String>) {
+    let rank = out.dims.len();
+    let mut setup = String::new();
+    if out.dims[..rank - 2].iter().any(|&d| d != 1) {
+        setup.push_str("    kiln_i64 br = batch;\n");
+    }
+    for d in (0..rank - 2).rev().filter(|&d| out.dims[d] != 1) {
+        let _ = writeln!(
+            setup,
+            "    const kiln_i64 b{d} = br % {}LL; br /= {}LL;",
+            out.dims[d], out.dims[d]
+        );
+    }
+    (setup, (0..rank - 2).map(|d| format!("b{d}")).collect())
+}
+
+/// The body of `kiln_gemm_epilogue`: `batch_coords`, the main result's store (unless virtual),
+/// then every pointwise node, at output coordinates `coords`.
+pub(crate) fn epilogue_body(
+    graph: &OpGraph,
+    s: &Split<'_>,
+    params: &Params,
+    coords: &[String],
+    batch_coords: String,
+) -> Result<String, String> {
+    let out = tensor(graph, s.out)?;
+    let mut values = HashMap::new();
+    values.insert(s.out, "acc_".to_string());
+    let mut epilogue = batch_coords;
+    if !out.is_virtual {
+        epilogue.push_str(&store_stmt(graph, params, out, coords, "acc_", "    ")?);
+    }
+    epilogue.push_str(&emit_pointwise_body(
+        graph,
+        &s.epilogue,
+        params,
+        coords,
+        &mut values,
+        "    ",
+    )?);
+    Ok(epilogue)
 }
 
 /// Whether the kernel can index in 32 bits: every tile coordinate (M, N, K plus a tile of
@@ -439,7 +466,7 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
 /// reach (window corners may lie in the padding), times the dim's stride; sums of such terms
 /// are bounded by the sum over dims, which is what is checked. Arithmetic is in i128, so no
 /// shape makes the check itself overflow.
-fn fits_i32(graph: &OpGraph, s: &Split<'_>) -> Result<bool, String> {
+pub(crate) fn fits_i32(graph: &OpGraph, s: &Split<'_>) -> Result<bool, String> {
     let limit = i128::from(i32::MAX);
     let mut slack = i128::from(BM.max(BN)) * 2;
     if let Main::Conv(cv) = &s.main {

@@ -11,6 +11,7 @@
 //! of [`Kernel::args`].
 
 pub mod gemm;
+pub mod hopper;
 pub mod pointwise;
 
 use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
@@ -20,7 +21,7 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 5] = [
+pub const HEADERS: [(&str, &str); 8] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
     (
@@ -39,6 +40,13 @@ pub const HEADERS: [(&str, &str); 5] = [
         "conv_fprop_operands.cuh",
         include_str!("../kernels/conv_fprop_operands.cuh"),
     ),
+    // The Hopper GEMM (sm_90a): PTX wrappers, the kernel, the convolution's gathered operand.
+    ("hopper_ptx.cuh", include_str!("../kernels/hopper_ptx.cuh")),
+    ("hopper_gemm.cuh", include_str!("../kernels/hopper_gemm.cuh")),
+    (
+        "hopper_conv_gather.cuh",
+        include_str!("../kernels/hopper_conv_gather.cuh"),
+    ),
 ];
 
 /// One generated kernel and how to launch it.
@@ -53,6 +61,29 @@ pub struct Kernel {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_bytes: u32,
+    /// Tensor maps the kernel takes by value before its tensor pointers, in parameter order.
+    pub maps: Vec<TensorMapRecipe>,
+    /// The grid's x extent is an upper bound: the load device caps it at its SM count (the
+    /// kernel strides over its tiles by `gridDim.x`).
+    pub persistent: bool,
+    /// Compiled for the architecture-specific target (`sm_90a`), which runs on that exact
+    /// compute capability only.
+    pub arch_specific: bool,
+}
+
+/// How to encode one tensor map (a `CUtensorMap` for tiled loads with 128-byte swizzle and zero
+/// fill out of bounds) over a bound tensor; its address comes from the binding at execute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorMapRecipe {
+    /// The tensor whose bound pointer is the map's global address.
+    pub uid: i64,
+    pub data_type: DataType,
+    /// Extents, innermost first (rank 2 to 5); the innermost is contiguous.
+    pub dims: Vec<u64>,
+    /// Byte strides of dims 1.. (one fewer than `dims`).
+    pub strides: Vec<u64>,
+    /// The box loaded per copy, innermost first.
+    pub box_dims: Vec<u32>,
 }
 
 /// Fills `{{KEY}}` placeholders of `template`. Refuses a placeholder without a value and a value

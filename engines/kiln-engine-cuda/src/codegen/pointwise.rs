@@ -254,5 +254,8 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
         grid: [blocks, 1, 1],
         block: [BLOCK, 1, 1],
         shared_bytes: 0,
+        maps: Vec::new(),
+        persistent: false,
+        arch_specific: false,
     })
 }

@@ -45,12 +45,20 @@ mod root {
 
                 ///  An 8-byte value passed by value: `scalar_bits`.
                 Scalar64 = 2,
+
+                ///  (minor 1) A 128-byte CUtensorMap passed by value: entry `scalar_bits` of the launch's
+                ///  `tensor_maps`, encoded on the load device over the pointer bound to its tensor.
+                TensorMap = 3,
             }
 
             impl ArgumentKind {
                 /// Array containing all valid variants of ArgumentKind
-                pub const ENUM_VALUES: [Self; 3] =
-                    [Self::TensorPointer, Self::Scalar32, Self::Scalar64];
+                pub const ENUM_VALUES: [Self; 4] = [
+                    Self::TensorPointer,
+                    Self::Scalar32,
+                    Self::Scalar64,
+                    Self::TensorMap,
+                ];
             }
 
             impl ::core::convert::TryFrom<u8> for ArgumentKind {
@@ -65,6 +73,7 @@ mod root {
                         0 => ::core::result::Result::Ok(ArgumentKind::TensorPointer),
                         1 => ::core::result::Result::Ok(ArgumentKind::Scalar32),
                         2 => ::core::result::Result::Ok(ArgumentKind::Scalar64),
+                        3 => ::core::result::Result::Ok(ArgumentKind::TensorMap),
 
                         _ => ::core::result::Result::Err(::planus::errors::UnknownEnumTagKind {
                             tag: value as i128,
@@ -202,7 +211,7 @@ mod root {
             ///  One kernel parameter, in parameter order.
             ///
             /// Generated from these locations:
-            /// * Table `Argument` in the file `schemas/cuda_payload.fbs:21`
+            /// * Table `Argument` in the file `schemas/cuda_payload.fbs:24`
             #[derive(
                 Clone,
                 Debug,
@@ -571,7 +580,7 @@ mod root {
             ///  A grid or block shape.
             ///
             /// Generated from these locations:
-            /// * Struct `Dim3` in the file `schemas/cuda_payload.fbs:30`
+            /// * Struct `Dim3` in the file `schemas/cuda_payload.fbs:33`
             #[derive(
                 Copy,
                 Clone,
@@ -800,10 +809,500 @@ mod root {
                 }
             }
 
+            ///  (minor 1) The recipe of a tensor map for tiled loads (128-byte swizzle, zero fill out of
+            ///  bounds, no interleave); a plan never stores an encoded map, which embeds a device address.
+            ///
+            /// Generated from these locations:
+            /// * Table `TensorMap` in the file `schemas/cuda_payload.fbs:41`
+            #[derive(
+                Clone,
+                Debug,
+                PartialEq,
+                PartialOrd,
+                Eq,
+                Ord,
+                Hash,
+                ::serde::Serialize,
+                ::serde::Deserialize,
+            )]
+            pub struct TensorMap {
+                ///  The tensor whose bound pointer is the map's global address; listed in `CudaPayload.tensors`.
+                pub tensor_uid: i64,
+                ///  kiln-core's data type code (f16 or bf16).
+                pub data_type: u8,
+                ///  Extents, innermost first (rank 2 to 5); the innermost dim is contiguous.
+                pub dims: ::core::option::Option<::planus::alloc::vec::Vec<u64>>,
+                ///  Byte strides of dims 1.. (rank - 1 entries), multiples of 16.
+                pub strides: ::core::option::Option<::planus::alloc::vec::Vec<u64>>,
+                ///  The box of one copy, innermost first (rank entries, each 1 to 256).
+                pub box_dims: ::core::option::Option<::planus::alloc::vec::Vec<u32>>,
+            }
+
+            #[allow(clippy::derivable_impls)]
+            impl ::core::default::Default for TensorMap {
+                fn default() -> Self {
+                    Self {
+                        tensor_uid: 0,
+                        data_type: 0,
+                        dims: ::core::default::Default::default(),
+                        strides: ::core::default::Default::default(),
+                        box_dims: ::core::default::Default::default(),
+                    }
+                }
+            }
+
+            impl TensorMap {
+                /// Creates a [TensorMapBuilder] for serializing an instance of this table.
+                #[inline]
+                pub fn builder() -> TensorMapBuilder<()> {
+                    TensorMapBuilder(())
+                }
+
+                #[allow(clippy::too_many_arguments)]
+                pub fn create(
+                    builder: &mut ::planus::Builder,
+                    field_tensor_uid: impl ::planus::WriteAsDefault<i64, i64>,
+                    field_data_type: impl ::planus::WriteAsDefault<u8, u8>,
+                    field_dims: impl ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                    field_strides: impl ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                    field_box_dims: impl ::planus::WriteAsOptional<::planus::Offset<[u32]>>,
+                ) -> ::planus::Offset<Self> {
+                    let prepared_tensor_uid = field_tensor_uid.prepare(builder, &0);
+                    let prepared_data_type = field_data_type.prepare(builder, &0);
+                    let prepared_dims = field_dims.prepare(builder);
+                    let prepared_strides = field_strides.prepare(builder);
+                    let prepared_box_dims = field_box_dims.prepare(builder);
+
+                    let mut table_writer: ::planus::table_writer::TableWriter<14> =
+                        ::core::default::Default::default();
+                    if prepared_tensor_uid.is_some() {
+                        table_writer.write_entry::<i64>(0);
+                    }
+                    if prepared_dims.is_some() {
+                        table_writer.write_entry::<::planus::Offset<[u64]>>(2);
+                    }
+                    if prepared_strides.is_some() {
+                        table_writer.write_entry::<::planus::Offset<[u64]>>(3);
+                    }
+                    if prepared_box_dims.is_some() {
+                        table_writer.write_entry::<::planus::Offset<[u32]>>(4);
+                    }
+                    if prepared_data_type.is_some() {
+                        table_writer.write_entry::<u8>(1);
+                    }
+
+                    unsafe {
+                        table_writer.finish(builder, |object_writer| {
+                            if let ::core::option::Option::Some(prepared_tensor_uid) =
+                                prepared_tensor_uid
+                            {
+                                object_writer.write::<_, _, 8>(&prepared_tensor_uid);
+                            }
+                            if let ::core::option::Option::Some(prepared_dims) = prepared_dims {
+                                object_writer.write::<_, _, 4>(&prepared_dims);
+                            }
+                            if let ::core::option::Option::Some(prepared_strides) = prepared_strides
+                            {
+                                object_writer.write::<_, _, 4>(&prepared_strides);
+                            }
+                            if let ::core::option::Option::Some(prepared_box_dims) =
+                                prepared_box_dims
+                            {
+                                object_writer.write::<_, _, 4>(&prepared_box_dims);
+                            }
+                            if let ::core::option::Option::Some(prepared_data_type) =
+                                prepared_data_type
+                            {
+                                object_writer.write::<_, _, 1>(&prepared_data_type);
+                            }
+                        });
+                    }
+                    builder.current_offset()
+                }
+            }
+
+            impl ::planus::WriteAs<::planus::Offset<TensorMap>> for TensorMap {
+                type Prepared = ::planus::Offset<Self>;
+
+                #[inline]
+                fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<TensorMap> {
+                    ::planus::WriteAsOffset::prepare(self, builder)
+                }
+            }
+
+            impl ::planus::WriteAsOptional<::planus::Offset<TensorMap>> for TensorMap {
+                type Prepared = ::planus::Offset<Self>;
+
+                #[inline]
+                fn prepare(
+                    &self,
+                    builder: &mut ::planus::Builder,
+                ) -> ::core::option::Option<::planus::Offset<TensorMap>> {
+                    ::core::option::Option::Some(::planus::WriteAsOffset::prepare(self, builder))
+                }
+            }
+
+            impl ::planus::WriteAsOffset<TensorMap> for TensorMap {
+                #[inline]
+                fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<TensorMap> {
+                    TensorMap::create(
+                        builder,
+                        self.tensor_uid,
+                        self.data_type,
+                        &self.dims,
+                        &self.strides,
+                        &self.box_dims,
+                    )
+                }
+            }
+
+            /// Builder for serializing an instance of the [TensorMap] type.
+            ///
+            /// Can be created using the [TensorMap::builder] method.
+            #[derive(Debug)]
+            #[must_use]
+            pub struct TensorMapBuilder<State>(State);
+
+            impl TensorMapBuilder<()> {
+                /// Setter for the [`tensor_uid` field](TensorMap#structfield.tensor_uid).
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn tensor_uid<T0>(self, value: T0) -> TensorMapBuilder<(T0,)>
+                where
+                    T0: ::planus::WriteAsDefault<i64, i64>,
+                {
+                    TensorMapBuilder((value,))
+                }
+
+                /// Sets the [`tensor_uid` field](TensorMap#structfield.tensor_uid) to the default value.
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn tensor_uid_as_default(self) -> TensorMapBuilder<(::planus::DefaultValue,)> {
+                    self.tensor_uid(::planus::DefaultValue)
+                }
+            }
+
+            impl<T0> TensorMapBuilder<(T0,)> {
+                /// Setter for the [`data_type` field](TensorMap#structfield.data_type).
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn data_type<T1>(self, value: T1) -> TensorMapBuilder<(T0, T1)>
+                where
+                    T1: ::planus::WriteAsDefault<u8, u8>,
+                {
+                    let (v0,) = self.0;
+                    TensorMapBuilder((v0, value))
+                }
+
+                /// Sets the [`data_type` field](TensorMap#structfield.data_type) to the default value.
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn data_type_as_default(
+                    self,
+                ) -> TensorMapBuilder<(T0, ::planus::DefaultValue)> {
+                    self.data_type(::planus::DefaultValue)
+                }
+            }
+
+            impl<T0, T1> TensorMapBuilder<(T0, T1)> {
+                /// Setter for the [`dims` field](TensorMap#structfield.dims).
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn dims<T2>(self, value: T2) -> TensorMapBuilder<(T0, T1, T2)>
+                where
+                    T2: ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                {
+                    let (v0, v1) = self.0;
+                    TensorMapBuilder((v0, v1, value))
+                }
+
+                /// Sets the [`dims` field](TensorMap#structfield.dims) to null.
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn dims_as_null(self) -> TensorMapBuilder<(T0, T1, ())> {
+                    self.dims(())
+                }
+            }
+
+            impl<T0, T1, T2> TensorMapBuilder<(T0, T1, T2)> {
+                /// Setter for the [`strides` field](TensorMap#structfield.strides).
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn strides<T3>(self, value: T3) -> TensorMapBuilder<(T0, T1, T2, T3)>
+                where
+                    T3: ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                {
+                    let (v0, v1, v2) = self.0;
+                    TensorMapBuilder((v0, v1, v2, value))
+                }
+
+                /// Sets the [`strides` field](TensorMap#structfield.strides) to null.
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn strides_as_null(self) -> TensorMapBuilder<(T0, T1, T2, ())> {
+                    self.strides(())
+                }
+            }
+
+            impl<T0, T1, T2, T3> TensorMapBuilder<(T0, T1, T2, T3)> {
+                /// Setter for the [`box_dims` field](TensorMap#structfield.box_dims).
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn box_dims<T4>(self, value: T4) -> TensorMapBuilder<(T0, T1, T2, T3, T4)>
+                where
+                    T4: ::planus::WriteAsOptional<::planus::Offset<[u32]>>,
+                {
+                    let (v0, v1, v2, v3) = self.0;
+                    TensorMapBuilder((v0, v1, v2, v3, value))
+                }
+
+                /// Sets the [`box_dims` field](TensorMap#structfield.box_dims) to null.
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn box_dims_as_null(self) -> TensorMapBuilder<(T0, T1, T2, T3, ())> {
+                    self.box_dims(())
+                }
+            }
+
+            impl<T0, T1, T2, T3, T4> TensorMapBuilder<(T0, T1, T2, T3, T4)> {
+                /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [TensorMap].
+                #[inline]
+                pub fn finish(self, builder: &mut ::planus::Builder) -> ::planus::Offset<TensorMap>
+                where
+                    Self: ::planus::WriteAsOffset<TensorMap>,
+                {
+                    ::planus::WriteAsOffset::prepare(&self, builder)
+                }
+            }
+
+            impl<
+                    T0: ::planus::WriteAsDefault<i64, i64>,
+                    T1: ::planus::WriteAsDefault<u8, u8>,
+                    T2: ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                    T3: ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                    T4: ::planus::WriteAsOptional<::planus::Offset<[u32]>>,
+                > ::planus::WriteAs<::planus::Offset<TensorMap>>
+                for TensorMapBuilder<(T0, T1, T2, T3, T4)>
+            {
+                type Prepared = ::planus::Offset<TensorMap>;
+
+                #[inline]
+                fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<TensorMap> {
+                    ::planus::WriteAsOffset::prepare(self, builder)
+                }
+            }
+
+            impl<
+                    T0: ::planus::WriteAsDefault<i64, i64>,
+                    T1: ::planus::WriteAsDefault<u8, u8>,
+                    T2: ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                    T3: ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                    T4: ::planus::WriteAsOptional<::planus::Offset<[u32]>>,
+                > ::planus::WriteAsOptional<::planus::Offset<TensorMap>>
+                for TensorMapBuilder<(T0, T1, T2, T3, T4)>
+            {
+                type Prepared = ::planus::Offset<TensorMap>;
+
+                #[inline]
+                fn prepare(
+                    &self,
+                    builder: &mut ::planus::Builder,
+                ) -> ::core::option::Option<::planus::Offset<TensorMap>> {
+                    ::core::option::Option::Some(::planus::WriteAsOffset::prepare(self, builder))
+                }
+            }
+
+            impl<
+                    T0: ::planus::WriteAsDefault<i64, i64>,
+                    T1: ::planus::WriteAsDefault<u8, u8>,
+                    T2: ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                    T3: ::planus::WriteAsOptional<::planus::Offset<[u64]>>,
+                    T4: ::planus::WriteAsOptional<::planus::Offset<[u32]>>,
+                > ::planus::WriteAsOffset<TensorMap> for TensorMapBuilder<(T0, T1, T2, T3, T4)>
+            {
+                #[inline]
+                fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<TensorMap> {
+                    let (v0, v1, v2, v3, v4) = &self.0;
+                    TensorMap::create(builder, v0, v1, v2, v3, v4)
+                }
+            }
+
+            /// Reference to a deserialized [TensorMap].
+            #[derive(Copy, Clone)]
+            pub struct TensorMapRef<'a>(#[allow(dead_code)] ::planus::table_reader::Table<'a>);
+
+            impl<'a> TensorMapRef<'a> {
+                /// Getter for the [`tensor_uid` field](TensorMap#structfield.tensor_uid).
+                #[inline]
+                pub fn tensor_uid(&self) -> ::planus::Result<i64> {
+                    ::core::result::Result::Ok(
+                        self.0.access(0, "TensorMap", "tensor_uid")?.unwrap_or(0),
+                    )
+                }
+
+                /// Getter for the [`data_type` field](TensorMap#structfield.data_type).
+                #[inline]
+                pub fn data_type(&self) -> ::planus::Result<u8> {
+                    ::core::result::Result::Ok(
+                        self.0.access(1, "TensorMap", "data_type")?.unwrap_or(0),
+                    )
+                }
+
+                /// Getter for the [`dims` field](TensorMap#structfield.dims).
+                #[inline]
+                pub fn dims(
+                    &self,
+                ) -> ::planus::Result<::core::option::Option<::planus::Vector<'a, u64>>>
+                {
+                    self.0.access(2, "TensorMap", "dims")
+                }
+
+                /// Getter for the [`strides` field](TensorMap#structfield.strides).
+                #[inline]
+                pub fn strides(
+                    &self,
+                ) -> ::planus::Result<::core::option::Option<::planus::Vector<'a, u64>>>
+                {
+                    self.0.access(3, "TensorMap", "strides")
+                }
+
+                /// Getter for the [`box_dims` field](TensorMap#structfield.box_dims).
+                #[inline]
+                pub fn box_dims(
+                    &self,
+                ) -> ::planus::Result<::core::option::Option<::planus::Vector<'a, u32>>>
+                {
+                    self.0.access(4, "TensorMap", "box_dims")
+                }
+            }
+
+            impl<'a> ::core::fmt::Debug for TensorMapRef<'a> {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    let mut f = f.debug_struct("TensorMapRef");
+                    f.field("tensor_uid", &self.tensor_uid());
+                    f.field("data_type", &self.data_type());
+                    if let ::core::option::Option::Some(field_dims) = self.dims().transpose() {
+                        f.field("dims", &field_dims);
+                    }
+                    if let ::core::option::Option::Some(field_strides) = self.strides().transpose()
+                    {
+                        f.field("strides", &field_strides);
+                    }
+                    if let ::core::option::Option::Some(field_box_dims) =
+                        self.box_dims().transpose()
+                    {
+                        f.field("box_dims", &field_box_dims);
+                    }
+                    f.finish()
+                }
+            }
+
+            impl<'a> ::core::convert::TryFrom<TensorMapRef<'a>> for TensorMap {
+                type Error = ::planus::Error;
+
+                #[allow(unreachable_code)]
+                fn try_from(value: TensorMapRef<'a>) -> ::planus::Result<Self> {
+                    ::core::result::Result::Ok(Self {
+                        tensor_uid: ::core::convert::TryInto::try_into(value.tensor_uid()?)?,
+                        data_type: ::core::convert::TryInto::try_into(value.data_type()?)?,
+                        dims: if let ::core::option::Option::Some(dims) = value.dims()? {
+                            ::core::option::Option::Some(dims.to_vec()?)
+                        } else {
+                            ::core::option::Option::None
+                        },
+                        strides: if let ::core::option::Option::Some(strides) = value.strides()? {
+                            ::core::option::Option::Some(strides.to_vec()?)
+                        } else {
+                            ::core::option::Option::None
+                        },
+                        box_dims: if let ::core::option::Option::Some(box_dims) =
+                            value.box_dims()?
+                        {
+                            ::core::option::Option::Some(box_dims.to_vec()?)
+                        } else {
+                            ::core::option::Option::None
+                        },
+                    })
+                }
+            }
+
+            impl<'a> ::planus::TableRead<'a> for TensorMapRef<'a> {
+                #[inline]
+                fn from_buffer(
+                    buffer: ::planus::SliceWithStartOffset<'a>,
+                    offset: usize,
+                ) -> ::core::result::Result<Self, ::planus::errors::ErrorKind> {
+                    ::core::result::Result::Ok(Self(::planus::table_reader::Table::from_buffer(
+                        buffer, offset,
+                    )?))
+                }
+            }
+
+            impl<'a> ::planus::VectorReadInner<'a> for TensorMapRef<'a> {
+                type Error = ::planus::Error;
+                const STRIDE: usize = 4;
+
+                unsafe fn from_buffer(
+                    buffer: ::planus::SliceWithStartOffset<'a>,
+                    offset: usize,
+                ) -> ::planus::Result<Self> {
+                    ::planus::TableRead::from_buffer(buffer, offset).map_err(|error_kind| {
+                        error_kind.with_error_location(
+                            "[TensorMapRef]",
+                            "get",
+                            buffer.offset_from_start,
+                        )
+                    })
+                }
+            }
+
+            /// # Safety
+            /// The planus compiler generates implementations that initialize
+            /// the bytes in `write_values`.
+            unsafe impl ::planus::VectorWrite<::planus::Offset<TensorMap>> for TensorMap {
+                type Value = ::planus::Offset<TensorMap>;
+                const STRIDE: usize = 4;
+                #[inline]
+                fn prepare(&self, builder: &mut ::planus::Builder) -> Self::Value {
+                    ::planus::WriteAs::prepare(self, builder)
+                }
+
+                #[inline]
+                unsafe fn write_values(
+                    values: &[::planus::Offset<TensorMap>],
+                    bytes: *mut ::core::mem::MaybeUninit<u8>,
+                    buffer_position: u32,
+                ) {
+                    let bytes = bytes as *mut [::core::mem::MaybeUninit<u8>; 4];
+                    for (i, v) in ::core::iter::Iterator::enumerate(values.iter()) {
+                        ::planus::WriteAsPrimitive::write(
+                            v,
+                            ::planus::Cursor::new(unsafe { &mut *bytes.add(i) }),
+                            buffer_position - (Self::STRIDE * i) as u32,
+                        );
+                    }
+                }
+            }
+
+            impl<'a> ::planus::ReadAsRoot<'a> for TensorMapRef<'a> {
+                fn read_as_root(slice: &'a [u8]) -> ::planus::Result<Self> {
+                    ::planus::TableRead::from_buffer(
+                        ::planus::SliceWithStartOffset {
+                            buffer: slice,
+                            offset_from_start: 0,
+                        },
+                        0,
+                    )
+                    .map_err(|error_kind| {
+                        error_kind.with_error_location("[TensorMapRef]", "read_as_root", 0)
+                    })
+                }
+            }
+
             ///  One kernel launch; launches run in the order listed.
             ///
             /// Generated from these locations:
-            /// * Table `Launch` in the file `schemas/cuda_payload.fbs:37`
+            /// * Table `Launch` in the file `schemas/cuda_payload.fbs:55`
             #[derive(
                 Clone,
                 Debug,
@@ -828,6 +1327,11 @@ mod root {
                 pub shared_memory_bytes: u32,
                 /// The field `arguments` in the table `Launch`
                 pub arguments: ::core::option::Option<::planus::alloc::vec::Vec<self::Argument>>,
+                ///  (minor 1) The tensor maps that `TensorMap` arguments name.
+                pub tensor_maps: ::core::option::Option<::planus::alloc::vec::Vec<self::TensorMap>>,
+                ///  (minor 1) When true, `grid.x` is an upper bound and the load device caps it at its number
+                ///  of multiprocessors (a persistent kernel striding over its tiles).
+                pub persistent_grid: bool,
             }
 
             #[allow(clippy::derivable_impls)]
@@ -840,6 +1344,8 @@ mod root {
                         block: ::core::default::Default::default(),
                         shared_memory_bytes: 0,
                         arguments: ::core::default::Default::default(),
+                        tensor_maps: ::core::default::Default::default(),
+                        persistent_grid: false,
                     }
                 }
             }
@@ -864,6 +1370,10 @@ mod root {
                     field_arguments: impl ::planus::WriteAsOptional<
                         ::planus::Offset<[::planus::Offset<self::Argument>]>,
                     >,
+                    field_tensor_maps: impl ::planus::WriteAsOptional<
+                        ::planus::Offset<[::planus::Offset<self::TensorMap>]>,
+                    >,
+                    field_persistent_grid: impl ::planus::WriteAsDefault<bool, bool>,
                 ) -> ::planus::Offset<Self> {
                     let prepared_code_object = field_code_object.prepare(builder, &0);
                     let prepared_symbol = field_symbol.prepare(builder);
@@ -872,8 +1382,10 @@ mod root {
                     let prepared_shared_memory_bytes =
                         field_shared_memory_bytes.prepare(builder, &0);
                     let prepared_arguments = field_arguments.prepare(builder);
+                    let prepared_tensor_maps = field_tensor_maps.prepare(builder);
+                    let prepared_persistent_grid = field_persistent_grid.prepare(builder, &false);
 
-                    let mut table_writer: ::planus::table_writer::TableWriter<16> =
+                    let mut table_writer: ::planus::table_writer::TableWriter<20> =
                         ::core::default::Default::default();
                     if prepared_code_object.is_some() {
                         table_writer.write_entry::<u32>(0);
@@ -893,6 +1405,15 @@ mod root {
                     if prepared_arguments.is_some() {
                         table_writer
                             .write_entry::<::planus::Offset<[::planus::Offset<self::Argument>]>>(5);
+                    }
+                    if prepared_tensor_maps.is_some() {
+                        table_writer
+                            .write_entry::<::planus::Offset<[::planus::Offset<self::TensorMap>]>>(
+                                6,
+                            );
+                    }
+                    if prepared_persistent_grid.is_some() {
+                        table_writer.write_entry::<bool>(7);
                     }
 
                     unsafe {
@@ -920,6 +1441,16 @@ mod root {
                                 prepared_arguments
                             {
                                 object_writer.write::<_, _, 4>(&prepared_arguments);
+                            }
+                            if let ::core::option::Option::Some(prepared_tensor_maps) =
+                                prepared_tensor_maps
+                            {
+                                object_writer.write::<_, _, 4>(&prepared_tensor_maps);
+                            }
+                            if let ::core::option::Option::Some(prepared_persistent_grid) =
+                                prepared_persistent_grid
+                            {
+                                object_writer.write::<_, _, 1>(&prepared_persistent_grid);
                             }
                         });
                     }
@@ -959,6 +1490,8 @@ mod root {
                         self.block,
                         self.shared_memory_bytes,
                         &self.arguments,
+                        &self.tensor_maps,
+                        self.persistent_grid,
                     )
                 }
             }
@@ -1097,6 +1630,57 @@ mod root {
             }
 
             impl<T0, T1, T2, T3, T4, T5> LaunchBuilder<(T0, T1, T2, T3, T4, T5)> {
+                /// Setter for the [`tensor_maps` field](Launch#structfield.tensor_maps).
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn tensor_maps<T6>(
+                    self,
+                    value: T6,
+                ) -> LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6)>
+                where
+                    T6: ::planus::WriteAsOptional<
+                        ::planus::Offset<[::planus::Offset<self::TensorMap>]>,
+                    >,
+                {
+                    let (v0, v1, v2, v3, v4, v5) = self.0;
+                    LaunchBuilder((v0, v1, v2, v3, v4, v5, value))
+                }
+
+                /// Sets the [`tensor_maps` field](Launch#structfield.tensor_maps) to null.
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn tensor_maps_as_null(self) -> LaunchBuilder<(T0, T1, T2, T3, T4, T5, ())> {
+                    self.tensor_maps(())
+                }
+            }
+
+            impl<T0, T1, T2, T3, T4, T5, T6> LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
+                /// Setter for the [`persistent_grid` field](Launch#structfield.persistent_grid).
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn persistent_grid<T7>(
+                    self,
+                    value: T7,
+                ) -> LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
+                where
+                    T7: ::planus::WriteAsDefault<bool, bool>,
+                {
+                    let (v0, v1, v2, v3, v4, v5, v6) = self.0;
+                    LaunchBuilder((v0, v1, v2, v3, v4, v5, v6, value))
+                }
+
+                /// Sets the [`persistent_grid` field](Launch#structfield.persistent_grid) to the default value.
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn persistent_grid_as_default(
+                    self,
+                ) -> LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, ::planus::DefaultValue)>
+                {
+                    self.persistent_grid(::planus::DefaultValue)
+                }
+            }
+
+            impl<T0, T1, T2, T3, T4, T5, T6, T7> LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
                 /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [Launch].
                 #[inline]
                 pub fn finish(self, builder: &mut ::planus::Builder) -> ::planus::Offset<Launch>
@@ -1114,8 +1698,12 @@ mod root {
                     T3: ::planus::WriteAsOptional<self::Dim3>,
                     T4: ::planus::WriteAsDefault<u32, u32>,
                     T5: ::planus::WriteAsOptional<::planus::Offset<[::planus::Offset<self::Argument>]>>,
+                    T6: ::planus::WriteAsOptional<
+                        ::planus::Offset<[::planus::Offset<self::TensorMap>]>,
+                    >,
+                    T7: ::planus::WriteAsDefault<bool, bool>,
                 > ::planus::WriteAs<::planus::Offset<Launch>>
-                for LaunchBuilder<(T0, T1, T2, T3, T4, T5)>
+                for LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
             {
                 type Prepared = ::planus::Offset<Launch>;
 
@@ -1132,8 +1720,12 @@ mod root {
                     T3: ::planus::WriteAsOptional<self::Dim3>,
                     T4: ::planus::WriteAsDefault<u32, u32>,
                     T5: ::planus::WriteAsOptional<::planus::Offset<[::planus::Offset<self::Argument>]>>,
+                    T6: ::planus::WriteAsOptional<
+                        ::planus::Offset<[::planus::Offset<self::TensorMap>]>,
+                    >,
+                    T7: ::planus::WriteAsDefault<bool, bool>,
                 > ::planus::WriteAsOptional<::planus::Offset<Launch>>
-                for LaunchBuilder<(T0, T1, T2, T3, T4, T5)>
+                for LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
             {
                 type Prepared = ::planus::Offset<Launch>;
 
@@ -1153,12 +1745,17 @@ mod root {
                     T3: ::planus::WriteAsOptional<self::Dim3>,
                     T4: ::planus::WriteAsDefault<u32, u32>,
                     T5: ::planus::WriteAsOptional<::planus::Offset<[::planus::Offset<self::Argument>]>>,
-                > ::planus::WriteAsOffset<Launch> for LaunchBuilder<(T0, T1, T2, T3, T4, T5)>
+                    T6: ::planus::WriteAsOptional<
+                        ::planus::Offset<[::planus::Offset<self::TensorMap>]>,
+                    >,
+                    T7: ::planus::WriteAsDefault<bool, bool>,
+                > ::planus::WriteAsOffset<Launch>
+                for LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
             {
                 #[inline]
                 fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<Launch> {
-                    let (v0, v1, v2, v3, v4, v5) = &self.0;
-                    Launch::create(builder, v0, v1, v2, v3, v4, v5)
+                    let (v0, v1, v2, v3, v4, v5, v6, v7) = &self.0;
+                    Launch::create(builder, v0, v1, v2, v3, v4, v5, v6, v7)
                 }
             }
 
@@ -1217,6 +1814,28 @@ mod root {
                 > {
                     self.0.access(5, "Launch", "arguments")
                 }
+
+                /// Getter for the [`tensor_maps` field](Launch#structfield.tensor_maps).
+                #[inline]
+                pub fn tensor_maps(
+                    &self,
+                ) -> ::planus::Result<
+                    ::core::option::Option<
+                        ::planus::Vector<'a, ::planus::Result<self::TensorMapRef<'a>>>,
+                    >,
+                > {
+                    self.0.access(6, "Launch", "tensor_maps")
+                }
+
+                /// Getter for the [`persistent_grid` field](Launch#structfield.persistent_grid).
+                #[inline]
+                pub fn persistent_grid(&self) -> ::planus::Result<bool> {
+                    ::core::result::Result::Ok(
+                        self.0
+                            .access(7, "Launch", "persistent_grid")?
+                            .unwrap_or(false),
+                    )
+                }
             }
 
             impl<'a> ::core::fmt::Debug for LaunchRef<'a> {
@@ -1238,6 +1857,12 @@ mod root {
                     {
                         f.field("arguments", &field_arguments);
                     }
+                    if let ::core::option::Option::Some(field_tensor_maps) =
+                        self.tensor_maps().transpose()
+                    {
+                        f.field("tensor_maps", &field_tensor_maps);
+                    }
+                    f.field("persistent_grid", &self.persistent_grid());
                     f.finish()
                 }
             }
@@ -1262,6 +1887,16 @@ mod root {
                         } else {
                             ::core::option::Option::None
                         },
+                        tensor_maps: if let ::core::option::Option::Some(tensor_maps) =
+                            value.tensor_maps()?
+                        {
+                            ::core::option::Option::Some(tensor_maps.to_vec_result()?)
+                        } else {
+                            ::core::option::Option::None
+                        },
+                        persistent_grid: ::core::convert::TryInto::try_into(
+                            value.persistent_grid()?,
+                        )?,
                     })
                 }
             }
@@ -1342,7 +1977,7 @@ mod root {
             ///  A compiled module.
             ///
             /// Generated from these locations:
-            /// * Table `CodeObject` in the file `schemas/cuda_payload.fbs:50`
+            /// * Table `CodeObject` in the file `schemas/cuda_payload.fbs:73`
             #[derive(
                 Clone,
                 Debug,
@@ -1365,6 +2000,9 @@ mod root {
                 pub cubin: ::core::option::Option<::planus::alloc::vec::Vec<u8>>,
                 ///  Optional: NUL-terminated PTX for newer architectures (empty or absent = none).
                 pub ptx: ::core::option::Option<::planus::alloc::vec::Vec<u8>>,
+                ///  (minor 1) Compiled for the architecture-specific target (sm_90a for 90): the code runs on
+                ///  that exact compute capability only, and its PTX (if any) on no other.
+                pub arch_specific: bool,
             }
 
             #[allow(clippy::derivable_impls)]
@@ -1375,6 +2013,7 @@ mod root {
                         sha256: ::core::default::Default::default(),
                         cubin: ::core::default::Default::default(),
                         ptx: ::core::default::Default::default(),
+                        arch_specific: false,
                     }
                 }
             }
@@ -1393,13 +2032,15 @@ mod root {
                     field_sha256: impl ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                     field_cubin: impl ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                     field_ptx: impl ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
+                    field_arch_specific: impl ::planus::WriteAsDefault<bool, bool>,
                 ) -> ::planus::Offset<Self> {
                     let prepared_target_arch = field_target_arch.prepare(builder, &0);
                     let prepared_sha256 = field_sha256.prepare(builder);
                     let prepared_cubin = field_cubin.prepare(builder);
                     let prepared_ptx = field_ptx.prepare(builder);
+                    let prepared_arch_specific = field_arch_specific.prepare(builder, &false);
 
-                    let mut table_writer: ::planus::table_writer::TableWriter<12> =
+                    let mut table_writer: ::planus::table_writer::TableWriter<14> =
                         ::core::default::Default::default();
                     if prepared_target_arch.is_some() {
                         table_writer.write_entry::<u32>(0);
@@ -1412,6 +2053,9 @@ mod root {
                     }
                     if prepared_ptx.is_some() {
                         table_writer.write_entry::<::planus::Offset<[u8]>>(3);
+                    }
+                    if prepared_arch_specific.is_some() {
+                        table_writer.write_entry::<bool>(4);
                     }
 
                     unsafe {
@@ -1429,6 +2073,11 @@ mod root {
                             }
                             if let ::core::option::Option::Some(prepared_ptx) = prepared_ptx {
                                 object_writer.write::<_, _, 4>(&prepared_ptx);
+                            }
+                            if let ::core::option::Option::Some(prepared_arch_specific) =
+                                prepared_arch_specific
+                            {
+                                object_writer.write::<_, _, 1>(&prepared_arch_specific);
                             }
                         });
                     }
@@ -1466,6 +2115,7 @@ mod root {
                         &self.sha256,
                         &self.cubin,
                         &self.ptx,
+                        self.arch_specific,
                     )
                 }
             }
@@ -1559,6 +2209,28 @@ mod root {
             }
 
             impl<T0, T1, T2, T3> CodeObjectBuilder<(T0, T1, T2, T3)> {
+                /// Setter for the [`arch_specific` field](CodeObject#structfield.arch_specific).
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn arch_specific<T4>(self, value: T4) -> CodeObjectBuilder<(T0, T1, T2, T3, T4)>
+                where
+                    T4: ::planus::WriteAsDefault<bool, bool>,
+                {
+                    let (v0, v1, v2, v3) = self.0;
+                    CodeObjectBuilder((v0, v1, v2, v3, value))
+                }
+
+                /// Sets the [`arch_specific` field](CodeObject#structfield.arch_specific) to the default value.
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn arch_specific_as_default(
+                    self,
+                ) -> CodeObjectBuilder<(T0, T1, T2, T3, ::planus::DefaultValue)> {
+                    self.arch_specific(::planus::DefaultValue)
+                }
+            }
+
+            impl<T0, T1, T2, T3, T4> CodeObjectBuilder<(T0, T1, T2, T3, T4)> {
                 /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [CodeObject].
                 #[inline]
                 pub fn finish(self, builder: &mut ::planus::Builder) -> ::planus::Offset<CodeObject>
@@ -1574,8 +2246,9 @@ mod root {
                     T1: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                     T2: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                     T3: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
+                    T4: ::planus::WriteAsDefault<bool, bool>,
                 > ::planus::WriteAs<::planus::Offset<CodeObject>>
-                for CodeObjectBuilder<(T0, T1, T2, T3)>
+                for CodeObjectBuilder<(T0, T1, T2, T3, T4)>
             {
                 type Prepared = ::planus::Offset<CodeObject>;
 
@@ -1590,8 +2263,9 @@ mod root {
                     T1: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                     T2: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                     T3: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
+                    T4: ::planus::WriteAsDefault<bool, bool>,
                 > ::planus::WriteAsOptional<::planus::Offset<CodeObject>>
-                for CodeObjectBuilder<(T0, T1, T2, T3)>
+                for CodeObjectBuilder<(T0, T1, T2, T3, T4)>
             {
                 type Prepared = ::planus::Offset<CodeObject>;
 
@@ -1609,12 +2283,13 @@ mod root {
                     T1: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                     T2: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
                     T3: ::planus::WriteAsOptional<::planus::Offset<[u8]>>,
-                > ::planus::WriteAsOffset<CodeObject> for CodeObjectBuilder<(T0, T1, T2, T3)>
+                    T4: ::planus::WriteAsDefault<bool, bool>,
+                > ::planus::WriteAsOffset<CodeObject> for CodeObjectBuilder<(T0, T1, T2, T3, T4)>
             {
                 #[inline]
                 fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<CodeObject> {
-                    let (v0, v1, v2, v3) = &self.0;
-                    CodeObject::create(builder, v0, v1, v2, v3)
+                    let (v0, v1, v2, v3, v4) = &self.0;
+                    CodeObject::create(builder, v0, v1, v2, v3, v4)
                 }
             }
 
@@ -1648,6 +2323,16 @@ mod root {
                 pub fn ptx(&self) -> ::planus::Result<::core::option::Option<&'a [u8]>> {
                     self.0.access(3, "CodeObject", "ptx")
                 }
+
+                /// Getter for the [`arch_specific` field](CodeObject#structfield.arch_specific).
+                #[inline]
+                pub fn arch_specific(&self) -> ::planus::Result<bool> {
+                    ::core::result::Result::Ok(
+                        self.0
+                            .access(4, "CodeObject", "arch_specific")?
+                            .unwrap_or(false),
+                    )
+                }
             }
 
             impl<'a> ::core::fmt::Debug for CodeObjectRef<'a> {
@@ -1663,6 +2348,7 @@ mod root {
                     if let ::core::option::Option::Some(field_ptx) = self.ptx().transpose() {
                         f.field("ptx", &field_ptx);
                     }
+                    f.field("arch_specific", &self.arch_specific());
                     f.finish()
                 }
             }
@@ -1677,6 +2363,7 @@ mod root {
                         sha256: value.sha256()?.map(|v| v.to_vec()),
                         cubin: value.cubin()?.map(|v| v.to_vec()),
                         ptx: value.ptx()?.map(|v| v.to_vec()),
+                        arch_specific: ::core::convert::TryInto::try_into(value.arch_specific()?)?,
                     })
                 }
             }
@@ -1757,7 +2444,7 @@ mod root {
             ///  A bound tensor of the plan.
             ///
             /// Generated from these locations:
-            /// * Table `Tensor` in the file `schemas/cuda_payload.fbs:64`
+            /// * Table `Tensor` in the file `schemas/cuda_payload.fbs:90`
             #[derive(
                 Clone,
                 Debug,
@@ -2119,7 +2806,7 @@ mod root {
             /// The table `CudaPayload` in the namespace `kiln.cuda`
             ///
             /// Generated from these locations:
-            /// * Table `CudaPayload` in the file `schemas/cuda_payload.fbs:72`
+            /// * Table `CudaPayload` in the file `schemas/cuda_payload.fbs:98`
             #[derive(
                 Clone,
                 Debug,

@@ -1,0 +1,501 @@
+//! `KILN_CUDA_MATMUL_V2` and `KILN_CUDA_CONV_FPROP_V2`: the Hopper GEMM of
+//! `kernels/hopper_gemm.cuh` (TMA, mbarrier ring, warp-specialised wgmma, persistent tiles),
+//! compiled for `sm_90a`. Code generation writes the prologue that specialises the header to one
+//! graph (extents, tile configuration, operand majorness, the tensor-map loads with their batch
+//! coordinates, the wgmma instruction and the fused epilogue) and the recipes of the tensor maps
+//! the launch takes. A recipe holds no address: the provider encodes it on the load device and
+//! re-encodes it when a bound pointer changes (`crate::tensor_map`).
+//!
+//! Operands: f16 or bf16, every stride a multiple of 16 bytes except the contiguous one (the
+//! copy engine's rule). Matmul operands may be K- or M/N-contiguous (transposes by strides) and
+//! have up to three batch dims of their own (size-1 dims broadcast). Convolutions take NHWC-like
+//! activations (channels contiguous, C a multiple of 8, gathered by cp.async) and KRSC filters
+//! (one contiguous R·S·C row per filter, loaded by TMA). Anything else is declined with its
+//! reason, and the V1 engines run it.
+
+use super::gemm::{
+    epilogue_body, fits_i32, gemm_params, matmul_batch_coords, split, tensor, Main, Split,
+};
+use super::{c_type, symbol, Kernel, Params, TensorMapRecipe};
+use kiln_core::{DataType, OpGraph, TensorDesc};
+use std::fmt::Write;
+
+/// A tile configuration: `wm` 64-row MMA tiles per consumer warpgroup (the block tile is
+/// 128 `wm` rows), `bn` columns, `stages` shared-memory stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TileConfig {
+    pub wm: u32,
+    pub bn: u32,
+    pub stages: u32,
+}
+
+/// The configurations a plan may use; the tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
+pub const CONFIGS: [TileConfig; 4] = [
+    TileConfig { wm: 1, bn: 256, stages: 4 },
+    TileConfig { wm: 1, bn: 128, stages: 6 },
+    TileConfig { wm: 2, bn: 128, stages: 4 },
+    TileConfig { wm: 2, bn: 64, stages: 5 },
+];
+
+/// Bytes of shared memory a launch of `cfg` asks for: the stages, their barriers, and 1 KiB
+/// of slack to align the tiles to 1024 bytes.
+pub fn shared_bytes(cfg: TileConfig) -> u32 {
+    let stage = (128 * cfg.wm + cfg.bn) * 64 * 2;
+    cfg.stages * stage + 16 * cfg.stages + 1024
+}
+
+/// Multiprocessors the heuristic assumes (an H100 or H200 SXM); the launch grid itself is sized
+/// from the load device.
+const ASSUMED_SMS: i64 = 132;
+
+/// The configuration the heuristic picks for an M x N GEMM with `batches` batches: the one whose
+/// tiles, in waves over the SMs, cover the fewest output elements (less padding and less wave
+/// quantisation), preferring larger tiles on ties (better reuse of each loaded byte).
+pub fn pick(m: i64, n: i64, batches: i64) -> TileConfig {
+    let mut best = CONFIGS[0];
+    let mut best_cost = i128::MAX;
+    for cfg in CONFIGS {
+        let (bm, bn) = (128 * i64::from(cfg.wm), i64::from(cfg.bn));
+        let tiles = i128::from(cdiv(m, bm)) * i128::from(cdiv(n, bn)) * i128::from(batches);
+        let waves = (tiles + i128::from(ASSUMED_SMS) - 1) / i128::from(ASSUMED_SMS);
+        // A wave of smaller tiles is cheaper in proportion to its area, plus a fixed cost per
+        // loaded byte of operands that small tiles re-read more often.
+        let area = i128::from(bm * bn);
+        let reuse_penalty = 1_000_000 / i128::from(bm) + 1_000_000 / i128::from(bn);
+        let cost = waves * area * (10_000 + reuse_penalty);
+        if cost < best_cost {
+            best_cost = cost;
+            best = cfg;
+        }
+    }
+    best
+}
+
+/// `a / b` rounded up, for positive `b` and non-negative `a`.
+fn cdiv(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+/// One operand's tensor map and how its loads address it.
+struct OperandMap {
+    recipe: TensorMapRecipe,
+    /// True when the GEMM K dim is the contiguous one (the map's innermost dim is K).
+    k_major: bool,
+    /// For each map dim after the first two, the output batch dim it follows.
+    batch_dims: Vec<usize>,
+}
+
+fn check_stride(t: &TensorDesc, stride: i64) -> Result<u64, String> {
+    let bytes = (stride as i128) * i128::from(t.data_type.size() as u64);
+    if stride <= 0 || bytes % 16 != 0 || bytes >= 1i128 << 40 {
+        return Err(format!(
+            "{} has a stride of {stride} elements; the tensor memory accelerator needs positive \
+             strides that are multiples of 16 bytes (below 2^40)",
+            t.label()
+        ));
+    }
+    Ok(bytes as u64)
+}
+
+/// The map of a matmul operand `t` with dims [b.., rows, cols] (A: rows M, cols K; B: rows K,
+/// cols N). `k_is_cols` says which of the last two dims is K. The contiguous one of the last two
+/// dims becomes the map's innermost dim; boxes are 64 wide along it and `outer_box` along the
+/// other (64 for M/N-contiguous boxes, the tile's extent for K-contiguous ones).
+fn matmul_map(
+    t: &TensorDesc,
+    k_is_cols: bool,
+    mn_tile: u32,
+) -> Result<OperandMap, String> {
+    let r = t.dims.len();
+    let (rows, cols) = (r - 2, r - 1);
+    let inner = if t.strides[cols] == 1 || t.dims[cols] == 1 && t.strides[rows] != 1 {
+        cols
+    } else if t.strides[rows] == 1 {
+        rows
+    } else {
+        return Err(format!(
+            "{} has strides {:?}: neither of its last two dims is contiguous",
+            t.label(),
+            t.strides
+        ));
+    };
+    let outer = if inner == cols { rows } else { cols };
+    let k_major = (inner == cols) == k_is_cols;
+    let mut dims = vec![t.dims[inner] as u64, t.dims[outer] as u64];
+    let mut strides = vec![if t.dims[outer] == 1 {
+        // A single row: any valid stride; the span check below sees one row.
+        16
+    } else {
+        check_stride(t, t.strides[outer])?
+    }];
+    let mut batch_dims = Vec::new();
+    for d in (0..r - 2).rev() {
+        if t.dims[d] != 1 {
+            dims.push(t.dims[d] as u64);
+            strides.push(check_stride(t, t.strides[d])?);
+            batch_dims.push(d);
+        }
+    }
+    if dims.len() > 5 {
+        return Err(format!(
+            "{} has {} batch dims above extent 1; the tensor memory accelerator takes at most 3",
+            t.label(),
+            dims.len() - 2
+        ));
+    }
+    let outer_box = if k_major { mn_tile } else { 64 };
+    let mut boxes = vec![64u32, outer_box];
+    boxes.resize(dims.len(), 1);
+    Ok(OperandMap {
+        recipe: TensorMapRecipe {
+            uid: t.uid,
+            data_type: t.data_type,
+            dims,
+            strides,
+            box_dims: boxes,
+        },
+        k_major,
+        batch_dims,
+    })
+}
+
+/// `kiln_h_tma_<name>(dst, map, bar, c0, c1, batch)`: one box at (c0, c1) plus the operand's
+/// batch coordinates, derived from the flat output batch index.
+fn tma_loader(name: &str, map: &OperandMap, out: &TensorDesc) -> String {
+    let rank = map.recipe.dims.len();
+    let out_rank = out.dims.len();
+    let mut coords = vec!["c0".to_string(), "c1".to_string()];
+    for &d in &map.batch_dims {
+        // The flat batch index runs over the output's batch dims, last fastest.
+        let inner: i64 = out.dims[d + 1..out_rank - 2].iter().product();
+        coords.push(format!("(int)((batch / {inner}) % {})", out.dims[d]));
+    }
+    format!(
+        "__device__ __forceinline__ void kiln_h_tma_{name}(unsigned dst, const kiln_tensor_map* map, unsigned bar, int c0, int c1, int batch) {{\n\
+         \x20   (void)batch;\n\
+         \x20   kiln_tma_load_{rank}d(dst, map, bar, {});\n\
+         }}\n",
+        coords.join(", ")
+    )
+}
+
+/// The m64 x `n` x k16 wgmma of `ty` ("f16" or "bf16") with f32 accumulators, as a function of
+/// the accumulator array, the two descriptors and whether to add to the accumulators.
+fn wgmma_wrapper(n: u32, ty: &str, trans_a: bool, trans_b: bool) -> String {
+    let regs = n / 2;
+    let list: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
+    let outs: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{i}])")).collect();
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "__device__ __forceinline__ void kiln_wgmma(float (&d)[{regs}], unsigned long long da, unsigned long long db, int scale_d) {{\n\
+         \x20   asm volatile(\n\
+         \x20       \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{}, 0;\\n\"\n\
+         \x20       \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{}}}, %{}, %{}, p, 1, 1, {}, {};\\n}}\\n\"\n\
+         \x20       : {}\n\
+         \x20       : \"l\"(da), \"l\"(db), \"r\"(scale_d));\n\
+         }}\n",
+        regs + 2,
+        list.join(", "),
+        regs,
+        regs + 1,
+        u8::from(trans_a),
+        u8::from(trans_b),
+        outs.join(", ")
+    );
+    s
+}
+
+/// Why the V2 engine declines `graph` (matmul when `!conv`), or `Ok`.
+pub fn supports(graph: &OpGraph, conv: bool) -> Result<(), String> {
+    super::gemm::supports(graph, conv)?;
+    let s = split(graph)?;
+    let (a, b) = operands(graph, &s)?;
+    if !matches!(a.data_type, DataType::F16 | DataType::Bf16) {
+        return Err(format!(
+            "{} is {}; the Hopper GEMM takes f16 and bf16 operands",
+            a.label(),
+            a.data_type
+        ));
+    }
+    if b.data_type != a.data_type {
+        return Err(format!("{} and {} differ in type", a.label(), b.label()));
+    }
+    plan(graph, &s, CONFIGS[0]).map(|_| ())
+}
+
+fn operands<'g>(graph: &'g OpGraph, s: &Split<'_>) -> Result<(&'g TensorDesc, &'g TensorDesc), String> {
+    match &s.main {
+        Main::Matmul(m) => Ok((tensor(graph, m.a)?, tensor(graph, m.b)?)),
+        Main::Conv(c) => Ok((tensor(graph, c.x)?, tensor(graph, c.w)?)),
+    }
+}
+
+/// What the prologue needs beyond the epilogue: GEMM extents, batches, the maps and the
+/// operand-specific defines.
+struct Plan {
+    m: i64,
+    n: i64,
+    k: i64,
+    batches: i64,
+    a: Option<OperandMap>,
+    b: OperandMap,
+    a_k_major: bool,
+    /// Defines and functions of the A operand when it is gathered (convolution).
+    gather: Option<String>,
+    coords: Vec<String>,
+    batch_coords: String,
+}
+
+fn plan(graph: &OpGraph, s: &Split<'_>, cfg: TileConfig) -> Result<Plan, String> {
+    let out = tensor(graph, s.out)?;
+    let bm = 128 * cfg.wm;
+    match &s.main {
+        Main::Matmul(mm) => {
+            let (a, b) = (tensor(graph, mm.a)?, tensor(graph, mm.b)?);
+            let rank = out.dims.len();
+            let (m, n, k) = (out.dims[rank - 2], out.dims[rank - 1], a.dims[rank - 1]);
+            let batches: i64 = out.dims[..rank - 2].iter().product();
+            if batches > i64::from(i32::MAX) || m > i64::from(i32::MAX) - 512 || n > i64::from(i32::MAX) - 512 {
+                return Err("the GEMM's extents exceed the tile coordinates' 31 bits".into());
+            }
+            let am = matmul_map(a, true, bm)?;
+            let bmap = matmul_map(b, false, cfg.bn)?;
+            let (batch_coords, mut coords) = matmul_batch_coords(out);
+            coords.push("(gm)".into());
+            coords.push("(gn)".into());
+            Ok(Plan {
+                m,
+                n,
+                k,
+                batches,
+                a_k_major: am.k_major,
+                a: Some(am),
+                b: bmap,
+                gather: None,
+                coords,
+                batch_coords,
+            })
+        }
+        Main::Conv(cv) => {
+            let (x, w) = (tensor(graph, cv.x)?, tensor(graph, cv.w)?);
+            let (nb, ch, h, wd) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
+            let (kk, r, ss) = (w.dims[0], w.dims[2], w.dims[3]);
+            let (p, q) = (out.dims[2], out.dims[3]);
+            let (sx, sw) = (&x.strides, &w.strides);
+            if sx[1] != 1 || ch % 8 != 0 || [0, 2, 3].iter().any(|&i| sx[i] % 8 != 0) {
+                return Err(format!(
+                    "{} must have contiguous channels, C a multiple of 8 and other strides multiples \
+                     of 8 elements (NHWC) for 16-byte gathers; it has C = {ch}, strides {sx:?}",
+                    x.label()
+                ));
+            }
+            if sw[1] != 1 || sw[3] != ch || sw[2] != ss * ch {
+                return Err(format!(
+                    "{} must be KRSC (each filter one contiguous R·S·C row); it has strides {sw:?}",
+                    w.label()
+                ));
+            }
+            let gemm_k = r * ss * ch;
+            let wmap = OperandMap {
+                recipe: TensorMapRecipe {
+                    uid: w.uid,
+                    data_type: w.data_type,
+                    dims: vec![gemm_k as u64, kk as u64],
+                    strides: vec![if kk == 1 { 16 } else { check_stride(w, sw[0])? }],
+                    box_dims: vec![64, cfg.bn],
+                },
+                k_major: true,
+                batch_dims: Vec::new(),
+            };
+            let m = nb * p * q;
+            let pr = &cv.params;
+            let narrow = fits_i32(graph, s)?;
+            let sfx = if narrow { "" } else { "LL" };
+            let mut g = String::from("// Convolution geometry; strides in elements.\n");
+            for (key, v) in [
+                ("KILN_CONV_H", h),
+                ("KILN_CONV_W", wd),
+                ("KILN_CONV_C", ch),
+                ("KILN_CONV_P", p),
+                ("KILN_CONV_Q", q),
+                ("KILN_CONV_S", ss),
+                ("KILN_CONV_STRIDE_H", pr.stride[0]),
+                ("KILN_CONV_STRIDE_W", pr.stride[1]),
+                ("KILN_CONV_PAD_H", pr.pre_padding[0]),
+                ("KILN_CONV_PAD_W", pr.pre_padding[1]),
+                ("KILN_CONV_DIL_H", pr.dilation[0]),
+                ("KILN_CONV_DIL_W", pr.dilation[1]),
+                ("KILN_CONV_X_STRIDE_N", sx[0]),
+                ("KILN_CONV_X_STRIDE_H", sx[2]),
+                ("KILN_CONV_X_STRIDE_W", sx[3]),
+            ] {
+                let _ = writeln!(g, "#define {key} {v}{sfx}");
+            }
+            if h >= 1 << 29 || wd >= 1 << 29 {
+                return Err("the image is too large for the gather's 32-bit corners".into());
+            }
+            Ok(Plan {
+                m,
+                n: kk,
+                k: gemm_k,
+                batches: 1,
+                a: None,
+                b: wmap,
+                a_k_major: true,
+                gather: Some(g),
+                coords: vec![
+                    format!("(gm / {}{sfx})", p * q),
+                    "(gn)".into(),
+                    format!("((gm / {q}{sfx}) % {p}{sfx})"),
+                    format!("(gm % {q}{sfx})"),
+                ],
+                batch_coords: String::new(),
+            })
+        }
+    }
+}
+
+/// Generates the kernel of a matmul or conv-fprop graph (which `supports` accepted) with tile
+/// configuration `cfg` (`None`: the heuristic's).
+pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<Kernel, String> {
+    supports(graph, conv)?;
+    let s = split(graph)?;
+    let (a, _) = operands(graph, &s)?;
+    let elem = a.data_type;
+    let probe = plan(graph, &s, CONFIGS[0])?;
+    let cfg = cfg.unwrap_or_else(|| pick(probe.m, probe.n, probe.batches));
+    let pl = plan(graph, &s, cfg)?;
+    let params: Params = gemm_params(graph);
+    let narrow = fits_i32(graph, &s)?;
+    let (idx, sfx) = if narrow { ("int", "") } else { ("long long", "LL") };
+    let name = |u: i64| params.name(u).ok_or_else(|| format!("uid {u} is not a parameter"));
+    let out = tensor(graph, s.out)?;
+    let engine = if conv { crate::CONV_FPROP_V2 } else { crate::MATMUL_V2 };
+    let ty = c_type(elem).ok_or("bad type")?;
+    let mut src = format!(
+        "// {engine}, generated for one graph: the Hopper GEMM of hopper_gemm.cuh specialised to\n\
+         // the graph's types, shapes and operand layouts, and its fused epilogue.\n\
+         #include \"common.cuh\"\n\
+         #include \"hopper_ptx.cuh\"\n\n\
+         typedef {ty} elem_t;\n\
+         typedef {idx} kiln_idx;\n\n"
+    );
+    let define = |src: &mut String, key: &str, v: String| {
+        let _ = writeln!(src, "#define {key} {v}");
+    };
+    for (key, v) in [
+        ("KILN_GEMM_M", format!("{}{sfx}", pl.m)),
+        ("KILN_GEMM_N", format!("{}{sfx}", pl.n)),
+        ("KILN_GEMM_K", format!("{}{sfx}", pl.k)),
+        ("KILN_H_BATCHES", pl.batches.to_string()),
+        ("KILN_H_WM", cfg.wm.to_string()),
+        ("KILN_H_BN", cfg.bn.to_string()),
+        ("KILN_H_STAGES", cfg.stages.to_string()),
+        ("KILN_H_GROUP_M", "16".to_string()),
+        ("KILN_H_A_KMAJOR", u8::from(pl.a_k_major).to_string()),
+        ("KILN_H_B_KMAJOR", u8::from(pl.b.k_major).to_string()),
+        ("KILN_H_A_GATHER", u8::from(pl.gather.is_some()).to_string()),
+        (
+            "KILN_H_PRODUCER_REGS",
+            if pl.gather.is_some() { "64" } else { "40" }.to_string(),
+        ),
+        (
+            "KILN_H_CONSUMER_REGS",
+            if pl.gather.is_some() { "224" } else { "232" }.to_string(),
+        ),
+        ("KILN_GEMM_A", name(a.uid)?),
+    ] {
+        define(&mut src, key, v);
+    }
+    src.push('\n');
+    let mut maps = Vec::new();
+    if let Some(am) = &pl.a {
+        src.push_str(&tma_loader("a", am, out));
+        maps.push(am.recipe.clone());
+    }
+    src.push_str(&tma_loader("b", &pl.b, out));
+    maps.push(pl.b.recipe.clone());
+    if let Some(g) = &pl.gather {
+        src.push_str(g);
+    }
+    src.push_str(&wgmma_wrapper(
+        cfg.bn,
+        if elem == DataType::F16 { "f16" } else { "bf16" },
+        !pl.a_k_major,
+        !pl.b.k_major,
+    ));
+    let uids: Vec<String> = params.list.iter().map(|(u, _)| u.to_string()).collect();
+    let args: Vec<String> = (0..params.list.len()).map(|i| format!("p{i}")).collect();
+    let map_params = if pl.a.is_some() {
+        "const __grid_constant__ kiln_tensor_map map_a, const __grid_constant__ kiln_tensor_map map_b"
+    } else {
+        "const __grid_constant__ kiln_tensor_map map_b"
+    };
+    let _ = write!(
+        src,
+        "\n// The kernel's parameters: the tensor maps, then tensor UIDs {} as {}.\n",
+        uids.join(", "),
+        args.join(", ")
+    );
+    define(&mut src, "KILN_GEMM_SYMBOL", "KILN_SYMBOL".into());
+    define(&mut src, "KILN_H_MAP_PARAMS", map_params.into());
+    define(&mut src, "KILN_GEMM_PARAMS", params.declare(graph)?);
+    define(&mut src, "KILN_GEMM_ARGS", args.join(", "));
+    let epilogue = epilogue_body(graph, &s, &params, &pl.coords, pl.batch_coords.clone())?;
+    let _ = write!(
+        src,
+        "\n// The fused epilogue of output element (gm, gn) of batch `batch`, given its GEMM result.\n\
+         __device__ __forceinline__ void kiln_gemm_epilogue(KILN_GEMM_PARAMS, kiln_i64 batch, kiln_idx gm, kiln_idx gn, float acc_) {{\n\
+         {epilogue}}}\n\n\
+         #include \"hopper_gemm.cuh\"\n"
+    );
+    let sym = symbol(if conv { "conv_fprop_v2" } else { "matmul_v2" }, &src);
+    let source = src.replace("KILN_SYMBOL", &sym);
+    let bm = 128 * i64::from(cfg.wm);
+    let tiles = cdiv(pl.m, bm) as i128 * cdiv(pl.n, i64::from(cfg.bn)) as i128 * pl.batches as i128;
+    if tiles > i128::from(i32::MAX) {
+        return Err(format!("{tiles} tiles are beyond the grid's limit"));
+    }
+    Ok(Kernel {
+        symbol: sym,
+        source,
+        args: params.list.iter().map(|&(u, _)| u).collect(),
+        // Blocks: one per tile at most; the load device caps them at its SM count.
+        grid: [tiles as u32, 1, 1],
+        block: [384, 1, 1],
+        shared_bytes: shared_bytes(cfg),
+        maps,
+        persistent: true,
+        arch_specific: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_configuration_fits_the_shared_memory_of_a_hopper_block() {
+        for cfg in CONFIGS {
+            assert!(shared_bytes(cfg) <= 227 * 1024, "{cfg:?}");
+            // The accumulators of one consumer thread stay within its registers.
+            assert!(cfg.wm * cfg.bn / 2 <= 128, "{cfg:?}");
+        }
+    }
+
+    #[test]
+    fn the_heuristic_prefers_wide_tiles_for_large_problems_and_narrow_ones_for_small_n() {
+        assert_eq!(pick(8192, 8192, 1), CONFIGS[0]);
+        assert_eq!(pick(100352, 64, 1).bn, 64);
+    }
+
+    #[test]
+    fn the_wgmma_wrapper_names_every_accumulator_once() {
+        let w = wgmma_wrapper(64, "bf16", false, true);
+        assert!(w.contains("m64n64k16.f32.bf16.bf16 {%0, %1,"));
+        assert!(w.contains("%31}, %32, %33, p, 1, 1, 0, 1;"));
+        assert!(w.contains("setp.ne.b32 p, %34, 0;"));
+        assert_eq!(w.matches("\"+f\"").count(), 32);
+    }
+}

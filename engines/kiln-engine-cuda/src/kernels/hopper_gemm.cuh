@@ -1,0 +1,236 @@
+// KILN_CUDA_MATMUL_V2 and KILN_CUDA_CONV_FPROP_V2 (Hopper, sm_90a): a persistent,
+// warp-specialised GEMM, C[M, N] = A[M, K] * B[K, N] per batch, f16/bf16 in, f32 accumulate.
+//
+// A block is three warpgroups. Warpgroup 0 produces: it fills a ring of KILN_H_STAGES
+// shared-memory stages, each one K slice (BK = 64) of an A tile (BM x 64) and a B tile (64 x BN),
+// by the bulk tensor copy engine (TMA) or, for a convolution's activations, by cp.async from
+// computed addresses, and each stage completes on its `full` mbarrier. Warpgroups 1 and 2 consume:
+// each owns BM / 2 rows of the tile, issues wgmma.mma_async from the stage's descriptors into
+// f32 accumulators in registers, and frees the stage on its `empty` mbarrier once the MMAs that
+// read it have retired. setmaxnreg moves registers from the producer to the consumers. Blocks
+// are persistent: the grid is sized from the device's SM count at load, and block b takes tiles
+// b, b + gridDim.x, ... in an order that keeps KILN_H_GROUP_M row tiles together (L2 reuse).
+// The epilogue (the generated kiln_gemm_epilogue: the main result's store and the fused
+// pointwise chain) runs on the accumulators in registers while the producer already loads the
+// next tile.
+//
+// Shared-memory layouts (128-byte swizzle, the copy engine's and wgmma's common format): a
+// K-major operand (K contiguous in memory) is stored as rows of 64 K elements (128 bytes); an
+// M- or N-major one as boxes of 64 K rows x 64 M/N elements. wgmma reads the latter transposed.
+//
+// The generated prologue (codegen/hopper.rs) defines before the include:
+//   elem_t, kiln_idx                       operand type; index type of the epilogue;
+//   KILN_GEMM_M, _N, _K                    the GEMM extents;
+//   KILN_H_BN, KILN_H_WM                   tile N; 64-row MMA tiles per consumer (BM = 128 WM);
+//   KILN_H_STAGES, KILN_H_GROUP_M          ring depth; row tiles per scheduling group;
+//   KILN_H_A_KMAJOR, KILN_H_B_KMAJOR       1 when the operand is K-contiguous;
+//   KILN_H_BATCHES                         batches (matmul batch dims, flattened);
+//   KILN_H_A_GATHER                        1 when A is gathered by cp.async
+//                                          (hopper_conv_gather.cuh), 0 for TMA;
+//   KILN_H_MAP_PARAMS                      the tensor-map parameters: map_a (unless
+//                                          gathered) and map_b;
+//   KILN_H_PRODUCER_REGS, _CONSUMER_REGS   setmaxnreg targets;
+//   kiln_h_tma_a(dst, map, bar, c0, c1, batch), kiln_h_tma_b(...)
+//                                          one box of the operand at (c0 innermost, c1) in
+//                                          batch `batch`;
+//   kiln_wgmma(acc, desc_a, desc_b, scale_d)
+//                                          one m64 x BN x k16 MMA with the operand transposes;
+//   KILN_GEMM_SYMBOL, KILN_GEMM_PARAMS, KILN_GEMM_ARGS, kiln_gemm_epilogue as for V1.
+#if !defined(KILN_H_BN) || !defined(KILN_H_STAGES) || !defined(KILN_GEMM_SYMBOL) || !defined(KILN_H_A_GATHER)
+#error "hopper_gemm.cuh is included by a generated prologue that specialises it (codegen/hopper.rs)"
+#endif
+#include "hopper_ptx.cuh"
+
+#define KILN_H_BK 64
+#define KILN_H_BM (128 * KILN_H_WM)
+#define KILN_H_A_BYTES (KILN_H_BM * KILN_H_BK * 2)
+#define KILN_H_B_BYTES (KILN_H_BN * KILN_H_BK * 2)
+#define KILN_H_STAGE_BYTES (KILN_H_A_BYTES + KILN_H_B_BYTES)
+#define KILN_H_TILES_M ((KILN_GEMM_M + KILN_H_BM - 1) / KILN_H_BM)
+#define KILN_H_TILES_N ((KILN_GEMM_N + KILN_H_BN - 1) / KILN_H_BN)
+#define KILN_H_K_ITERS ((KILN_GEMM_K + KILN_H_BK - 1) / KILN_H_BK)
+static_assert(KILN_H_BN % 64 == 0 && KILN_H_BN <= 256, "tile N is a multiple of 64, at most 256");
+static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit here");
+#if KILN_H_A_GATHER
+#include "hopper_conv_gather.cuh"
+#endif
+
+// Tile `tile` of the persistent order: batch-major, then groups of KILN_H_GROUP_M row tiles
+// swept column by column.
+__device__ __forceinline__ void kiln_h_tile(long long tile, int& batch, int& tm, int& tn) {
+    const long long per_batch = (long long)KILN_H_TILES_M * KILN_H_TILES_N;
+    batch = (int)(tile / per_batch);
+    const int r = (int)(tile % per_batch);
+    const int group = r / (KILN_H_GROUP_M * KILN_H_TILES_N);
+    const int first_m = group * KILN_H_GROUP_M;
+    const int rows = min(KILN_H_TILES_M - first_m, KILN_H_GROUP_M);
+    const int in_group = r % (KILN_H_GROUP_M * KILN_H_TILES_N);
+    tm = first_m + in_group % rows;
+    tn = in_group / rows;
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
+    extern __shared__ unsigned char kiln_smem_raw[];
+    // Swizzle atoms need 1024-byte alignment; the launch asks for 1 KiB of slack.
+    unsigned char* smem = (unsigned char*)(((unsigned long long)kiln_smem_raw + 1023ull) & ~1023ull);
+    const unsigned tiles_base = kiln_smem(smem);
+    const unsigned bars = tiles_base + KILN_H_STAGES * KILN_H_STAGE_BYTES;
+    // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s).
+#define KILN_H_FULL(s) (bars + 8u * (unsigned)(s))
+#define KILN_H_EMPTY(s) (bars + 8u * (unsigned)(KILN_H_STAGES + (s)))
+    const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+    const long long tiles = (long long)KILN_H_TILES_M * KILN_H_TILES_N * KILN_H_BATCHES;
+    if (threadIdx.x == 0) {
+#pragma unroll 1
+        for (int s = 0; s < KILN_H_STAGES; ++s) {
+            // A gathered A tile completes with one arrival per producer thread plus the TMA
+            // thread's expect_tx arrival; a TMA-only stage with the latter alone.
+            kiln_mbar_init(KILN_H_FULL(s), KILN_H_A_GATHER ? 129u : 1u);
+            kiln_mbar_init(KILN_H_EMPTY(s), 2u);
+        }
+        kiln_mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        kiln_setmaxnreg_dec<KILN_H_PRODUCER_REGS>();
+#if KILN_H_A_GATHER
+        // All 128 producer threads gather A; thread 0 also issues B's TMA.
+        int s = 0;
+        unsigned phase = 0;
+#pragma unroll 1
+        for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int batch, tm, tn;
+            kiln_h_tile(tile, batch, tm, tn);
+            KILN_H_GATHER_TILE_SETUP(tm * KILN_H_BM);
+#pragma unroll 1
+            for (int kt = 0; kt < KILN_H_K_ITERS; ++kt) {
+                kiln_mbar_wait(KILN_H_EMPTY(s), phase ^ 1u);
+                const unsigned a_dst = tiles_base + s * KILN_H_STAGE_BYTES;
+                const unsigned b_dst = a_dst + KILN_H_A_BYTES;
+                if (t == 0) {
+                    kiln_mbar_arrive_expect_tx(KILN_H_FULL(s), KILN_H_B_BYTES);
+#if KILN_H_B_KMAJOR
+                    kiln_h_tma_b(b_dst, &map_b, KILN_H_FULL(s), kt * KILN_H_BK, tn * KILN_H_BN, batch);
+#else
+#pragma unroll
+                    for (int j = 0; j < KILN_H_BN / 64; ++j)
+                        kiln_h_tma_b(b_dst + j * 8192, &map_b, KILN_H_FULL(s), tn * KILN_H_BN + 64 * j, kt * KILN_H_BK, batch);
+#endif
+                }
+                kiln_h_gather_a(a_dst, t, kt * KILN_H_BK);
+                kiln_cp_async_arrive(KILN_H_FULL(s));
+                if (++s == KILN_H_STAGES) { s = 0; phase ^= 1u; }
+            }
+        }
+#else
+        if (t == 0) {
+            kiln_tma_prefetch_map(&map_a);
+            kiln_tma_prefetch_map(&map_b);
+            int s = 0;
+            unsigned phase = 0;
+#pragma unroll 1
+            for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int batch, tm, tn;
+                kiln_h_tile(tile, batch, tm, tn);
+#pragma unroll 1
+                for (int kt = 0; kt < KILN_H_K_ITERS; ++kt) {
+                    kiln_mbar_wait(KILN_H_EMPTY(s), phase ^ 1u);
+                    const unsigned a_dst = tiles_base + s * KILN_H_STAGE_BYTES;
+                    const unsigned b_dst = a_dst + KILN_H_A_BYTES;
+                    const unsigned full = KILN_H_FULL(s);
+                    kiln_mbar_arrive_expect_tx(full, KILN_H_STAGE_BYTES);
+                    const int k0 = kt * KILN_H_BK;
+#if KILN_H_A_KMAJOR
+                    kiln_h_tma_a(a_dst, &map_a, full, k0, tm * KILN_H_BM, batch);
+#else
+#pragma unroll
+                    for (int j = 0; j < KILN_H_BM / 64; ++j)
+                        kiln_h_tma_a(a_dst + j * 8192, &map_a, full, tm * KILN_H_BM + 64 * j, k0, batch);
+#endif
+#if KILN_H_B_KMAJOR
+                    kiln_h_tma_b(b_dst, &map_b, full, k0, tn * KILN_H_BN, batch);
+#else
+#pragma unroll
+                    for (int j = 0; j < KILN_H_BN / 64; ++j)
+                        kiln_h_tma_b(b_dst + j * 8192, &map_b, full, tn * KILN_H_BN + 64 * j, k0, batch);
+#endif
+                    if (++s == KILN_H_STAGES) { s = 0; phase ^= 1u; }
+                }
+            }
+        }
+#endif
+    } else {
+        kiln_setmaxnreg_inc<KILN_H_CONSUMER_REGS>();
+        const int c = wg - 1;           // consumer index: rows [c * BM / 2, (c + 1) * BM / 2)
+        const int warp = t / 32, lane = t % 32;
+        float acc[KILN_H_WM][KILN_H_BN / 2];
+        int s = 0;
+        unsigned phase = 0;
+#pragma unroll 1
+        for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int batch, tm, tn;
+            kiln_h_tile(tile, batch, tm, tn);
+            int prev = -1;
+#pragma unroll 1
+            for (int kt = 0; kt < KILN_H_K_ITERS; ++kt) {
+                kiln_mbar_wait(KILN_H_FULL(s), phase);
+#if KILN_H_A_GATHER
+                kiln_fence_proxy_async();
+#endif
+                const unsigned a_st = tiles_base + s * KILN_H_STAGE_BYTES;
+                const unsigned b_st = a_st + KILN_H_A_BYTES;
+                kiln_wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < KILN_H_BK / 16; ++kk) {
+#if KILN_H_B_KMAJOR
+                    const unsigned long long db = kiln_wgmma_desc(b_st + kk * 32, 16, 1024);
+#else
+                    const unsigned long long db = kiln_wgmma_desc(b_st + kk * 2048, 8192, 1024);
+#endif
+#pragma unroll
+                    for (int i = 0; i < KILN_H_WM; ++i) {
+                        const int rows = (c * KILN_H_WM + i) * 64;   // first row of this MMA tile
+#if KILN_H_A_KMAJOR
+                        const unsigned long long da = kiln_wgmma_desc(a_st + rows * 128 + kk * 32, 16, 1024);
+#else
+                        const unsigned long long da = kiln_wgmma_desc(a_st + (rows / 64) * 8192 + kk * 2048, 8192, 1024);
+#endif
+                        kiln_wgmma(acc[i], da, db, (kt > 0 || kk > 0) ? 1 : 0);
+                    }
+                }
+                kiln_wgmma_commit();
+                // The MMAs of the previous stage have retired once at most this stage's group is
+                // pending: free that stage.
+                kiln_wgmma_wait<1>();
+                if (prev >= 0 && t == 0) kiln_mbar_arrive(KILN_H_EMPTY(prev));
+                prev = s;
+                if (++s == KILN_H_STAGES) { s = 0; phase ^= 1u; }
+            }
+            kiln_wgmma_wait<0>();
+#pragma unroll
+            for (int i = 0; i < KILN_H_WM; ++i) kiln_wgmma_hold(acc[i]);
+            if (prev >= 0 && t == 0) kiln_mbar_arrive(KILN_H_EMPTY(prev));
+
+            // Accumulator layout of m64nNk16 (f32): per 8 columns j, warp w holds rows
+            // 16 w + lane / 4 (+ 8), columns 8 j + 2 (lane % 4) (+ 1).
+#pragma unroll
+            for (int i = 0; i < KILN_H_WM; ++i) {
+                const kiln_idx row = (kiln_idx)tm * KILN_H_BM + (c * KILN_H_WM + i) * 64 + warp * 16 + lane / 4;
+                const kiln_idx col = (kiln_idx)tn * KILN_H_BN + 2 * (lane % 4);
+#pragma unroll
+                for (int j = 0; j < KILN_H_BN / 8; ++j) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const kiln_idx gm = row + (e / 2) * 8, gn = col + 8 * j + (e % 2);
+                        if (gm < KILN_GEMM_M && gn < KILN_GEMM_N)
+                            kiln_gemm_epilogue(KILN_GEMM_ARGS, (kiln_i64)batch, gm, gn, acc[i][4 * j + e]);
+                    }
+                }
+            }
+        }
+    }
+#undef KILN_H_FULL
+#undef KILN_H_EMPTY
+}
