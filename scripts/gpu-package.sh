@@ -31,7 +31,7 @@ if [ -z "$(ls "$out/conformance")" ]; then
   exit 1
 fi
 strip .gpu/* .gpu/conformance/* 2>/dev/null || true
-cp scripts/gpu-bench.py "$out/"
+cp scripts/gpu-bench.py scripts/check-hgmma.sh "$out/"
 # Tests find their fixtures and snapshots through the path they were built in: record it, so that
 # run.sh can point that path at the checkout it runs in.
 echo "$PWD" > "$out/build-root"
@@ -50,7 +50,7 @@ cat > "$out/run.sh" <<'RUN'
 #   torch        the PyTorch peers (scripts/gpu-bench.py)
 # e.g. `bash .gpu/run.sh tests load`. Results land in $OUT (or .).
 set -u
-parts="${*:-tests load bench torch}"
+parts="${*:-tests sass load bench torch}"
 has() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export KILN_CUDA_INCLUDE_DIR="${KILN_CUDA_INCLUDE_DIR:-/usr/local/cuda/include}"
@@ -65,9 +65,10 @@ fi
 export INSTA_WORKSPACE_ROOT="$PWD"
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$R/device.txt" 2>&1
 if has tests; then
-  .gpu/deviceless --include-ignored --test-threads=1 > "$R/deviceless.txt" 2>&1; echo "deviceless rc=$?" >> "$R/summary.txt"
+  # Each binary under a time limit, so that a hung kernel costs minutes, not the whole call.
+  timeout "${KILN_GPU_TEST_TIMEOUT:-300}" .gpu/deviceless --include-ignored --test-threads=1 > "$R/deviceless.txt" 2>&1; echo "deviceless rc=$?" >> "$R/summary.txt"
   two_gpu=plan_built_on_device_0_runs_on_device_1
-  .gpu/gpu --ignored --skip "$two_gpu" --test-threads=1 --nocapture > "$R/gpu-tests.txt" 2>&1; echo "gpu rc=$?" >> "$R/summary.txt"
+  timeout "${KILN_GPU_TEST_TIMEOUT:-300}" .gpu/gpu --ignored --skip "$two_gpu" --test-threads=1 --nocapture > "$R/gpu-tests.txt" 2>&1; echo "gpu rc=$?" >> "$R/summary.txt"
   # The two-GPU test fails on one GPU (it never passes without running), so it runs only on two.
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
   if [ "${gpus:-0}" -ge 2 ]; then
@@ -76,6 +77,9 @@ if has tests; then
     echo "two-GPU test: skipped (${gpus:-0} GPU)" >> "$R/summary.txt"
   fi
 fi
+if has sass; then
+  bash .gpu/check-hgmma.sh > "$R/sass.txt" 2>&1; echo "sass (HGMMA in every V2 code object) rc=$?" >> "$R/summary.txt"
+fi
 if has conformance; then
   bash .gpu/conformance.sh "$R/conformance.txt"; echo "conformance rc=$?" >> "$R/summary.txt"
 fi
@@ -83,7 +87,7 @@ if has load; then
   .gpu/load --bench --device > "$R/load-bench.jsonl" 2> "$R/load-bench.err"; echo "load rc=$?" >> "$R/summary.txt"
 fi
 if has bench; then
-  .gpu/h200 --bench > "$R/kiln-bench.jsonl" 2> "$R/kiln-bench.err"; echo "bench rc=$?" >> "$R/summary.txt"
+  timeout "${KILN_GPU_TEST_TIMEOUT:-300}" .gpu/h200 --bench > "$R/kiln-bench.jsonl" 2> "$R/kiln-bench.err"; echo "bench rc=$?" >> "$R/summary.txt"
 fi
 if has torch; then
   python3 .gpu/gpu-bench.py > "$R/torch-bench.jsonl" 2> "$R/torch-bench.err"; echo "torch rc=$?" >> "$R/summary.txt"

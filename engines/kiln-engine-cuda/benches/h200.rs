@@ -134,6 +134,37 @@ fn main() {
         2.0 * (s * s * s) as f64,
         0.0,
     );
+    // Tensor maps: the cost of encoding one per execute against reusing the last encoding, and
+    // which 8-byte words of the opaque map an address change touches (the "swap the address"
+    // alternative would patch those).
+    {
+        use kiln_engine_cuda::tensor_map::{encode, Encoded};
+        let recipe = kiln_engine_cuda::codegen::TensorMapRecipe {
+            uid: 1,
+            data_type: DataType::Bf16,
+            dims: vec![8192, 8192],
+            strides: vec![8192 * 2],
+            box_dims: vec![64, 128],
+        };
+        let reps = 10_000;
+        let t = Instant::now();
+        for i in 0..reps {
+            encode(&recipe, 0x1000_0000 + (i % 2) * 256).expect("encode");
+        }
+        let encode_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+        let cached = Encoded::new(recipe.clone()).expect("encoded");
+        let t = Instant::now();
+        for _ in 0..reps {
+            cached.at(0x1000_0000).expect("cached");
+        }
+        let cached_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+        let a = encode(&recipe, 0x1000_0000).expect("a");
+        let b = encode(&recipe, 0x2000_0100).expect("b");
+        let words: Vec<usize> = (0..16).filter(|&i| a.opaque[i] != b.opaque[i]).collect();
+        println!(
+            "{{\"case\":\"tensor map encode\",\"encode_us\":{encode_us:.3},\"cached_us\":{cached_us:.4},\"address_words\":{words:?}}}"
+        );
+    }
     // Plan load time (module load included), conv plan.
     let mut g = conv_graph(DataType::F16, 32, 64, 56, 56, 64, 3, 1, 1, true, true);
     g.build(&h, &[HeurMode::A]).expect("build");

@@ -626,7 +626,7 @@ pub fn describe(
         ));
     }
     lines.push(
-        "tiles       not recorded (format 2.0 keeps each launch's grid and block only)".to_string(),
+        "tiles       not recorded (the payload keeps each launch's grid and block only)".to_string(),
     );
     Ok(lines.join("\n"))
 }
@@ -717,9 +717,13 @@ mod tests {
         *damaged.last_mut().unwrap() ^= 1;
         let e = describe(&damaged, 0, |_| true).unwrap_err();
         assert_eq!(e.status, kiln_plugin_sdk::KilnPluginStatus::INVALID_VALUE);
-        let newer = PayloadFormat { minor: 1, ..FORMAT }.wrap(&bytes[HEADER_SIZE..]);
+        let newer = PayloadFormat {
+            minor: FORMAT_MINOR + 1,
+            ..FORMAT
+        }
+        .wrap(&bytes[HEADER_SIZE..]);
         let e = describe(&newer, 0, |_| true).unwrap_err();
         assert_eq!(e.status, kiln_plugin_sdk::KilnPluginStatus::NOT_APPLICABLE);
-        assert!(e.message.contains("2.1"), "{}", e.message);
+        assert!(e.message.contains("2.2"), "{}", e.message);
     }
 }

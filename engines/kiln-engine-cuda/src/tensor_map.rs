@@ -60,7 +60,7 @@ pub fn check_recipe(m: &TensorMapRecipe, storage_bytes: u64) -> Result<(), Strin
 
 /// Encodes `m` over the device address `ptr` (16-byte aligned).
 pub fn encode(m: &TensorMapRecipe, ptr: u64) -> Result<sys::CUtensorMap, String> {
-    if ptr % 16 != 0 {
+    if !ptr.is_multiple_of(16) {
         return Err(format!(
             "tensor uid {} is bound to address {ptr:#x}; the tensor memory accelerator needs \
              16-byte aligned buffers",

@@ -242,12 +242,12 @@ fn load_checks_refuse_damaged_and_foreign_payloads_in_order() {
     assert_eq!(s, KilnPluginStatus::INVALID_VALUE);
     assert!(m.contains("marker"), "{m}");
     // 3 format version: newer major, newer minor, the older major 1 (hand-written body)
-    for (at, v, names) in [(4usize, 3u16, "3.0"), (6, 1, "2.1"), (4, 1, "1.0")] {
+    for (at, v, names) in [(4usize, 3u16, "3.0"), (6, 2, "2.2"), (4, 1, "1.0")] {
         let mut b = good.clone();
         b[at..at + 2].copy_from_slice(&v.to_le_bytes());
         let (s, m) = status_of(&b);
         assert_eq!(s, KilnPluginStatus::NOT_APPLICABLE, "{m}");
-        assert!(m.contains(names) && m.contains("2.0"), "{m}");
+        assert!(m.contains(names) && m.contains("2.1"), "{m}");
     }
     // 4 kind
     let mut b = good.clone();
@@ -504,6 +504,12 @@ fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
             "matmul_v2_bf16_batched_relu",
             MM2,
             matmul_graph(DataType::Bf16, 2, 300, 200, 520, true),
+        ),
+        (
+            // Large enough for 64-bit epilogue indices.
+            "matmul_v2_bf16_16384x4096x1024",
+            MM2,
+            matmul_graph(DataType::Bf16, 1, 16384, 1024, 4096, false),
         ),
         (
             "matmul_v2_f16_transposed_bias_relu",

@@ -484,7 +484,8 @@ pub(crate) fn fits_i32(graph: &OpGraph, s: &Split<'_>) -> Result<bool, String> {
     }
     for t in graph.bound_tensors() {
         let mut reach: i128 = 0;
-        for (&d, &st) in t.dims.iter().zip(&t.strides) {
+        // A dim of extent 1 has coordinate 0 everywhere (offset_expr leaves it out).
+        for (&d, &st) in t.dims.iter().zip(&t.strides).filter(|(&d, _)| d != 1) {
             let d = i128::from(d.unsigned_abs());
             reach += (d + slack) * i128::from(st.unsigned_abs());
             // Extents themselves become tile coordinates (M = N·P·Q, K = R·S·C): their

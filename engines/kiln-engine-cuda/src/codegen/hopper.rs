@@ -44,6 +44,17 @@ pub fn shared_bytes(cfg: TileConfig) -> u32 {
     cfg.stages * stage + 16 * cfg.stages + 1024
 }
 
+/// Registers per thread at kernel entry: `__launch_bounds__(384, 1)` caps them at 65536 / 384,
+/// rounded down to the allocation granularity of 8.
+const ENTRY_REGS: u32 = 65536 / 384 / 8 * 8;
+
+/// The consumers' setmaxnreg target given the producer's: the two consumer warpgroups share
+/// exactly what the producer warpgroup gives back (`setmaxnreg.inc` waits until registers are
+/// free, so asking for more than is released never returns), at most 240.
+pub fn consumer_regs(producer: u32) -> u32 {
+    ((ENTRY_REGS + (ENTRY_REGS - producer) / 2) / 8 * 8).min(240)
+}
+
 /// Multiprocessors the heuristic assumes (an H100 or H200 SXM); the launch grid itself is sized
 /// from the load device.
 const ASSUMED_SMS: i64 = 132;
@@ -381,6 +392,8 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
          typedef {ty} elem_t;\n\
          typedef {idx} kiln_idx;\n\n"
     );
+    // The gathering producer computes addresses and keeps its rows' windows in registers.
+    let producer = if pl.gather.is_some() { 56 } else { 40 };
     let define = |src: &mut String, key: &str, v: String| {
         let _ = writeln!(src, "#define {key} {v}");
     };
@@ -396,14 +409,8 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
         ("KILN_H_A_KMAJOR", u8::from(pl.a_k_major).to_string()),
         ("KILN_H_B_KMAJOR", u8::from(pl.b.k_major).to_string()),
         ("KILN_H_A_GATHER", u8::from(pl.gather.is_some()).to_string()),
-        (
-            "KILN_H_PRODUCER_REGS",
-            if pl.gather.is_some() { "64" } else { "40" }.to_string(),
-        ),
-        (
-            "KILN_H_CONSUMER_REGS",
-            if pl.gather.is_some() { "224" } else { "232" }.to_string(),
-        ),
+        ("KILN_H_PRODUCER_REGS", producer.to_string()),
+        ("KILN_H_CONSUMER_REGS", consumer_regs(producer).to_string()),
         ("KILN_GEMM_A", name(a.uid)?),
     ] {
         define(&mut src, key, v);
@@ -482,6 +489,18 @@ mod tests {
             // The accumulators of one consumer thread stay within its registers.
             assert!(cfg.wm * cfg.bn / 2 <= 128, "{cfg:?}");
         }
+    }
+
+    #[test]
+    fn register_reallocation_never_asks_for_more_than_the_producer_gives_back() {
+        for producer in [24, 40, 56, 64] {
+            let consumer = consumer_regs(producer);
+            assert_eq!(consumer % 8, 0);
+            assert!(128 * producer + 256 * consumer <= 128 * 3 * ENTRY_REGS, "{producer}");
+            assert!(consumer >= ENTRY_REGS);
+        }
+        assert_eq!(consumer_regs(40), 232);
+        assert_eq!(consumer_regs(56), 224);
     }
 
     #[test]

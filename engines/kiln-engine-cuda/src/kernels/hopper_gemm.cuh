@@ -46,9 +46,11 @@
 #define KILN_H_A_BYTES (KILN_H_BM * KILN_H_BK * 2)
 #define KILN_H_B_BYTES (KILN_H_BN * KILN_H_BK * 2)
 #define KILN_H_STAGE_BYTES (KILN_H_A_BYTES + KILN_H_B_BYTES)
-#define KILN_H_TILES_M ((KILN_GEMM_M + KILN_H_BM - 1) / KILN_H_BM)
-#define KILN_H_TILES_N ((KILN_GEMM_N + KILN_H_BN - 1) / KILN_H_BN)
-#define KILN_H_K_ITERS ((KILN_GEMM_K + KILN_H_BK - 1) / KILN_H_BK)
+// Tile counts as int (the generator keeps M, N and K below 2^31 - 512 and the tile count below
+// 2^31), whatever kiln_idx is.
+#define KILN_H_TILES_M ((int)((KILN_GEMM_M + KILN_H_BM - 1) / KILN_H_BM))
+#define KILN_H_TILES_N ((int)((KILN_GEMM_N + KILN_H_BN - 1) / KILN_H_BN))
+#define KILN_H_K_ITERS ((int)((KILN_GEMM_K + KILN_H_BK - 1) / KILN_H_BK))
 static_assert(KILN_H_BN % 64 == 0 && KILN_H_BN <= 256, "tile N is a multiple of 64, at most 256");
 static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit here");
 #if KILN_H_A_GATHER
