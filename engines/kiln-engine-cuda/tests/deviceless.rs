@@ -517,6 +517,18 @@ fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
             matmul_transposed_bias_relu(DataType::F16, 96, 64, 80),
         ),
         (
+            // An f32 output: stored from the fragments, not staged.
+            "matmul_v2_bf16_f32_out",
+            MM2,
+            {
+                let g = matmul_graph(DataType::Bf16, 1, 200, 64, 136, false);
+                if let Some(y) = g.tensor_by_name("y") {
+                    y.set_data_type(DataType::F32);
+                }
+                g
+            },
+        ),
+        (
             "conv_v2_f16_nhwc_3x3_bias_relu",
             CONV2,
             conv_graph(DataType::F16, 2, 16, 9, 9, 64, 3, 1, 1, true, true),

@@ -27,21 +27,40 @@ pub struct TileConfig {
     pub wm: u32,
     pub bn: u32,
     pub stages: u32,
+    /// Stages when the output tile is staged in shared memory for coalesced stores (which
+    /// takes the room of a stage or two).
+    pub staged_stages: u32,
 }
 
 /// The configurations a plan may use; the tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
 pub const CONFIGS: [TileConfig; 4] = [
-    TileConfig { wm: 1, bn: 256, stages: 4 },
-    TileConfig { wm: 1, bn: 128, stages: 6 },
-    TileConfig { wm: 2, bn: 128, stages: 4 },
-    TileConfig { wm: 2, bn: 64, stages: 5 },
+    TileConfig { wm: 1, bn: 256, stages: 4, staged_stages: 3 },
+    TileConfig { wm: 1, bn: 128, stages: 6, staged_stages: 5 },
+    TileConfig { wm: 2, bn: 128, stages: 4, staged_stages: 3 },
+    TileConfig { wm: 2, bn: 64, stages: 5, staged_stages: 4 },
 ];
 
-/// Bytes of shared memory a launch of `cfg` asks for: the stages, their barriers, and 1 KiB
-/// of slack to align the tiles to 1024 bytes.
-pub fn shared_bytes(cfg: TileConfig) -> u32 {
+/// The stages of `cfg`, with or without the staged output tile.
+pub fn stages(cfg: TileConfig, staged: bool) -> u32 {
+    if staged {
+        cfg.staged_stages
+    } else {
+        cfg.stages
+    }
+}
+
+/// Bytes of shared memory a launch of `cfg` asks for: the stages, the two consumers' output
+/// tiles when staged (64 `wm` rows of `bn` 2-byte elements, each row padded by 16 bytes), their
+/// barriers, and 1 KiB of slack to align the tiles to 1024 bytes.
+pub fn shared_bytes(cfg: TileConfig, staged: bool) -> u32 {
     let stage = (128 * cfg.wm + cfg.bn) * 64 * 2;
-    cfg.stages * stage + 16 * cfg.stages + 1024
+    let n = stages(cfg, staged);
+    let c_tiles = if staged {
+        2 * 64 * cfg.wm * (cfg.bn * 2 + 16)
+    } else {
+        0
+    };
+    n * stage + c_tiles + 16 * n + 1024
 }
 
 /// Registers per thread at kernel entry: `__launch_bounds__(384, 1)` caps them at 65536 / 384,
@@ -367,6 +386,95 @@ fn plan(graph: &OpGraph, s: &Split<'_>, cfg: TileConfig) -> Result<Plan, String>
     }
 }
 
+/// The staged-store plan of a graph: the one tensor the epilogue writes, when it is 16-bit with
+/// element (gm, gn) at `offset(batch) + gm * ld + gn` and 16-byte aligned rows.
+struct Staged<'g> {
+    out: &'g TensorDesc,
+    ld: i64,
+    /// Per output batch dim, its stride (matmul); empty for a convolution.
+    batch_strides: Vec<i64>,
+}
+
+fn staged<'g>(graph: &'g OpGraph, s: &Split<'_>) -> Option<Staged<'g>> {
+    let main = graph.tensor(s.out)?;
+    let mut stored: Vec<&TensorDesc> = Vec::new();
+    if !main.is_virtual {
+        stored.push(main);
+    }
+    for p in &s.epilogue {
+        let t = graph.tensor(p.out)?;
+        if !t.is_virtual {
+            stored.push(t);
+        }
+    }
+    let last = s.epilogue.last().map(|p| p.out).unwrap_or(s.out);
+    let [f] = stored.as_slice() else { return None };
+    if f.uid != last || !matches!(f.data_type, DataType::F16 | DataType::Bf16) {
+        return None;
+    }
+    let st = &f.strides;
+    let r = f.dims.len();
+    let aligned = |v: i64| v % 8 == 0;
+    match &s.main {
+        Main::Matmul(_) => {
+            let ld = if f.dims[r - 2] == 1 { f.dims[r - 1].max(8) } else { st[r - 2] };
+            let batch: Vec<i64> = (0..r - 2).map(|d| if f.dims[d] == 1 { 0 } else { st[d] }).collect();
+            (st[r - 1] == 1 && aligned(ld) && batch.iter().all(|&b| aligned(b))).then_some(Staged {
+                out: f,
+                ld,
+                batch_strides: batch,
+            })
+        }
+        Main::Conv(_) => {
+            // y is N, K, P, Q by dims: rows gm = (n, p, q) must be evenly spaced.
+            let (p, q) = (f.dims[2], f.dims[3]);
+            let ld = st[3];
+            let even = st[1] == 1 && aligned(ld) && (p == 1 || st[2] == q * ld) && (f.dims[0] == 1 || st[0] == p * q * ld);
+            even.then_some(Staged {
+                out: f,
+                ld,
+                batch_strides: Vec::new(),
+            })
+        }
+    }
+}
+
+/// `kiln_gemm_epilogue_value`: the epilogue's final value at (gm, gn), computed as
+/// `kiln_gemm_epilogue` computes it but stored by the caller.
+fn epilogue_value(
+    graph: &OpGraph,
+    s: &Split<'_>,
+    params: &Params,
+    coords: &[String],
+    batch_coords: &str,
+    stored: i64,
+) -> Result<String, String> {
+    // The same chain with its one stored tensor made virtual: no store is emitted.
+    let mut g = graph.clone();
+    if let Some(t) = g.tensors.iter_mut().find(|t| t.uid == stored) {
+        t.is_virtual = true;
+    }
+    let mut values = std::collections::HashMap::new();
+    values.insert(s.out, "acc_".to_string());
+    let mut body = batch_coords.to_string();
+    body.push_str(&super::emit_pointwise_body(
+        &g,
+        &s.epilogue,
+        params,
+        coords,
+        &mut values,
+        "    ",
+    )?);
+    let last = s.epilogue.last().map(|p| p.out).unwrap_or(s.out);
+    let v = values.get(&last).cloned().unwrap_or_else(|| "acc_".to_string());
+    Ok(format!(
+        "__device__ __forceinline__ float kiln_gemm_epilogue_value(KILN_GEMM_PARAMS, kiln_i64 batch, kiln_idx gm, kiln_idx gn, float acc_) {{\n\
+         {body}    (void)batch;\n\
+         \x20   return {v};\n\
+         }}\n"
+    ))
+}
+
 /// Generates the kernel of a matmul or conv-fprop graph (which `supports` accepted) with tile
 /// configuration `cfg` (`None`: the heuristic's).
 pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<Kernel, String> {
@@ -378,6 +486,7 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
     let cfg = cfg.unwrap_or_else(|| pick(probe.m, probe.n, probe.batches));
     let pl = plan(graph, &s, cfg)?;
     let params: Params = gemm_params(graph);
+    let stage_out = staged(graph, &s);
     let narrow = fits_i32(graph, &s)?;
     let (idx, sfx) = if narrow { ("int", "") } else { ("long long", "LL") };
     let name = |u: i64| params.name(u).ok_or_else(|| format!("uid {u} is not a parameter"));
@@ -404,7 +513,8 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
         ("KILN_H_BATCHES", pl.batches.to_string()),
         ("KILN_H_WM", cfg.wm.to_string()),
         ("KILN_H_BN", cfg.bn.to_string()),
-        ("KILN_H_STAGES", cfg.stages.to_string()),
+        ("KILN_H_STAGES", stages(cfg, stage_out.is_some()).to_string()),
+        ("KILN_H_STAGED", u8::from(stage_out.is_some()).to_string()),
         ("KILN_H_GROUP_M", "16".to_string()),
         ("KILN_H_A_KMAJOR", u8::from(pl.a_k_major).to_string()),
         ("KILN_H_B_KMAJOR", u8::from(pl.b.k_major).to_string()),
@@ -454,9 +564,46 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
         src,
         "\n// The fused epilogue of output element (gm, gn) of batch `batch`, given its GEMM result.\n\
          __device__ __forceinline__ void kiln_gemm_epilogue(KILN_GEMM_PARAMS, kiln_i64 batch, kiln_idx gm, kiln_idx gn, float acc_) {{\n\
-         {epilogue}}}\n\n\
-         #include \"hopper_gemm.cuh\"\n"
+         {epilogue}}}\n"
     );
+    if let Some(st) = &stage_out {
+        let _ = write!(
+            src,
+            "\n// Staged stores: the one tensor the epilogue writes, row gm at offset + gm * ld.\n\
+             typedef {} out_t;\n",
+            c_type(st.out.data_type).ok_or("bad type")?
+        );
+        define(&mut src, "KILN_H_OUT", name(st.out.uid)?);
+        define(&mut src, "KILN_H_OUT_LD", format!("{}{sfx}", st.ld));
+        let (bsetup, bcoords) = if st.batch_strides.is_empty() {
+            (String::new(), Vec::new())
+        } else {
+            matmul_batch_coords(out)
+        };
+        let terms: Vec<String> = bcoords
+            .iter()
+            .zip(&st.batch_strides)
+            .filter(|(_, &s)| s != 0)
+            .map(|(c, s)| format!("{c} * {s}LL"))
+            .collect();
+        let offset = if terms.is_empty() { "0".to_string() } else { terms.join(" + ") };
+        let _ = write!(
+            src,
+            "__device__ __forceinline__ kiln_i64 kiln_h_out_offset(kiln_i64 batch) {{\n\
+             {bsetup}    (void)batch;\n\
+             \x20   return {offset};\n\
+             }}\n"
+        );
+        src.push_str(&epilogue_value(
+            graph,
+            &s,
+            &params,
+            &pl.coords,
+            &pl.batch_coords,
+            st.out.uid,
+        )?);
+    }
+    src.push_str("\n#include \"hopper_gemm.cuh\"\n");
     let sym = symbol(if conv { "conv_fprop_v2" } else { "matmul_v2" }, &src);
     let source = src.replace("KILN_SYMBOL", &sym);
     let bm = 128 * i64::from(cfg.wm);
@@ -471,7 +618,7 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
         // Blocks: one per tile at most; the load device caps them at its SM count.
         grid: [tiles as u32, 1, 1],
         block: [384, 1, 1],
-        shared_bytes: shared_bytes(cfg),
+        shared_bytes: shared_bytes(cfg, stage_out.is_some()),
         maps,
         persistent: true,
         arch_specific: true,
@@ -485,7 +632,8 @@ mod tests {
     #[test]
     fn every_configuration_fits_the_shared_memory_of_a_hopper_block() {
         for cfg in CONFIGS {
-            assert!(shared_bytes(cfg) <= 227 * 1024, "{cfg:?}");
+            assert!(shared_bytes(cfg, false) <= 227 * 1024, "{cfg:?}");
+            assert!(shared_bytes(cfg, true) <= 227 * 1024, "{cfg:?} staged");
             // The accumulators of one consumer thread stay within its registers.
             assert!(cfg.wm * cfg.bn / 2 <= 128, "{cfg:?}");
         }

@@ -35,8 +35,15 @@
 //                                          batch `batch`;
 //   kiln_wgmma(acc, desc_a, desc_b, scale_d)
 //                                          one m64 x BN x k16 MMA with the operand transposes;
-//   KILN_GEMM_SYMBOL, KILN_GEMM_PARAMS, KILN_GEMM_ARGS, kiln_gemm_epilogue as for V1.
-#if !defined(KILN_H_BN) || !defined(KILN_H_STAGES) || !defined(KILN_GEMM_SYMBOL) || !defined(KILN_H_A_GATHER)
+//   KILN_GEMM_SYMBOL, KILN_GEMM_PARAMS, KILN_GEMM_ARGS, kiln_gemm_epilogue as for V1;
+//   KILN_H_STAGED                          1 when the epilogue writes one 16-bit tensor whose
+//                                          element (gm, gn) sits at KILN_H_OUT + out offset +
+//                                          gm * KILN_H_OUT_LD + gn (N contiguous, rows 16-byte
+//                                          aligned); then also out_t, KILN_H_OUT,
+//                                          KILN_H_OUT_LD, kiln_h_out_offset(batch) and
+//                                          kiln_gemm_epilogue_value(params, batch, gm, gn, acc),
+//                                          the epilogue's value without its store.
+#if !defined(KILN_H_BN) || !defined(KILN_H_STAGES) || !defined(KILN_GEMM_SYMBOL) || !defined(KILN_H_A_GATHER) || !defined(KILN_H_STAGED)
 #error "hopper_gemm.cuh is included by a generated prologue that specialises it (codegen/hopper.rs)"
 #endif
 #include "hopper_ptx.cuh"
@@ -46,6 +53,14 @@
 #define KILN_H_A_BYTES (KILN_H_BM * KILN_H_BK * 2)
 #define KILN_H_B_BYTES (KILN_H_BN * KILN_H_BK * 2)
 #define KILN_H_STAGE_BYTES (KILN_H_A_BYTES + KILN_H_B_BYTES)
+// Staged stores: each consumer's 64 WM x BN output tile in shared memory, rows padded by 16
+// bytes so that the fragment writes (8 rows x 16 bytes per warp) hit 32 distinct banks.
+#if KILN_H_STAGED
+#define KILN_H_C_PITCH (KILN_H_BN * 2 + 16)
+#define KILN_H_C_BYTES (64 * KILN_H_WM * KILN_H_C_PITCH)
+#else
+#define KILN_H_C_BYTES 0
+#endif
 // Tile counts as int (the generator keeps M, N and K below 2^31 - 512 and the tile count below
 // 2^31), whatever kiln_idx is.
 #define KILN_H_TILES_M ((int)((KILN_GEMM_M + KILN_H_BM - 1) / KILN_H_BM))
@@ -77,7 +92,7 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
     // Swizzle atoms need 1024-byte alignment; the launch asks for 1 KiB of slack.
     unsigned char* smem = (unsigned char*)(((unsigned long long)kiln_smem_raw + 1023ull) & ~1023ull);
     const unsigned tiles_base = kiln_smem(smem);
-    const unsigned bars = tiles_base + KILN_H_STAGES * KILN_H_STAGE_BYTES;
+    const unsigned bars = tiles_base + KILN_H_STAGES * KILN_H_STAGE_BYTES + 2 * KILN_H_C_BYTES;
     // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s).
 #define KILN_H_FULL(s) (bars + 8u * (unsigned)(s))
 #define KILN_H_EMPTY(s) (bars + 8u * (unsigned)(KILN_H_STAGES + (s)))
@@ -217,6 +232,55 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
 
             // Accumulator layout of m64nNk16 (f32): per 8 columns j, warp w holds rows
             // 16 w + lane / 4 (+ 8), columns 8 j + 2 (lane % 4) (+ 1).
+#if KILN_H_STAGED
+            // The epilogue's values into this consumer's shared tile (two columns per 4-byte
+            // write), then out in 16-byte row-contiguous stores: a warp writes whole rows
+            // instead of 8 partial ones per instruction.
+            unsigned char* ctile = smem + KILN_H_STAGES * KILN_H_STAGE_BYTES + c * KILN_H_C_BYTES;
+            const kiln_idx row0 = (kiln_idx)tm * KILN_H_BM + c * KILN_H_WM * 64;
+            const kiln_idx col0 = (kiln_idx)tn * KILN_H_BN;
+#pragma unroll
+            for (int i = 0; i < KILN_H_WM; ++i) {
+#pragma unroll
+                for (int j = 0; j < KILN_H_BN / 8; ++j) {
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = i * 64 + warp * 16 + lane / 4 + 8 * h, cc = 8 * j + 2 * (lane % 4);
+                        const kiln_idx gm = row0 + r, gn = col0 + cc;
+                        const bool m_ok = gm < KILN_GEMM_M;
+                        const float v0 = (m_ok && gn < KILN_GEMM_N) ? kiln_gemm_epilogue_value(KILN_GEMM_ARGS, (kiln_i64)batch, gm, gn, acc[i][4 * j + 2 * h]) : 0.0f;
+                        const float v1 = (m_ok && gn + 1 < KILN_GEMM_N) ? kiln_gemm_epilogue_value(KILN_GEMM_ARGS, (kiln_i64)batch, gm, gn + 1, acc[i][4 * j + 2 * h + 1]) : 0.0f;
+                        kiln_vec<out_t, 2> pair;
+                        pair.v[0] = kiln_st<out_t>(v0);
+                        pair.v[1] = kiln_st<out_t>(v1);
+                        *reinterpret_cast<kiln_vec<out_t, 2>*>(ctile + r * KILN_H_C_PITCH + cc * 2) = pair;
+                    }
+                }
+            }
+            asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+            {
+                out_t* out = KILN_H_OUT + kiln_h_out_offset((kiln_i64)batch);
+                const bool aligned = ((unsigned long long)out % 16ull) == 0;
+                constexpr int chunks = KILN_H_BN / 8;   // 16-byte chunks per tile row
+#pragma unroll 4
+                for (int q = t; q < 64 * KILN_H_WM * chunks; q += 128) {
+                    const int r = q / chunks, cc = (q % chunks) * 8;
+                    const kiln_idx gm = row0 + r, gn = col0 + cc;
+                    if (gm >= KILN_GEMM_M || gn >= KILN_GEMM_N) continue;
+                    const kiln_vec<out_t, 8> v = *reinterpret_cast<const kiln_vec<out_t, 8>*>(ctile + r * KILN_H_C_PITCH + cc * 2);
+                    out_t* dst = out + gm * KILN_H_OUT_LD + gn;
+                    if (aligned && gn + 8 <= KILN_GEMM_N) {
+                        *reinterpret_cast<kiln_vec<out_t, 8>*>(dst) = v;
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < 8; ++e)
+                            if (gn + e < KILN_GEMM_N) dst[e] = v.v[e];
+                    }
+                }
+            }
+            // The tile is read out before the next one is written.
+            asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+#else
 #pragma unroll
             for (int i = 0; i < KILN_H_WM; ++i) {
                 const kiln_idx row = (kiln_idx)tm * KILN_H_BM + (c * KILN_H_WM + i) * 64 + warp * 16 + lane / 4;
@@ -231,6 +295,7 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
                     }
                 }
             }
+#endif
         }
     }
 #undef KILN_H_FULL
