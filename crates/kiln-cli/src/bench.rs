@@ -125,7 +125,7 @@ struct Case {
 }
 
 enum Source {
-    Build(Graph),
+    Build(Box<Graph>),
     /// A graph-with-plan file.
     Load(Vec<u8>),
 }
@@ -179,7 +179,7 @@ impl Bench<'_> {
         let (graph, plan, build_ms, load_ms, autotune_trials) = match case.source {
             Source::Build(mut graph) => {
                 let (ms, trials) = self.build(&mut graph, &what)?;
-                (graph, "built", Some(ms), None, trials)
+                (*graph, "built", Some(ms), None, trials)
             }
             Source::Load(bytes) => {
                 let start = Instant::now();
@@ -392,7 +392,9 @@ fn file_case(args: &Args, path: &std::path::Path) -> Result<Case, Failure> {
         {
             Source::Load(bytes)
         }
-        _ => Source::Build(Graph::from_op_graph(op_graph).map_err(|e| Failure::kiln(&what, e))?),
+        _ => Source::Build(Box::new(
+            Graph::from_op_graph(op_graph).map_err(|e| Failure::kiln(&what, e))?,
+        )),
     };
     Ok(Case {
         label: None,
@@ -443,7 +445,7 @@ fn cpu_cases() -> Vec<Case> {
                     dtype: "f32",
                     fused: c.fused,
                 }),
-                source: Source::Build(c.graph().0),
+                source: Source::Build(Box::new(c.graph().0)),
             }
         })
         .collect();
@@ -459,7 +461,7 @@ fn cpu_cases() -> Vec<Case> {
                 dtype: "f32",
                 fused: false,
             }),
-            source: Source::Build(m.graph().0),
+            source: Source::Build(Box::new(m.graph().0)),
         });
     }
     cases
@@ -495,7 +497,7 @@ fn gpu_cases() -> Vec<Case> {
                     dtype: dt.name(),
                     fused: true,
                 }),
-                source: Source::Build(conv.graph()),
+                source: Source::Build(Box::new(conv.graph())),
             });
         }
     }
@@ -528,7 +530,7 @@ fn gpu_cases() -> Vec<Case> {
                 dtype: mm.dt.name(),
                 fused: mm.bias_gelu,
             }),
-            source: Source::Build(mm.graph()),
+            source: Source::Build(Box::new(mm.graph())),
         });
     }
     cases
