@@ -669,3 +669,87 @@ fn print_row(r: &CaseResult) {
         r.case, r.engine, r.runs
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn validated(case: Case) -> (Label, OpGraph) {
+        let Source::Build(mut g) = case.source else {
+            panic!("{}: a standard case is built", case.what)
+        };
+        g.validate()
+            .unwrap_or_else(|e| panic!("{}: {e}", case.what));
+        (
+            case.label.expect("a standard case has a label"),
+            g.op_graph().expect("validated").clone(),
+        )
+    }
+
+    #[test]
+    fn the_gpu_cases_are_issue_10s_with_their_layouts_and_flops() {
+        let cases: Vec<(Label, OpGraph)> = gpu_cases().into_iter().map(validated).collect();
+        let names: Vec<&str> = cases.iter().map(|(l, _)| l.name.as_str()).collect();
+        assert_eq!(cases.len(), 2 * 5 + 2 * 4 + 1, "{names:?}");
+        for want in [
+            "conv f16 N32 C64 H56 K64 R3 s1 bias_relu=true",
+            "conv bf16 N32 C128 H56 K128 R3 s2 bias_relu=true",
+            "conv bf16 N64 C512 H7 K512 R3 s1 bias_relu=true",
+            "matmul bf16 4096x4096x4096",
+            "matmul f16 16384x4096x1024",
+            "matmul bf16 8192x8192x8192 + bias + gelu",
+        ] {
+            assert!(names.contains(&want), "{want} missing from {names:?}");
+        }
+        for (label, g) in &cases {
+            let s = &label.shape;
+            let want = if label.op == "conv_fprop" {
+                let (n, c, h, k, r, stride) = (s[0], s[1], s[2], s[3], s[4], s[5]);
+                let p = (h + 2 * (r / 2) - r) / stride + 1;
+                let y = g.tensors.iter().find(|t| t.name == "y").unwrap();
+                assert_eq!(y.dims, [n, k, p, p], "{}", label.name);
+                assert_eq!(y.strides, [p * p * k, 1, p * k, k], "{}: NHWC", label.name);
+                let x = g.tensors.iter().find(|t| t.name == "x").unwrap();
+                assert_eq!(x.strides, [h * h * c, 1, h * c, c], "{}: NHWC", label.name);
+                2.0 * (n * k * p * p * c * r * r) as f64
+            } else {
+                2.0 * (s[0] * s[1] * s[2]) as f64
+            };
+            assert_eq!(flops(g), want, "{}", label.name);
+            let dt = g.tensors.iter().find(|t| t.name == "y").unwrap().data_type;
+            assert_eq!(
+                dt.name(),
+                label.dtype,
+                "{}: output in the input type",
+                label.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_graph_file_is_described_by_its_main_node() {
+        let (_, g) = validated(cpu_cases().remove(1));
+        let label = describe(&g, "conv.json");
+        assert_eq!(label.op, "conv_fprop");
+        assert_eq!(label.shape, [8, 64, 56, 56]);
+        assert_eq!(label.dtype, "f32");
+        assert!(label.fused);
+        assert_eq!(flops(&g), 2.0 * (8 * 64 * 56 * 56 * 64 * 9) as f64);
+    }
+
+    #[test]
+    #[ignore = "needs NVRTC: eval \"$(scripts/install-nvrtc.sh)\""]
+    fn the_gpu_cases_build_for_sm_90_without_a_gpu() {
+        let handle = Handle::new(Device::CudaTarget(90)).expect("a handle for sm_90");
+        for case in gpu_cases() {
+            let Source::Build(mut g) = case.source else {
+                unreachable!()
+            };
+            build_saveable_plan(&mut g, &handle, None, &case.what)
+                .unwrap_or_else(|e| panic!("{}: {e}", case.what));
+            let engine = g.plan().unwrap().engine_name().to_string();
+            assert!(engine.starts_with("KILN_CUDA_"), "{}: {engine}", case.what);
+            eprintln!("{}: {engine}", case.what);
+        }
+    }
+}
