@@ -29,4 +29,10 @@ grep -E "^test |test result" "$R/gpu-tests.txt" | tee -a "$R/summary.txt"
   echo "== a plan built with no GPU (--target sm_90), run here"
   $K inspect .gpu/conv_sm90.kiln; $K run .gpu/conv_sm90.kiln --device cuda:0 --validate; echo "rc=$?"
 } > "$R/cli.txt" 2>&1
+{
+  echo "== kiln bench: a graph built on cuda:0, the plan built with no GPU loaded, the GPU cases"
+  $K bench .gpu/conv_bias_relu.json --device cuda:0; echo "bench graph rc=$?"
+  $K bench .gpu/conv_sm90.kiln --device cuda:0; echo "bench loaded plan rc=$?"
+  $K bench --device cuda:0 --json > "$R/cli-bench.json"; echo "bench cases rc=$? (rows in cli-bench.json)"
+} >> "$R/cli.txt" 2>&1
 grep -E "rc=|validated|matches|DOES NOT|loaded plan" "$R/cli.txt" | tee -a "$R/summary.txt"

@@ -1,116 +1,365 @@
-//! `kiln bench`: timings of the CPU engine on the standard cases.
+//! `kiln bench`: build (or load) and time plans, trtexec-like, on the CPU or a GPU.
 //!
-//! Each case is built once on the default heuristics, run once to warm up, then timed; the
-//! median of the runs is reported. `scripts/bench_peers.py` runs the same cases on ONNX Runtime
-//! and numpy and reports ratios.
+//! Given a graph file, it builds that graph's plan (or loads the plan of a graph-with-plan file)
+//! and times it; without one, it times the standard cases of the device. Each case gets a
+//! warm-up, then timed runs on random inputs; the median is reported. `scripts/bench_peers.py`
+//! runs the CPU cases on ONNX Runtime and numpy, `scripts/gpu-bench.py` the GPU cases on
+//! PyTorch (under the same case names), and both report ratios.
 
-use crate::graphs::{ConvCase, MatmulCase};
+use crate::failure::Failure;
+use crate::files::{self, Input};
+use crate::graphs::{ConvCase, HalfMatmulCase, MatmulCase, NhwcConvCase};
+use crate::plan_build::{build_saveable_plan, handle_for};
 use crate::progress;
+use crate::timing::{Timer, Timing};
 use anyhow::Result;
-use kiln::{Graph, Handle, HeurMode, HostTensor, Tensor, VariantPack, Workspace};
+use kiln::{BlobKind, DataType, Device, Graph, Handle, OpGraph};
+use kiln_core::{ConvDirection, Op};
 use serde::Serialize;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
-  kiln bench
+  kiln bench                                          the CPU cases
   kiln bench --filter matmul --runs 5 --json > bench.json
+  kiln bench examples/graphs/conv_bias_relu.json      one graph, built and timed
+  kiln bench conv.kiln --device cuda:0                the plan of a graph-with-plan file, loaded
+  kiln bench --device cuda:0 --filter bf16 --json     the GPU cases (device events)
+  kiln bench mm.json --device cuda:0 --autotune=50    tune first (50 runs per setting), then time
 
-A progress bar shows on stderr when it is a terminal. Exit status: 0; 1 error.")]
+A progress bar shows on stderr when it is a terminal. Exit status: 0 timed; 1 error (missing
+file, a plan without its graph, unknown engine, a build or execute failure); 3 the file is
+damaged; 4 not supported here (no CUDA driver for cuda:N, no engine for the graph, each with
+its reason).")]
 pub struct Args {
-    /// Print the results as a JSON array.
+    /// A graph to time: graph JSON, a graph file, or a graph-with-plan file (its plan is loaded
+    /// and timed as saved; --engine or --autotune build its graph again instead). Without it,
+    /// the standard cases of the device.
+    graph: Option<PathBuf>,
+    /// Device to time on: "cpu" or "cuda:N".
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// Use this engine only (see `kiln plugins` for names); default: the heuristics' first choice.
+    #[arg(long)]
+    engine: Option<String>,
+    /// Before timing, time every knob setting of the candidate engines (ITERS runs each, median)
+    /// and keep the fastest, as `kiln build --autotune` does.
+    #[arg(
+        long,
+        value_name = "ITERS",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "20"
+    )]
+    autotune: Option<usize>,
+    /// Print the results as a JSON array, one object per case.
     #[arg(long)]
     json: bool,
-    /// Only cases whose op (conv_fprop, matmul) contains this text.
-    #[arg(long)]
+    /// Only standard cases whose op (conv_fprop, matmul, plan_save, plan_load) or name
+    /// (e.g. "bf16", "8192x8192") contains this text.
+    #[arg(long, conflicts_with = "graph")]
     filter: Option<String>,
     /// Most timed runs per case (fewer when a case is slow: about 3 s per case at most).
     #[arg(long, default_value_t = 15)]
     runs: usize,
 }
 
+/// Speed in the unit of the device: GFLOP/s on the CPU, TFLOP/s on a GPU; null for a case
+/// without matmul or convolution work (pointwise graphs, plan save and load).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Speed {
+    Cpu { gflops: Option<f64> },
+    Gpu { tflops: Option<f64> },
+}
+
+/// One row of the report (docs/cli.md, `kiln bench`).
 #[derive(Serialize)]
 struct CaseResult {
+    case: String,
+    op: String,
+    shape: Vec<i64>,
+    dtype: &'static str,
+    fused: bool,
+    device: String,
+    engine: String,
+    /// "built" (this run built the plan) or "loaded" (restored from saved bytes).
+    plan: &'static str,
+    median_ms: f64,
+    min_ms: f64,
+    runs: usize,
+    /// Executes per timed run (device events around a batch on a GPU; 1 on the CPU).
+    batch: usize,
+    #[serde(flatten)]
+    speed: Speed,
+    /// Time to build the plan (autotuning included); null for a loaded plan.
+    build_ms: Option<f64>,
+    /// Size of the saved plan.
+    plan_bytes: Option<usize>,
+    /// Time to load the plan, when it was loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_ms: Option<f64>,
+    /// With --autotune: how many settings were tried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    autotune_trials: Option<usize>,
+}
+
+/// How a standard case describes itself; a graph file's case is described from its graph.
+struct Label {
+    name: String,
     op: &'static str,
     shape: Vec<i64>,
     dtype: &'static str,
     fused: bool,
-    engine: String,
-    median_ms: f64,
-    min_ms: f64,
-    runs: usize,
-    gflops: f64,
 }
 
-fn time_graph(
-    handle: &Handle,
-    graph: &mut Graph,
-    inputs: &[Tensor],
-    output: &Tensor,
+/// A case to time: a graph to build, or saved bytes to load.
+struct Case {
+    label: Option<Label>,
+    /// Names the graph (its file, or the case) in messages.
+    what: String,
+    source: Source,
+}
+
+enum Source {
+    Build(Box<Graph>),
+    /// A graph-with-plan file.
+    Load(Vec<u8>),
+}
+
+/// What every case is timed with.
+struct Bench<'a> {
+    handle: &'a Handle,
+    timer: &'a Timer,
+    engine: Option<&'a str>,
+    autotune: Option<usize>,
     runs: usize,
-) -> Result<(String, Vec<f64>)> {
-    graph.build(handle, &[HeurMode::A])?;
-    let engine = graph
-        .plan()
-        .map(|p| p.engine_name().to_string())
-        .unwrap_or_default();
-    let mut hosts: Vec<HostTensor> = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, t)| HostTensor::random(&t.desc()?, 7 + i as u64))
-        .collect::<kiln::Result<_>>()?;
-    let mut out = HostTensor::for_tensor(output)?;
-    let mut ws = Workspace::for_graph(graph)?;
-    let mut times = Vec::new();
-    let budget = Duration::from_secs(3);
-    let start = Instant::now();
-    for i in 0..=runs {
-        let mut pack = VariantPack::new();
-        for (t, h) in inputs.iter().zip(hosts.iter_mut()) {
-            pack.insert(t, h);
-        }
-        pack.insert(output, &mut out);
-        let t = Instant::now();
-        graph.execute(handle, &mut pack, &mut ws)?;
-        if i > 0 {
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-        if i >= 3 && start.elapsed() > budget {
-            break;
+}
+
+impl Bench<'_> {
+    fn gpu(&self) -> bool {
+        matches!(self.handle.device(), Device::Cuda(_))
+    }
+
+    fn speed(&self, flops: f64, median_ms: f64) -> Speed {
+        let per_s = (flops > 0.0 && median_ms > 0.0).then(|| flops / (median_ms * 1e-3));
+        if self.gpu() {
+            Speed::Gpu {
+                tflops: per_s.map(|f| f / 1e12),
+            }
+        } else {
+            Speed::Cpu {
+                gflops: per_s.map(|f| f / 1e9),
+            }
         }
     }
-    Ok((engine, times))
+
+    /// Builds `graph`'s plan as `kiln build` would (saveable engines, `--engine`), autotuned
+    /// with `--autotune`; returns the build time and the number of settings tuned.
+    fn build(&self, graph: &mut Graph, what: &str) -> Result<(f64, Option<usize>), Failure> {
+        let mut build_ms = build_saveable_plan(graph, self.handle, self.engine, what)?;
+        let mut trials = None;
+        if let Some(iters) = self.autotune {
+            let start = Instant::now();
+            let report = graph
+                .autotune(iters)
+                .map_err(|e| Failure::kiln(format!("{what}: autotune"), e))?;
+            build_ms += start.elapsed().as_secs_f64() * 1e3;
+            trials = Some(report.trials.len());
+        }
+        Ok((build_ms, trials))
+    }
+
+    /// Builds or loads the case's plan, saves it (for its size) and times it.
+    fn run(&self, case: Case) -> Result<CaseResult, Failure> {
+        let what = case.what;
+        let (graph, plan, build_ms, load_ms, autotune_trials) = match case.source {
+            Source::Build(mut graph) => {
+                let (ms, trials) = self.build(&mut graph, &what)?;
+                (*graph, "built", Some(ms), None, trials)
+            }
+            Source::Load(bytes) => {
+                let start = Instant::now();
+                let graph = Graph::deserialize(Some(self.handle), &bytes)
+                    .map_err(|e| Failure::kiln(&what, e))?;
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                (graph, "loaded", None, Some(ms), None)
+            }
+        };
+        let g = graph
+            .op_graph()
+            .ok_or_else(|| Failure::error(format!("{what}: the graph was not validated")))?;
+        let engine = graph
+            .plan()
+            .map(|p| p.engine_name().to_string())
+            .ok_or_else(|| Failure::error(format!("{what}: no plan")))?;
+        let plan_bytes = graph
+            .serialize_compiled_plan()
+            .map_err(|e| Failure::kiln(format!("{what}: saving the plan of engine {engine}"), e))?
+            .len();
+        let Timing {
+            mut times_ms,
+            batch,
+        } = self
+            .timer
+            .time(&graph, self.handle, self.runs)
+            .map_err(|e| Failure::kiln(format!("{what}: timing engine {engine}"), e))?;
+        let label = case.label.unwrap_or_else(|| describe(g, &what));
+        let median_ms = median(&mut times_ms);
+        Ok(CaseResult {
+            case: label.name,
+            op: label.op.to_string(),
+            shape: label.shape,
+            dtype: label.dtype,
+            fused: label.fused,
+            device: self.handle.device().to_string(),
+            engine,
+            plan,
+            median_ms,
+            // median() sorted the times.
+            min_ms: times_ms.first().copied().unwrap_or(f64::NAN),
+            runs: times_ms.len(),
+            batch,
+            speed: self.speed(flops(g), median_ms),
+            build_ms,
+            plan_bytes: Some(plan_bytes),
+            load_ms,
+            autotune_trials,
+        })
+    }
+
+    /// First save of a freshly built plan of `graph`, and load of its bytes on a fresh handle
+    /// (the plugin restores its context; nothing is compiled): two rows.
+    fn save_load(
+        &self,
+        mut graph: Graph,
+        label: Label,
+        runs: usize,
+    ) -> Result<Vec<CaseResult>, Failure> {
+        let what = label.name.clone();
+        let (build_ms, _) = self.build(&mut graph, &what)?;
+        let engine = graph
+            .plan()
+            .map(|p| p.engine_name().to_string())
+            .unwrap_or_default();
+        let fail = |e: kiln::Error| Failure::kiln(&what, e);
+        let mut save = Vec::with_capacity(runs);
+        let mut bytes = Vec::new();
+        for _ in 0..runs {
+            graph
+                .build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                .map_err(fail)?;
+            let t = Instant::now();
+            bytes = graph.serialize_compiled_plan().map_err(fail)?;
+            save.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let fresh = Handle::new(self.handle.device()).map_err(fail)?;
+        let mut load = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let t = Instant::now();
+            let plan = kiln::deserialize_compiled_plan(&fresh, &bytes).map_err(fail)?;
+            load.push(t.elapsed().as_secs_f64() * 1e3);
+            drop(plan);
+        }
+        let row = |op: &'static str, mut times: Vec<f64>| {
+            let median_ms = median(&mut times);
+            CaseResult {
+                case: format!("{op} {}", label.name),
+                op: op.to_string(),
+                shape: label.shape.clone(),
+                dtype: label.dtype,
+                fused: label.fused,
+                device: self.handle.device().to_string(),
+                engine: engine.clone(),
+                plan: if op == "plan_load" { "loaded" } else { "built" },
+                median_ms,
+                min_ms: times.first().copied().unwrap_or(f64::NAN),
+                runs: times.len(),
+                batch: 1,
+                speed: self.speed(0.0, median_ms),
+                build_ms: Some(build_ms),
+                plan_bytes: Some(bytes.len()),
+                load_ms: (op == "plan_load").then_some(median_ms),
+                autotune_trials: None,
+            }
+        };
+        Ok(vec![row("plan_save", save), row("plan_load", load)])
+    }
 }
 
-impl CaseResult {
-    /// A row from the run times (ms) of one case; `flops` of 0 means "not a compute case".
-    fn from_times(
-        op: &'static str,
-        shape: Vec<i64>,
-        fused: bool,
-        engine: String,
-        times: &mut [f64],
-        flops: f64,
-    ) -> CaseResult {
-        let med = median(times);
-        CaseResult {
-            op,
-            shape,
-            dtype: "f32",
-            fused,
-            engine,
-            median_ms: med,
-            // median() sorted the times.
-            min_ms: times.first().copied().unwrap_or(f64::NAN),
-            runs: times.len(),
-            gflops: if flops > 0.0 {
-                flops / (med * 1e6)
-            } else {
-                0.0
-            },
-        }
+/// Matmul and convolution FLOPs of `g` (multiply-adds times two; pointwise work not counted):
+/// a matmul `2·|c|·K`, a convolution of any direction `2·|y|·(C/groups)·R·S...`.
+fn flops(g: &OpGraph) -> f64 {
+    let count = |uid: i64| {
+        g.tensor(uid)
+            .map_or(0.0, |t| t.dims.iter().map(|&d| d as f64).product::<f64>())
+    };
+    g.nodes
+        .iter()
+        .map(|n| match &n.op {
+            Op::Matmul(m) => {
+                let k = g
+                    .tensor(m.a)
+                    .and_then(|a| a.dims.last().copied())
+                    .unwrap_or(0);
+                2.0 * count(m.c) * k as f64
+            }
+            Op::Conv(c) => {
+                let out_channels = g
+                    .tensor(c.w)
+                    .and_then(|w| w.dims.first().copied())
+                    .unwrap_or(0);
+                if out_channels > 0 {
+                    2.0 * count(c.y) * count(c.w) / out_channels as f64
+                } else {
+                    0.0
+                }
+            }
+            _ => 0.0,
+        })
+        .sum()
+}
+
+/// A graph file's label: its path as the case; op and shape of its first node that is not
+/// pointwise (its first node otherwise), that node's output dims; the data type of its first
+/// input; fused when it has several nodes.
+fn describe(g: &OpGraph, what: &str) -> Label {
+    let main = g
+        .nodes
+        .iter()
+        .find(|n| !matches!(n.op, Op::Pointwise(_)))
+        .or_else(|| g.nodes.first());
+    let op = match main.map(|n| &n.op) {
+        Some(Op::Conv(c)) => match c.direction {
+            ConvDirection::Fprop => "conv_fprop",
+            ConvDirection::Dgrad => "conv_dgrad",
+            ConvDirection::Wgrad => "conv_wgrad",
+        },
+        Some(Op::Matmul(_)) => "matmul",
+        Some(Op::Pointwise(_)) => "pointwise",
+        Some(Op::Reduction(_)) => "reduction",
+        Some(Op::Generic(_)) => "generic",
+        None => "none",
+    };
+    let shape = main
+        .and_then(|n| n.op.outputs().first().copied())
+        .and_then(|uid| g.tensor(uid))
+        .map(|t| t.dims.clone())
+        .unwrap_or_default();
+    let dtype = g
+        .bound_tensors()
+        .find(|t| g.producer(t.uid).is_none())
+        .map_or(DataType::F32, |t| t.data_type)
+        .name();
+    Label {
+        name: what.to_string(),
+        op,
+        shape,
+        dtype,
+        fused: g.nodes.len() > 1,
     }
 }
 
@@ -127,109 +376,255 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode> {
-    let handle = Handle::cpu()?;
+/// The case of the GRAPH argument: its graph to build, or (a graph-with-plan file, without
+/// --engine or --autotune) its bytes to load. A bare plan is refused: it has no graph to
+/// allocate inputs for.
+fn file_case(args: &Args, path: &std::path::Path) -> Result<Case, Failure> {
+    let what = path.display().to_string();
+    let input = files::open(path)?;
+    let op_graph = files::graph_of(path, &input, "`kiln bench`")?;
+    let source = match input {
+        Input::Blob { bytes, info }
+            if info.kind == BlobKind::GraphAndPlan
+                && info.plan_blob_bytes.is_some()
+                && args.engine.is_none()
+                && args.autotune.is_none() =>
+        {
+            Source::Load(bytes)
+        }
+        _ => Source::Build(Box::new(
+            Graph::from_op_graph(op_graph).map_err(|e| Failure::kiln(&what, e))?,
+        )),
+    };
+    Ok(Case {
+        label: None,
+        what,
+        source,
+    })
+}
+
+fn cpu_cases() -> Vec<Case> {
+    let conv = |n, c, hw, k, r, pad, fused| ConvCase {
+        n,
+        c,
+        h: hw,
+        w: hw,
+        k,
+        r,
+        s: r,
+        pad,
+        fused,
+    };
     let convs = [
-        ConvCase {
-            n: 1,
+        conv(1, 64, 56, 64, 3, 1, false),
+        conv(8, 64, 56, 64, 3, 1, true),
+        conv(8, 256, 14, 256, 3, 1, true),
+        conv(8, 128, 28, 128, 1, 0, true),
+    ];
+    let mut cases: Vec<Case> = convs
+        .iter()
+        .map(|c| {
+            let name = format!(
+                "conv_fprop f32 N{} C{} H{} W{} K{} R{} S{} pad{}{}",
+                c.n,
+                c.c,
+                c.h,
+                c.w,
+                c.k,
+                c.r,
+                c.s,
+                c.pad,
+                if c.fused { " + bias + relu" } else { "" }
+            );
+            Case {
+                what: name.clone(),
+                label: Some(Label {
+                    name,
+                    op: "conv_fprop",
+                    shape: c.shape(),
+                    dtype: "f32",
+                    fused: c.fused,
+                }),
+                source: Source::Build(Box::new(c.graph().0)),
+            }
+        })
+        .collect();
+    for s in [1024, 2048] {
+        let m = MatmulCase { m: s, n: s, k: s };
+        let name = format!("matmul f32 {s}x{s}x{s}");
+        cases.push(Case {
+            what: name.clone(),
+            label: Some(Label {
+                name,
+                op: "matmul",
+                shape: vec![m.m, m.n, m.k],
+                dtype: "f32",
+                fused: false,
+            }),
+            source: Source::Build(Box::new(m.graph().0)),
+        });
+    }
+    cases
+}
+
+/// The GPU cases of issue 10: f16/bf16 NHWC conv + bias + relu, f16/bf16 matmul, bf16 matmul +
+/// bias + gelu.
+fn gpu_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for dt in [DataType::F16, DataType::Bf16] {
+        for (n, c, h, k, r, stride) in [
+            (32, 64, 56, 64, 3, 1),
+            (32, 256, 14, 256, 3, 1),
+            (32, 128, 28, 128, 1, 1),
+            (32, 128, 56, 128, 3, 2),
+            (64, 512, 7, 512, 3, 1),
+        ] {
+            let conv = NhwcConvCase {
+                dt,
+                n,
+                c,
+                h,
+                k,
+                r,
+                stride,
+            };
+            cases.push(Case {
+                what: conv.name(),
+                label: Some(Label {
+                    name: conv.name(),
+                    op: "conv_fprop",
+                    shape: conv.shape(),
+                    dtype: dt.name(),
+                    fused: true,
+                }),
+                source: Source::Build(Box::new(conv.graph())),
+            });
+        }
+    }
+    let matmul = |dt, m, n, k, bias_gelu| HalfMatmulCase {
+        dt,
+        m,
+        n,
+        k,
+        bias_gelu,
+    };
+    let mut matmuls = Vec::new();
+    for dt in [DataType::Bf16, DataType::F16] {
+        for (m, n, k) in [
+            (4096, 4096, 4096),
+            (8192, 8192, 8192),
+            (4096, 1024, 4096),
+            (16384, 4096, 1024),
+        ] {
+            matmuls.push(matmul(dt, m, n, k, false));
+        }
+    }
+    matmuls.push(matmul(DataType::Bf16, 8192, 8192, 8192, true));
+    for mm in matmuls {
+        cases.push(Case {
+            what: mm.name(),
+            label: Some(Label {
+                name: mm.name(),
+                op: "matmul",
+                shape: vec![mm.m, mm.n, mm.k],
+                dtype: mm.dt.name(),
+                fused: mm.bias_gelu,
+            }),
+            source: Source::Build(Box::new(mm.graph())),
+        });
+    }
+    cases
+}
+
+/// The graph whose plan the save/load rows time, with its label: the demo's conv on the CPU,
+/// the first f16 GPU conv case on a GPU.
+fn save_load_case(gpu: bool) -> (Graph, Label) {
+    if gpu {
+        let conv = NhwcConvCase {
+            dt: DataType::F16,
+            n: 32,
             c: 64,
             h: 56,
-            w: 56,
             k: 64,
             r: 3,
-            s: 3,
-            pad: 1,
-            fused: false,
-        },
-        ConvCase {
-            n: 8,
-            c: 64,
-            h: 56,
-            w: 56,
-            k: 64,
-            r: 3,
-            s: 3,
-            pad: 1,
+            stride: 1,
+        };
+        let label = Label {
+            name: conv.name(),
+            op: "conv_fprop",
+            shape: conv.shape(),
+            dtype: "f16",
             fused: true,
-        },
-        ConvCase {
-            n: 8,
-            c: 256,
-            h: 14,
-            w: 14,
-            k: 256,
-            r: 3,
-            s: 3,
-            pad: 1,
-            fused: true,
-        },
-        ConvCase {
-            n: 8,
-            c: 128,
-            h: 28,
-            w: 28,
-            k: 128,
-            r: 1,
-            s: 1,
-            pad: 0,
-            fused: true,
-        },
-    ];
-    let matmuls = [
-        MatmulCase {
-            m: 1024,
-            n: 1024,
-            k: 1024,
-        },
-        MatmulCase {
-            m: 2048,
-            n: 2048,
-            k: 2048,
-        },
-    ];
-    let wanted = |op: &str| args.filter.as_deref().is_none_or(|f| op.contains(f));
-    let steps = convs.iter().filter(|_| wanted("conv_fprop")).count()
-        + matmuls.iter().filter(|_| wanted("matmul")).count()
-        + usize::from(wanted("plan_save") || wanted("plan_load"));
-    let pb = progress::bar(steps as u64, "kiln bench");
+        };
+        return (conv.graph(), label);
+    }
+    let case = ConvCase::demo();
+    let label = Label {
+        name: format!(
+            "conv_fprop f32 N{} C{} H{} W{} K{} R{} S{} pad{} + bias + relu",
+            case.n, case.c, case.h, case.w, case.k, case.r, case.s, case.pad
+        ),
+        op: "conv_fprop",
+        shape: case.shape(),
+        dtype: "f32",
+        fused: true,
+    };
+    (case.graph().0, label)
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let device = Device::parse(&args.device)
+        .map_err(|e| Failure::error(format!("--device {}: {}", args.device, e.message())))?;
+    // Before the handle, so that a missing driver is named as such.
+    let timer = Timer::new(device, &args.device)?;
+    let handle = handle_for(&args.device)?;
+    let bench = Bench {
+        handle: &handle,
+        timer: &timer,
+        engine: args.engine.as_deref(),
+        autotune: args.autotune,
+        runs: args.runs,
+    };
+    let gpu = bench.gpu();
+    let wanted = |op: &str, name: &str| {
+        args.filter
+            .as_deref()
+            .is_none_or(|f| op.contains(f) || name.contains(f))
+    };
+    let (cases, save_load) = match &args.graph {
+        Some(path) => (vec![file_case(&args, path)?], None),
+        None => {
+            let all = if gpu { gpu_cases() } else { cpu_cases() };
+            let cases: Vec<Case> = all
+                .into_iter()
+                .filter(|c| c.label.as_ref().is_some_and(|l| wanted(l.op, &l.name)))
+                .collect();
+            let (g, label) = save_load_case(gpu);
+            let keep = wanted("plan_save", &label.name) || wanted("plan_load", &label.name);
+            (cases, keep.then_some((g, label)))
+        }
+    };
+    if !args.json {
+        println!("kiln bench on {}", timer.describe());
+    }
+    let pb = progress::bar(
+        (cases.len() + usize::from(save_load.is_some())) as u64,
+        "kiln bench",
+    );
     let mut results = Vec::new();
-    for case in convs.iter().filter(|_| wanted("conv_fprop")) {
-        let (mut g, inputs, y) = case.graph();
-        let (engine, mut times) = time_graph(&handle, &mut g, &inputs, &y, args.runs)?;
-        results.push(CaseResult::from_times(
-            "conv_fprop",
-            case.shape(),
-            case.fused,
-            engine,
-            &mut times,
-            case.flops(),
-        ));
+    for case in cases {
+        let r = bench.run(case)?;
         if !args.json {
-            pb.suspend(|| print_row(results.last()));
+            pb.suspend(|| print_row(&r));
         }
+        results.push(r);
         pb.inc(1);
     }
-    for case in matmuls.iter().filter(|_| wanted("matmul")) {
-        let (mut g, inputs, c) = case.graph();
-        let (engine, mut times) = time_graph(&handle, &mut g, &inputs, &c, args.runs)?;
-        results.push(CaseResult::from_times(
-            "matmul",
-            vec![case.m, case.n, case.k],
-            false,
-            engine,
-            &mut times,
-            case.flops(),
-        ));
-        if !args.json {
-            pb.suspend(|| print_row(results.last()));
-        }
-        pb.inc(1);
-    }
-    if wanted("plan_save") || wanted("plan_load") {
-        for r in bench_save_load(&handle, args.runs.max(50))? {
-            if wanted(r.op) {
+    if let Some((g, label)) = save_load {
+        for r in bench.save_load(g, label, args.runs.max(50))? {
+            if wanted(&r.op, &r.case) {
                 if !args.json {
-                    pb.suspend(|| print_row(Some(&r)));
+                    pb.suspend(|| print_row(&r));
                 }
                 results.push(r);
             }
@@ -243,52 +638,118 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// First save of a freshly built demo plan, and load of its bytes on a fresh handle (the
-/// plugin restores its context; nothing is compiled).
-fn bench_save_load(handle: &Handle, runs: usize) -> Result<Vec<CaseResult>> {
-    let case = ConvCase::demo();
-    let (mut g, _, _) = case.graph();
-    g.build(handle, &[HeurMode::A])?;
-    let engine = g
-        .plan()
-        .map(|p| p.engine_name().to_string())
-        .unwrap_or_default();
-    let mut save = Vec::with_capacity(runs);
-    let mut bytes = Vec::new();
-    for _ in 0..runs {
-        g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)?;
-        let t = Instant::now();
-        bytes = g.serialize_compiled_plan()?;
-        save.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    let fresh = Handle::new(handle.device())?;
-    let mut load = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let t = Instant::now();
-        let plan = kiln::deserialize_compiled_plan(&fresh, &bytes)?;
-        load.push(t.elapsed().as_secs_f64() * 1e3);
-        drop(plan);
-    }
-    let row = |op: &'static str, mut times: Vec<f64>| {
-        CaseResult::from_times(op, case.shape(), true, engine.clone(), &mut times, 0.0)
+fn print_row(r: &CaseResult) {
+    let speed = match r.speed {
+        Speed::Cpu { gflops: Some(g) } => format!("{g:>8.1} GFLOP/s"),
+        Speed::Gpu { tflops: Some(t) } => format!("{t:>8.1} TFLOP/s"),
+        _ => String::new(),
     };
-    Ok(vec![row("plan_save", save), row("plan_load", load)])
+    let time = if r.op.starts_with("plan_") {
+        format!("{:>9.1} us", r.median_ms * 1e3)
+    } else {
+        format!("{:>9.3} ms (min {:.3})", r.median_ms, r.min_ms)
+    };
+    let batch = if r.batch > 1 {
+        format!(" x {}", r.batch)
+    } else {
+        String::new()
+    };
+    let mut how = format!("{} plan", r.plan);
+    if let Some(b) = r.build_ms {
+        how += &format!(", build {b:.1} ms");
+    }
+    if let Some(l) = r.load_ms.filter(|_| r.op != "plan_load") {
+        how += &format!(", load {:.1} us", l * 1e3);
+    }
+    if let Some(n) = r.plan_bytes {
+        how += &format!(", {n} bytes");
+    }
+    println!(
+        "{:<52} {time} {speed}  ({}, {} runs{batch}, {how})",
+        r.case, r.engine, r.runs
+    );
 }
 
-fn print_row(r: Option<&CaseResult>) {
-    let Some(r) = r else { return };
-    let speed = if r.gflops > 0.0 {
-        format!("{:>9.3} ms  {:>7.1} GFLOP/s", r.median_ms, r.gflops)
-    } else {
-        format!("{:>9.1} us", r.median_ms * 1e3)
-    };
-    println!(
-        "{:<11} {:<34} {} fused={:<5} {speed}  ({}, {} runs)",
-        r.op,
-        format!("{:?}", r.shape),
-        r.dtype,
-        r.fused,
-        r.engine,
-        r.runs
-    );
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn validated(case: Case) -> (Label, OpGraph) {
+        let Source::Build(mut g) = case.source else {
+            panic!("{}: a standard case is built", case.what)
+        };
+        g.validate()
+            .unwrap_or_else(|e| panic!("{}: {e}", case.what));
+        (
+            case.label.expect("a standard case has a label"),
+            g.op_graph().expect("validated").clone(),
+        )
+    }
+
+    #[test]
+    fn the_gpu_cases_are_issue_10s_with_their_layouts_and_flops() {
+        let cases: Vec<(Label, OpGraph)> = gpu_cases().into_iter().map(validated).collect();
+        let names: Vec<&str> = cases.iter().map(|(l, _)| l.name.as_str()).collect();
+        assert_eq!(cases.len(), 2 * 5 + 2 * 4 + 1, "{names:?}");
+        for want in [
+            "conv f16 N32 C64 H56 K64 R3 s1 bias_relu=true",
+            "conv bf16 N32 C128 H56 K128 R3 s2 bias_relu=true",
+            "conv bf16 N64 C512 H7 K512 R3 s1 bias_relu=true",
+            "matmul bf16 4096x4096x4096",
+            "matmul f16 16384x4096x1024",
+            "matmul bf16 8192x8192x8192 + bias + gelu",
+        ] {
+            assert!(names.contains(&want), "{want} missing from {names:?}");
+        }
+        for (label, g) in &cases {
+            let s = &label.shape;
+            let want = if label.op == "conv_fprop" {
+                let (n, c, h, k, r, stride) = (s[0], s[1], s[2], s[3], s[4], s[5]);
+                let p = (h + 2 * (r / 2) - r) / stride + 1;
+                let y = g.tensors.iter().find(|t| t.name == "y").unwrap();
+                assert_eq!(y.dims, [n, k, p, p], "{}", label.name);
+                assert_eq!(y.strides, [p * p * k, 1, p * k, k], "{}: NHWC", label.name);
+                let x = g.tensors.iter().find(|t| t.name == "x").unwrap();
+                assert_eq!(x.strides, [h * h * c, 1, h * c, c], "{}: NHWC", label.name);
+                2.0 * (n * k * p * p * c * r * r) as f64
+            } else {
+                2.0 * (s[0] * s[1] * s[2]) as f64
+            };
+            assert_eq!(flops(g), want, "{}", label.name);
+            let dt = g.tensors.iter().find(|t| t.name == "y").unwrap().data_type;
+            assert_eq!(
+                dt.name(),
+                label.dtype,
+                "{}: output in the input type",
+                label.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_graph_file_is_described_by_its_main_node() {
+        let (_, g) = validated(cpu_cases().remove(1));
+        let label = describe(&g, "conv.json");
+        assert_eq!(label.op, "conv_fprop");
+        assert_eq!(label.shape, [8, 64, 56, 56]);
+        assert_eq!(label.dtype, "f32");
+        assert!(label.fused);
+        assert_eq!(flops(&g), 2.0 * (8 * 64 * 56 * 56 * 64 * 9) as f64);
+    }
+
+    #[test]
+    #[ignore = "needs NVRTC: eval \"$(scripts/install-nvrtc.sh)\""]
+    fn the_gpu_cases_build_for_sm_90_without_a_gpu() {
+        let handle = Handle::new(Device::CudaTarget(90)).expect("a handle for sm_90");
+        for case in gpu_cases() {
+            let Source::Build(mut g) = case.source else {
+                unreachable!()
+            };
+            build_saveable_plan(&mut g, &handle, None, &case.what)
+                .unwrap_or_else(|e| panic!("{}: {e}", case.what));
+            let engine = g.plan().unwrap().engine_name().to_string();
+            assert!(engine.starts_with("KILN_CUDA_"), "{}: {engine}", case.what);
+            eprintln!("{}: {engine}", case.what);
+        }
+    }
 }

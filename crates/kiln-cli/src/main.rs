@@ -14,6 +14,7 @@ mod progress;
 mod reference;
 mod run;
 mod tensor_files;
+mod timing;
 mod upgrade;
 
 use clap::{Parser, Subcommand};
@@ -61,7 +62,8 @@ enum Command {
     Inspect(inspect::Args),
     /// List the plugins found, where from, their versions and engines.
     Plugins(plugins::Args),
-    /// Benchmark the CPU engine on the standard convolution and matmul cases, and plan save/load.
+    /// Build (or load) and time a graph's plan, or the standard cases, on the CPU or a GPU
+    /// (trtexec-like), and plan save/load.
     Bench(bench::Args),
 }
 

@@ -27,7 +27,11 @@ pub fn handle_for(device: &str) -> Result<Handle, Failure> {
 /// form, 4 when no CUDA kernel provider is available in this build.
 pub fn handle_for_target(target: &str) -> Result<Handle, Failure> {
     // `sm_90a` names the same chip as `sm_90`: the Hopper engines compile for sm_90a on their own.
-    let target = target.strip_suffix('a').unwrap_or(target);
+    // Only an `sm_` name loses its `a`: anything else is refused as it was written.
+    let target = match target.strip_suffix('a') {
+        Some(chip) if chip.starts_with("sm_") => chip,
+        _ => target,
+    };
     let digits = target.strip_prefix("sm_").unwrap_or("");
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Failure::error(format!(
