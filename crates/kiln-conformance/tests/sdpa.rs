@@ -13,7 +13,7 @@ use kiln::{
     TensorAttributes,
 };
 use kiln_conformance::compare::compare_values;
-use kiln_conformance::{Case, Domain, Layout, Session, TensorSpec, Tolerance, REFERENCE};
+use kiln_conformance::{Case, Domain, Layout, Session, TensorSpec, Tolerance, REFERENCE, SDPA};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -156,7 +156,7 @@ impl SdpaSpec {
         if let Some(s) = &out.stats {
             case = case.output(s).allow_non_finite();
         }
-        case.tolerance(self.tolerance(false))
+        case.tolerance(self.tolerance(false)).expect_engine(SDPA)
     }
 
     /// The backward case: inputs q, k, v, o, do, stats, then the extras; outputs dq, dk, dv.
@@ -192,6 +192,7 @@ impl SdpaSpec {
             .output(&out.dk)
             .output(&out.dv)
             .tolerance(self.tolerance(true))
+            .expect_engine(SDPA)
     }
 }
 

@@ -310,7 +310,7 @@ impl SdpaInputs {
                 &k.dims[..3]
             )));
         }
-        if s.heads_q % s.heads_kv != 0 {
+        if !s.heads_q.is_multiple_of(s.heads_kv) {
             return Err(Error::BadParam(format!(
                 "{what}: q has {} heads and k/v {}; the query heads must be a multiple of the \
                  key/value heads (GQA/MQA)",
