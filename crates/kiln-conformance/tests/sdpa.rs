@@ -13,7 +13,10 @@ use kiln::{
     TensorAttributes,
 };
 use kiln_conformance::compare::compare_values;
-use kiln_conformance::{Case, Domain, Layout, Session, TensorSpec, Tolerance, REFERENCE, SDPA};
+use kiln_conformance::{
+    device_under_test, Case, Domain, Layout, Session, TensorSpec, Tolerance, CUDA_SDPA, REFERENCE,
+    SDPA,
+};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -118,6 +121,25 @@ impl SdpaSpec {
         Extras { scale, bias, lens }
     }
 
+    /// Whether the CUDA engine must claim the case: when a CUDA device is under test, for
+    /// f16/bf16 with head dims that are multiples of 16 up to 256.
+    fn cuda_claims(&self) -> bool {
+        matches!(device_under_test(), Ok(kiln::Device::Cuda(_)))
+            && self.dt != DataType::F32
+            && [self.dim, self.dim_v]
+                .iter()
+                .all(|&d| d % 16 == 0 && d <= 256)
+    }
+
+    fn expectations(&self, case: Case) -> Case {
+        let case = case.expect_engine(SDPA);
+        if self.cuda_claims() {
+            case.expect_engine(CUDA_SDPA)
+        } else {
+            case
+        }
+    }
+
     fn tolerance(&self, backward: bool) -> Tolerance {
         let d = self.dim.max(self.dim_v);
         let (terms, depth, extra) = if backward {
@@ -156,7 +178,7 @@ impl SdpaSpec {
         if let Some(s) = &out.stats {
             case = case.output(s).allow_non_finite();
         }
-        case.tolerance(self.tolerance(false)).expect_engine(SDPA)
+        self.expectations(case.tolerance(self.tolerance(false)))
     }
 
     /// The backward case: inputs q, k, v, o, do, stats, then the extras; outputs dq, dk, dv.
@@ -188,11 +210,12 @@ impl SdpaSpec {
             // Log-sum-exps of rows of about seq_kv scores of magnitude below 1.
             .input(&stats, Domain::new(0.0, 1.0 + (self.seq_kv as f64).ln()));
         case = x.declare(self, case);
-        case.output(&out.dq)
+        let case = case
+            .output(&out.dq)
             .output(&out.dk)
             .output(&out.dv)
-            .tolerance(self.tolerance(true))
-            .expect_engine(SDPA)
+            .tolerance(self.tolerance(true));
+        self.expectations(case)
     }
 }
 
@@ -549,6 +572,26 @@ proptest! {
             compare_values(&format!("reference {} on '{name}' vs finite differences", ["dq", "dk", "dv"][which]), out.desc(), &out.to_f64_vec(), &fd, tol)
                 .map_err(TestCaseError::fail)?;
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(config_with(16))]
+
+    /// GPU-sized cases: lengths across several tiles (up to 300), head dims 64, 128 and 256,
+    /// f16 and bf16, so that the CUDA kernels' tile edges, spans and GQA loops are crossed.
+    /// Ignored without a GPU (the reference takes seconds per case on a CPU).
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn sdpa_conforms_on_gpu_sized_cases(
+        spec in sdpa_spec(300, vec![64, 128, 256]).prop_map(|mut s| {
+            if s.dt == DataType::F32 { s.dt = DataType::Bf16; }
+            s
+        }),
+        seed in any::<u64>(),
+    ) {
+        conform(spec.forward_case(), seed)?;
+        conform(spec.backward_case(), seed)?;
     }
 }
 

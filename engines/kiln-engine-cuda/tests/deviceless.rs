@@ -62,6 +62,30 @@ fn graphs() -> Vec<Maker> {
             "conv f32 nchw",
             Box::new(|| conv_graph(DataType::F32, 1, 3, 7, 7, 4, 3, 1, 2, false, false)),
         ),
+        (
+            "sdpa f16 d64 gqa causal bias",
+            Box::new(|| sdpa_graph(DataType::F16, 2, 8, 2, 100, 130, 64, true, true)),
+        ),
+        (
+            "sdpa bf16 d128",
+            Box::new(|| sdpa_graph(DataType::Bf16, 1, 4, 4, 64, 64, 128, false, false)),
+        ),
+        (
+            "sdpa f16 d256 causal",
+            Box::new(|| sdpa_graph(DataType::F16, 1, 2, 1, 33, 45, 256, true, false)),
+        ),
+        (
+            "sdpa_backward bf16 d64",
+            Box::new(|| sdpa_backward_graph(DataType::Bf16, 64)),
+        ),
+        (
+            "sdpa_backward f16 d128",
+            Box::new(|| sdpa_backward_graph(DataType::F16, 128)),
+        ),
+        (
+            "sdpa_backward f16 d256",
+            Box::new(|| sdpa_backward_graph(DataType::F16, 256)),
+        ),
     ]
 }
 
@@ -425,7 +449,9 @@ fn matmul_transposed_bias_relu(dt: DataType, m: i64, k: i64, n: i64) -> Graph {
 /// f32/f16/bf16, with and without epilogue chains, transposed operands, 1x1 and 3x3
 /// convolutions in both layouts, and the 64-bit index path of both GEMM engines.
 fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
-    use kiln_engine_cuda::{CONV_FPROP_V1 as CONV, MATMUL_V1 as MM, POINTWISE_V1 as PW};
+    use kiln_engine_cuda::{
+        CONV_FPROP_V1 as CONV, MATMUL_V1 as MM, POINTWISE_V1 as PW, SDPA_FA2_V1 as SDPA,
+    };
     vec![
         (
             "pointwise_f32_dense_add",
@@ -492,6 +518,11 @@ fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
             "conv_f16_nhwc_3x3_64bit_indices",
             CONV,
             conv_graph(DataType::F16, 64, 64, 1024, 1024, 64, 3, 1, 1, true, false),
+        ),
+        (
+            "sdpa_f16_gqa_causal_bias",
+            SDPA,
+            sdpa_graph(DataType::F16, 2, 8, 2, 100, 130, 64, true, true),
         ),
     ]
 }
