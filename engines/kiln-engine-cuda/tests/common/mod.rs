@@ -269,6 +269,12 @@ pub mod plan_fixtures {
                 1e-2,
                 1e-2,
             ),
+            (
+                "cuda_sdpa_f16_gqa_causal_bias_sm90",
+                || sdpa_graph(DataType::F16, 1, 2, 1, 37, 45, 16, true, true),
+                1e-2,
+                1e-2,
+            ),
         ]
     }
 
