@@ -142,7 +142,13 @@ fn main() {
     // Attention, B,S,H,D layout, batch 4 x 16 heads (zeros: every score equal, nothing masked
     // but the causal triangle). FLOPs as FlashAttention counts them: 4 B H S^2 D forward
     // (halved when causal), 2.5 times that backward.
-    for (s, d) in [(1024i64, 64i64), (1024, 128), (4096, 64), (4096, 128), (16384, 128)] {
+    for (s, d) in [
+        (1024i64, 64i64),
+        (1024, 128),
+        (4096, 64),
+        (4096, 128),
+        (16384, 128),
+    ] {
         for causal in [false, true] {
             let flops = 4.0 * (4 * 16 * s * s * d) as f64 * if causal { 0.5 } else { 1.0 };
             let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);

@@ -228,6 +228,24 @@ pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
             define(&mut src, &format!("KILN_{key}_T"), &ty);
         }
     }
+    // 16-byte reads along the head dim: the q/k/v type, a contiguous head dim of a multiple of 8
+    // and every other stride a multiple of 8 (so every row starts 16-byte aligned).
+    for key in ["Q", "K", "V", "DO"] {
+        let vec = match named.iter().find(|(k, _, _)| *k == key) {
+            Some(&(_, uid, _)) => {
+                let t = tensor(graph, uid)?;
+                t.data_type == q.data_type
+                    && t.strides[3] == 1
+                    && t.dims[3] % 8 == 0
+                    && t.dims[..3]
+                        .iter()
+                        .zip(&t.strides[..3])
+                        .all(|(&d, &st)| d == 1 || st % 8 == 0)
+            }
+            None => false,
+        };
+        define(&mut src, &format!("KILN_VEC_{key}"), &u8::from(vec));
+    }
     define(
         &mut src,
         "KILN_HAS_STATS",

@@ -64,18 +64,22 @@ extern "C" __global__ void __launch_bounds__(128) KILN_SDPA_SYMBOL(KILN_SDPA_PAR
             kiln_span(i0, min(i0 + KILN_BMQ, lq) - 1, lq, lkv, lo, hi);
             if (hi <= k0 || lo >= kend) continue;
             __syncthreads();
-            for (int e = tid; e < KILN_BMQ * KILN_D_QK; e += 128) {
-                const int r = e / KILN_D_QK, d = e % KILN_D_QK, i = i0 + r;
-                const elem_t x = kiln_st<elem_t>(i < lq ? kiln_ld(KILN_Q[KILN_Q_OFF(b, h, i, d)]) : 0.0f);
-                Qs[r][d] = x;
-                Qt[d][r] = x;
-            }
-            for (int e = tid; e < KILN_BMQ * KILN_D_V; e += 128) {
-                const int r = e / KILN_D_V, d = e % KILN_D_V, i = i0 + r;
-                const elem_t x = kiln_st<elem_t>(i < lq ? kiln_ld(KILN_DO[KILN_DO_OFF(b, h, i, d)]) : 0.0f);
-                Ds[r][d] = x;
-                Dt[d][r] = x;
-            }
+            kiln_stage(KILN_Q, KILN_VEC_Q, KILN_BMQ, KILN_D_QK, i0, lq,
+                       [&](int i, int d) { return KILN_Q_OFF(b, h, i, d); },
+                       [&](int r, int d, elem_t x) { Qs[r][d] = x; Qt[d][r] = x; },
+                       [&](int r, int d, const kiln_vec8& x) {
+                           *reinterpret_cast<kiln_vec8*>(&Qs[r][d]) = x;
+#pragma unroll
+                           for (int i = 0; i < 8; ++i) Qt[d + i][r] = x.v[i];
+                       });
+            kiln_stage(KILN_DO, KILN_VEC_DO, KILN_BMQ, KILN_D_V, i0, lq,
+                       [&](int i, int d) { return KILN_DO_OFF(b, h, i, d); },
+                       [&](int r, int d, elem_t x) { Ds[r][d] = x; Dt[d][r] = x; },
+                       [&](int r, int d, const kiln_vec8& x) {
+                           *reinterpret_cast<kiln_vec8*>(&Ds[r][d]) = x;
+#pragma unroll
+                           for (int i = 0; i < 8; ++i) Dt[d + i][r] = x.v[i];
+                       });
             // Each warp reduces D for a quarter of the rows, its lanes across the head dim.
             for (int r = warp; r < KILN_BMQ; r += 4) {
                 const int i = i0 + r;

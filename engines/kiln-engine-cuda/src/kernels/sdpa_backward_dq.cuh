@@ -67,16 +67,18 @@ extern "C" __global__ void __launch_bounds__(128) KILN_SDPA_SYMBOL(KILN_SDPA_PAR
     if (q0 < lq) kiln_span(q0, min(q0 + KILN_BM, lq) - 1, lq, lkv, span_lo, span_hi);
     for (int j0 = span_lo; j0 < span_hi; j0 += KILN_BN) {
         __syncthreads();
-        for (int e = tid; e < KILN_BN * KILN_D_QK; e += 128) {
-            const int r = e / KILN_D_QK, d = e % KILN_D_QK, j = j0 + r;
-            const elem_t x = kiln_st<elem_t>(j < span_hi ? kiln_ld(KILN_K[KILN_K_OFF(b, hk, j, d)]) : 0.0f);
-            Ks[r][d] = x;
-            Kt[d][r] = x;
-        }
-        for (int e = tid; e < KILN_BN * KILN_D_V; e += 128) {
-            const int r = e / KILN_D_V, d = e % KILN_D_V, j = j0 + r;
-            Vs[r][d] = kiln_st<elem_t>(j < span_hi ? kiln_ld(KILN_V[KILN_V_OFF(b, hk, j, d)]) : 0.0f);
-        }
+        kiln_stage(KILN_K, KILN_VEC_K, KILN_BN, KILN_D_QK, j0, span_hi,
+                   [&](int j, int d) { return KILN_K_OFF(b, hk, j, d); },
+                   [&](int r, int d, elem_t x) { Ks[r][d] = x; Kt[d][r] = x; },
+                   [&](int r, int d, const kiln_vec8& x) {
+                       *reinterpret_cast<kiln_vec8*>(&Ks[r][d]) = x;
+#pragma unroll
+                       for (int i = 0; i < 8; ++i) Kt[d + i][r] = x.v[i];
+                   });
+        kiln_stage(KILN_V, KILN_VEC_V, KILN_BN, KILN_D_V, j0, span_hi,
+                   [&](int j, int d) { return KILN_V_OFF(b, hk, j, d); },
+                   [&](int r, int d, elem_t x) { Vs[r][d] = x; },
+                   [&](int r, int d, const kiln_vec8& x) { *reinterpret_cast<kiln_vec8*>(&Vs[r][d]) = x; });
         __syncthreads();
 
         float s[KILN_BN / 8][4], dp[KILN_BN / 8][4];

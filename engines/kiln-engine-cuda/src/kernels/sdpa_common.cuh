@@ -11,6 +11,10 @@
 //   KILN_SCALE                  the scale (a literal, or a read of the scale tensor);
 //   KILN_HAS_BIAS, KILN_MASK_BR, KILN_MASK_HAS_LEFT, KILN_MASK_LEFT, KILN_MASK_HAS_RIGHT,
 //   KILN_MASK_RIGHT             the bias and the diagonal band (kiln_core::ops::sdpa::SdpaMask);
+//   KILN_VEC_<T>                1 when tensor T (Q, K, V, DO) may be read 8 elements at a time
+//                               along the head dim (its type is elem_t, the head dim is
+//                               contiguous and every other stride a multiple of 8), taken at run
+//                               time when its pointer is 16-byte aligned;
 //   KILN_SDPA_SYMBOL, KILN_SDPA_PARAMS  the kernel's name and parameter list;
 //   and the tile sizes its kernel file names.
 #if !defined(KILN_SDPA_SYMBOL) || !defined(KILN_D_QK) || !defined(KILN_MASK_BR)
@@ -92,3 +96,35 @@ __device__ __forceinline__ void kiln_span(int i0, int i1, int lq, int lkv, int& 
 #else
 #define KILN_BIAS_AT(b, h, i, j) 0.0f
 #endif
+
+// Eight elements as one 16-byte access.
+typedef kiln_vec<elem_t, 8> kiln_vec8;
+#define KILN_ALIGNED16(p) ((((unsigned long long)(p)) & 15ULL) == 0)
+
+// Stages `rows` rows from s0 of a tensor at `p` into shared memory, `cols` elements each (the
+// head dim), rows at or past `end` as zeros: `off(s, c)` is the element offset of (row s,
+// column c), `put(r, c, x)` stores one element and `put8(r, c, v)` eight consecutive ones.
+// 16-byte reads when `vec` (the prologue's KILN_VEC_<T>) holds and `p` is aligned, else one
+// element at a time (still coalesced along the head dim).
+template <typename Src, typename Off, typename Put, typename Put8>
+__device__ __forceinline__ void kiln_stage(const Src* p, bool vec, int rows, int cols, int s0,
+                                           int end, Off off, Put put, Put8 put8) {
+    if (vec && KILN_ALIGNED16(p)) {
+        for (int e = threadIdx.x; e < rows * cols / 8; e += blockDim.x) {
+            const int r = e / (cols / 8), c = (e % (cols / 8)) * 8, s = s0 + r;
+            kiln_vec8 x;
+            if (s < end) {
+                x = *reinterpret_cast<const kiln_vec8*>(p + off(s, c));
+            } else {
+#pragma unroll
+                for (int i = 0; i < 8; ++i) x.v[i] = kiln_st<elem_t>(0.0f);
+            }
+            put8(r, c, x);
+        }
+    } else {
+        for (int e = threadIdx.x; e < rows * cols; e += blockDim.x) {
+            const int r = e / cols, c = e % cols, s = s0 + r;
+            put(r, c, kiln_st<elem_t>(s < end ? kiln_ld(p[off(s, c)]) : 0.0f));
+        }
+    }
+}
