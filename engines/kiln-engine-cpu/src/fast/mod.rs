@@ -69,16 +69,16 @@ fn workspace_slots(knobs: &[i64], id: i64) -> usize {
     v.clamp(1, WORKSPACE_SLOTS_MAX) as usize
 }
 
-/// The optimized engines, in heuristic order (most specific first): attention, forward
-/// convolution and matmul (each with an optional epilogue), the convolution gradients, then fused
-/// pointwise graphs.
+/// The optimized engines, in heuristic order (most specific first): forward convolution and
+/// matmul (each with an optional epilogue), the convolution gradients, fused pointwise graphs,
+/// then attention (which claims only graphs no other engine does, so its place is free).
 pub fn engines() -> Vec<&'static dyn CpuEngine> {
     vec![
-        &SdpaEngine,
         &ConvFpropEngine,
         &MatmulEngine,
         &ConvDgradEngine,
         &ConvWgradEngine,
         &PointwiseEngine,
+        &SdpaEngine,
     ]
 }
