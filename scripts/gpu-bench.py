@@ -54,3 +54,23 @@ a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
 bm = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
 bias = torch.randn(s, device="cuda", dtype=torch.bfloat16)
 emit(f"matmul bf16 {s}x{s}x{s} + bias + gelu", timed(lambda: torch.nn.functional.gelu(torch.addmm(bias, a, bm))), flops=2.0 * s ** 3)
+# Attention peers: PyTorch's FlashAttention-2 and cuDNN backends, B,S,H,D storage (the layout of
+# kiln's bench), same FLOP counts.
+from torch.nn.attention import SDPBackend, sdpa_kernel
+for (s, d) in [(1024, 64), (1024, 128), (4096, 64), (4096, 128), (16384, 128)]:
+    for causal in [False, True]:
+        q, k, v = (torch.randn(4, s, 16, d, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_() for _ in range(3))
+        flops = 4.0 * 4 * 16 * s * s * d * (0.5 if causal else 1.0)
+        for backend, label in [(SDPBackend.FLASH_ATTENTION, "flash"), (SDPBackend.CUDNN_ATTENTION, "cudnn")]:
+            try:
+                with sdpa_kernel(backend):
+                    fwd = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    emit(f"sdpa fwd bf16 B4 H16 S{s} D{d} causal={str(causal).lower()} torch-{label}", timed(fwd), flops=flops)
+                    if s <= 4096:
+                        o = fwd()
+                        do = torch.randn_like(o)
+                        bwd = lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+                        emit(f"sdpa bwd bf16 B4 H16 S{s} D{d} causal={str(causal).lower()} torch-{label}", timed(bwd), flops=2.5 * flops)
+            except RuntimeError as e:
+                print(json.dumps({"case": f"sdpa S{s} D{d} torch-{label}", "error": str(e)[:200]}), flush=True)
+        del q, k, v

@@ -5,7 +5,7 @@
 #   cargo build --release -p kiln-cli && cp target/release/kiln examples/graphs/*.json .gpu/
 #   eval "$(scripts/install-nvrtc.sh)"
 #   target/release/kiln build examples/graphs/conv_bias_relu.json --target sm_90 --with-graph -o .gpu/conv_sm90.kiln
-#   cp scripts/gpu-cli-check.sh .gpu/
+#   cp scripts/gpu-cli-check.sh scripts/sdpa-torch-check.py .gpu/
 # There: `bash .gpu/gpu-cli-check.sh` (results in $OUT, or .).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -20,7 +20,7 @@ grep -E "^test |test result" "$R/gpu-tests.txt" | tee -a "$R/summary.txt"
 {
   echo "== kiln demo --device cuda:0"; $K demo --device cuda:0; echo "rc=$?"
   echo "== kiln demo --device cuda:0 --json"; $K demo --device cuda:0 --json; echo "rc=$?"
-  for g in pointwise conv_bias_relu matmul; do
+  for g in pointwise conv_bias_relu matmul attention; do
     echo "== build $g on cuda:0, run on cuda:$last and cuda:0 with --validate"
     $K build ".gpu/$g.json" --device cuda:0 --with-graph -o "$T/$g.kiln"; echo "build rc=$?"
     $K run "$T/$g.kiln" --device "cuda:$last" --validate; echo "run cuda:$last rc=$?"
@@ -36,3 +36,6 @@ grep -E "^test |test result" "$R/gpu-tests.txt" | tee -a "$R/summary.txt"
   $K bench --device cuda:0 --json > "$R/cli-bench.json"; echo "bench cases rc=$? (rows in cli-bench.json)"
 } >> "$R/cli.txt" 2>&1
 grep -E "rc=|validated|matches|DOES NOT|loaded plan" "$R/cli.txt" | tee -a "$R/summary.txt"
+# Attention against torch.nn.functional.scaled_dot_product_attention (forward and backward).
+python3 .gpu/sdpa-torch-check.py "$K" "$T/sdpa-torch" > "$R/sdpa-torch.jsonl" 2>&1
+echo "sdpa vs torch rc=$?" | tee -a "$R/summary.txt"

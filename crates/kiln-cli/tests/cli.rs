@@ -95,7 +95,12 @@ fn build_with_graph(example_name: &str, out: &Path) {
 #[test]
 fn every_example_builds_with_its_graph_runs_and_matches_the_reference() {
     let dir = scratch("examples");
-    for name in ["pointwise.json", "conv_bias_relu.json", "matmul.json"] {
+    for name in [
+        "pointwise.json",
+        "conv_bias_relu.json",
+        "matmul.json",
+        "attention.json",
+    ] {
         let out = dir.join(name.replace(".json", ".kiln"));
         let built = kiln([
             "build",

@@ -58,6 +58,41 @@ fn small_errors_are_caught() {
     }
 }
 
+/// Causal GQA attention in f16 with head dim 16, which the CPU and CUDA attention engines claim.
+fn attention_case() -> kiln_conformance::Case {
+    use kiln::{Graph, SdpaAttributes, TensorAttributes};
+    use kiln_conformance::{Case, Domain, Tolerance};
+    let mut g = Graph::new();
+    let f16 = |g: &mut Graph, name: &str, dims: &[i64]| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(dims)
+                .data_type(DataType::F16),
+        )
+    };
+    let q = f16(&mut g, "q", &[1, 2, 5, 16]);
+    let k = f16(&mut g, "k", &[1, 1, 7, 16]);
+    let v = f16(&mut g, "v", &[1, 1, 7, 16]);
+    let out = g
+        .sdpa(
+            &q,
+            &k,
+            &v,
+            SdpaAttributes::new().attn_scale(0.25).causal_mask(true),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut tol = Tolerance::for_output(DataType::F16, 23, 2);
+    // Engines may round P to f16 before P v (docs/attention.md).
+    tol.atol += 8.0 * DataType::F16.epsilon();
+    Case::new("canonical causal GQA attention, f16, head dim 16", g)
+        .input(&q, Domain::SYMMETRIC)
+        .input(&k, Domain::SYMMETRIC)
+        .input(&v, Domain::SYMMETRIC)
+        .output(&out.o)
+        .tolerance(tol)
+}
+
 /// Every engine of the device under test (the CPU by default) claims at least one canonical
 /// case of the suite, so a new engine cannot pass by never being run: add cases for it when
 /// this fails.
@@ -121,6 +156,7 @@ fn every_engine_is_exercised() {
             y_type: DataType::F32,
         }
         .case(),
+        attention_case(),
     ];
     let mut claimed: Vec<String> = Vec::new();
     for case in &mut cases {

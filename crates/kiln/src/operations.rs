@@ -5,10 +5,12 @@
 use crate::graph::Graph;
 use crate::tensor::Tensor;
 use kiln_core::ops::rmsnorm::Rmsnorm;
+use kiln_core::ops::sdpa::{Sdpa, SdpaBackward};
 use kiln_core::{AttrValue, OpSpec, Result};
 use std::collections::BTreeMap;
 
 pub use kiln_core::ops::rmsnorm::NormPhase;
+pub use kiln_core::ops::sdpa::DiagonalAlignment;
 
 /// Attributes of an rmsnorm node (cuDNN frontend's `Rmsnorm_attributes`).
 #[derive(Debug, Clone)]
@@ -124,5 +126,279 @@ impl Graph {
             y,
             inv_rms: made.next(),
         })
+    }
+}
+
+/// What the attributes of `sdpa` and `sdpa_backward` share: name, scale, bias, padding and the
+/// diagonal band.
+#[derive(Debug, Clone, Default)]
+struct AttentionCommon {
+    name: String,
+    scale: Option<AttentionScale>,
+    bias: Option<Tensor>,
+    seq_len_q: Option<Tensor>,
+    seq_len_kv: Option<Tensor>,
+    alignment: Option<DiagonalAlignment>,
+    left_bound: Option<i64>,
+    right_bound: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+enum AttentionScale {
+    Value(f64),
+    Tensor(Tensor),
+}
+
+impl AttentionCommon {
+    fn causal(&mut self, alignment: DiagonalAlignment) {
+        self.alignment = Some(alignment);
+        self.right_bound = Some(0);
+    }
+
+    /// The node's extra input ports and its attributes.
+    fn lower(&self) -> (Vec<(&'static str, Tensor)>, BTreeMap<String, AttrValue>) {
+        let mut inputs = Vec::new();
+        let mut attributes = BTreeMap::new();
+        match &self.scale {
+            Some(AttentionScale::Value(v)) => {
+                attributes.insert("attn_scale".to_string(), AttrValue::Float(*v));
+            }
+            Some(AttentionScale::Tensor(t)) => inputs.push(("attn_scale", t.clone())),
+            None => {}
+        }
+        for (port, t) in [
+            ("bias", &self.bias),
+            ("seq_len_q", &self.seq_len_q),
+            ("seq_len_kv", &self.seq_len_kv),
+        ] {
+            if let Some(t) = t {
+                inputs.push((port, t.clone()));
+            }
+        }
+        if let Some(a) = self.alignment {
+            attributes.insert(
+                "diagonal_alignment".to_string(),
+                AttrValue::Str(a.name().into()),
+            );
+        }
+        if let Some(l) = self.left_bound {
+            attributes.insert("diagonal_band_left_bound".to_string(), AttrValue::Int(l));
+        }
+        if let Some(r) = self.right_bound {
+            attributes.insert("diagonal_band_right_bound".to_string(), AttrValue::Int(r));
+        }
+        (inputs, attributes)
+    }
+}
+
+/// Builder methods shared by [`SdpaAttributes`] and [`SdpaBackwardAttributes`] (cuDNN
+/// frontend's `SDPA_attributes` setters, without the `set_` prefix).
+macro_rules! attention_setters {
+    () => {
+        /// Names the node.
+        pub fn name(mut self, name: impl Into<String>) -> Self {
+            self.common.name = name.into();
+            self
+        }
+        /// The scale of `q k^T` as a value (default 1, as in cuDNN; `1 / sqrt(head dim)` is the
+        /// usual choice).
+        pub fn attn_scale(mut self, v: f64) -> Self {
+            self.common.scale = Some(AttentionScale::Value(v));
+            self
+        }
+        /// The scale as a tensor: a by-value scalar ([`Graph::scalar`]) or an f32 tensor of
+        /// dims [1, 1, 1, 1] whose value is read at execute.
+        pub fn attn_scale_tensor(mut self, t: &Tensor) -> Self {
+            self.common.scale = Some(AttentionScale::Tensor(t.clone()));
+            self
+        }
+        /// An additive bias of the scores, dims [B or 1, H_q or 1, S_q or 1, S_kv].
+        pub fn bias(mut self, t: &Tensor) -> Self {
+            self.common.bias = Some(t.clone());
+            self
+        }
+        /// Per-batch query lengths (f32 tensor [B, 1, 1, 1] of whole numbers): rows at or past
+        /// a batch's length are fully masked.
+        pub fn seq_len_q(mut self, t: &Tensor) -> Self {
+            self.common.seq_len_q = Some(t.clone());
+            self
+        }
+        /// Per-batch key/value lengths (f32 tensor [B, 1, 1, 1] of whole numbers): keys at or
+        /// past a batch's length are masked.
+        pub fn seq_len_kv(mut self, t: &Tensor) -> Self {
+            self.common.seq_len_kv = Some(t.clone());
+            self
+        }
+        /// The causal mask with its diagonal at the top left (query `i` sees keys `0..=i`).
+        pub fn causal_mask(mut self, on: bool) -> Self {
+            if on {
+                self.common.causal(DiagonalAlignment::TopLeft);
+            }
+            self
+        }
+        /// The causal mask with its diagonal at the bottom right (the last query sees every
+        /// key; per batch when padding lengths are given).
+        pub fn causal_mask_bottom_right(mut self, on: bool) -> Self {
+            if on {
+                self.common.causal(DiagonalAlignment::BottomRight);
+            }
+            self
+        }
+        /// A sliding window of `w` keys ending at the diagonal (the diagonal band's left
+        /// bound); combine with a causal mask for the usual local attention.
+        pub fn sliding_window_length(mut self, w: i64) -> Self {
+            self.common.left_bound = Some(w);
+            self
+        }
+        /// Where the diagonal sits for the band bounds.
+        pub fn diagonal_alignment(mut self, a: DiagonalAlignment) -> Self {
+            self.common.alignment = Some(a);
+            self
+        }
+        /// Keys more than `l - 1` before the diagonal are masked (`l` ≥ 1).
+        pub fn diagonal_band_left_bound(mut self, l: i64) -> Self {
+            self.common.left_bound = Some(l);
+            self
+        }
+        /// Keys more than `r` after the diagonal are masked (`r` ≥ 0; 0 is causal).
+        pub fn diagonal_band_right_bound(mut self, r: i64) -> Self {
+            self.common.right_bound = Some(r);
+            self
+        }
+    };
+}
+
+/// Attributes of an `sdpa` node (cuDNN frontend's `SDPA_attributes`).
+#[derive(Debug, Clone, Default)]
+pub struct SdpaAttributes {
+    common: AttentionCommon,
+    generate_stats: bool,
+}
+
+impl SdpaAttributes {
+    /// Scale 1, no mask, no bias, no stats.
+    pub fn new() -> Self {
+        SdpaAttributes::default()
+    }
+    attention_setters!();
+    /// Also writes `stats`, the log-sum-exp of each row (f32), which `sdpa_backward` needs.
+    pub fn generate_stats(mut self, on: bool) -> Self {
+        self.generate_stats = on;
+        self
+    }
+}
+
+/// The outputs of [`Graph::sdpa`].
+#[derive(Debug, Clone)]
+pub struct SdpaOutputs {
+    /// The attention output [B, H_q, S_q, D_v], in q's layout and data type unless set.
+    pub o: Tensor,
+    /// The log-sum-exp of each row [B, H_q, S_q, 1], f32; with `generate_stats` only.
+    pub stats: Option<Tensor>,
+}
+
+/// Attributes of an `sdpa_backward` node (cuDNN frontend's `SDPA_backward_attributes`): the
+/// forward's scale, bias and masks.
+#[derive(Debug, Clone, Default)]
+pub struct SdpaBackwardAttributes {
+    common: AttentionCommon,
+}
+
+impl SdpaBackwardAttributes {
+    /// Scale 1, no mask, no bias.
+    pub fn new() -> Self {
+        SdpaBackwardAttributes::default()
+    }
+    attention_setters!();
+}
+
+/// The outputs of [`Graph::sdpa_backward`], each in the dims of its operand.
+#[derive(Debug, Clone)]
+pub struct SdpaBackwardOutputs {
+    pub dq: Tensor,
+    pub dk: Tensor,
+    pub dv: Tensor,
+}
+
+impl Graph {
+    /// Adds scaled dot-product attention of `q` [B, H_q, S_q, D], `k` [B, H_kv, S_kv, D] and
+    /// `v` [B, H_kv, S_kv, D_v] (any layout by strides; H_q a multiple of H_kv). Returns `o`
+    /// and, with `generate_stats`, `stats` (f32), virtual until `set_output(true)`.
+    ///
+    /// Dims, types and attribute values are checked by [`Graph::validate`]
+    /// (`kiln_core::ops::sdpa` holds the rules).
+    pub fn sdpa(
+        &mut self,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        attrs: SdpaAttributes,
+    ) -> Result<SdpaOutputs> {
+        let (extra, mut attributes) = attrs.common.lower();
+        let mut inputs = vec![("q", q), ("k", k), ("v", v)];
+        inputs.extend(extra.iter().map(|(p, t)| (*p, t)));
+        attributes.insert(
+            "generate_stats".to_string(),
+            AttrValue::Bool(attrs.generate_stats),
+        );
+        let outputs: &[&str] = if attrs.generate_stats {
+            &["o", "stats"]
+        } else {
+            &["o"]
+        };
+        let mut made = self
+            .generic_op(
+                Sdpa.name(),
+                &attrs.common.name,
+                &inputs,
+                outputs,
+                attributes,
+            )?
+            .into_iter();
+        let o = made
+            .next()
+            .ok_or_else(|| kiln_core::Error::Internal("sdpa: no o".into()))?;
+        let stats = made.next();
+        if let Some(s) = &stats {
+            s.set_data_type(kiln_core::DataType::F32);
+        }
+        Ok(SdpaOutputs { o, stats })
+    }
+
+    /// Adds the gradients of [`Graph::sdpa`]: from the forward's `q`, `k`, `v`, `o`, its
+    /// `stats` and the output gradient `d_o`, with the forward's scale, bias and masks.
+    /// Returns `dq`, `dk` and `dv` (`dk`/`dv` summed over the query heads of a GQA group).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sdpa_backward(
+        &mut self,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        o: &Tensor,
+        d_o: &Tensor,
+        stats: &Tensor,
+        attrs: SdpaBackwardAttributes,
+    ) -> Result<SdpaBackwardOutputs> {
+        let (extra, attributes) = attrs.common.lower();
+        let mut inputs = vec![
+            ("q", q),
+            ("k", k),
+            ("v", v),
+            ("o", o),
+            ("do", d_o),
+            ("stats", stats),
+        ];
+        inputs.extend(extra.iter().map(|(p, t)| (*p, t)));
+        let made = self.generic_op(
+            SdpaBackward.name(),
+            &attrs.common.name,
+            &inputs,
+            &["dq", "dk", "dv"],
+            attributes,
+        )?;
+        let [dq, dk, dv]: [Tensor; 3] = made
+            .try_into()
+            .map_err(|_| kiln_core::Error::Internal("sdpa_backward: not three outputs".into()))?;
+        Ok(SdpaBackwardOutputs { dq, dk, dv })
     }
 }

@@ -12,13 +12,14 @@
 //! | `cpu_pointwise_chain_1_0` | CPU payload format 1.0 | fused pointwise chain |
 //! | `cpu_reference_conv_1_0` | CPU payload format 1.0 | the reference engine |
 //! | `cpu_conv_envelope_v1` | envelope version 1 around a real CPU payload | v1 plans of real engines |
+//! | `cpu_sdpa_gqa_causal_1_1` | CPU payload format 1.1 | tiled attention (GQA, B,S,H,D, bias, causal) |
 
 mod common;
 
 use common::cpu_handle;
 use kiln::{
     ConvAttributes, DataType, Graph, HeurMode, HostTensor, MatmulAttributes, PointwiseAttributes,
-    PointwiseMode, TensorAttributes,
+    PointwiseMode, SdpaAttributes, TensorAttributes,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -74,6 +75,37 @@ fn pointwise_graph() -> Graph {
     g
 }
 
+fn sdpa_graph() -> Graph {
+    let mut g = Graph::new();
+    g.set_name("sdpa_gqa_causal");
+    let bshd = |g: &mut Graph, name: &str, (b, h, s, d): (i64, i64, i64, i64)| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(&[b, h, s, d])
+                .stride(&[s * h * d, d, h * d, 1])
+                .data_type(DataType::F32),
+        )
+    };
+    let q = bshd(&mut g, "q", (1, 4, 5, 8));
+    let k = bshd(&mut g, "k", (1, 2, 7, 8));
+    let v = bshd(&mut g, "v", (1, 2, 7, 8));
+    let bias = f32_tensor(&mut g, "bias", &[1, 4, 5, 7]);
+    let out = g
+        .sdpa(
+            &q,
+            &k,
+            &v,
+            SdpaAttributes::new()
+                .attn_scale(0.35)
+                .bias(&bias)
+                .causal_mask_bottom_right(true),
+        )
+        .expect("sdpa");
+    out.o.set_name("y").set_output(true);
+    g
+}
+
 struct Case {
     file: &'static str,
     make: fn() -> Graph,
@@ -82,7 +114,7 @@ struct Case {
     engine: &'static str,
 }
 
-const CASES: [Case; 5] = [
+const CASES: [Case; 6] = [
     Case {
         file: "cpu_conv_bias_relu_1_0",
         make: conv_graph,
@@ -117,6 +149,13 @@ const CASES: [Case; 5] = [
         mode: HeurMode::A,
         envelope_v1: true,
         engine: "KILN_CPU_CONV_FPROP",
+    },
+    Case {
+        file: "cpu_sdpa_gqa_causal_1_1",
+        make: sdpa_graph,
+        mode: HeurMode::A,
+        envelope_v1: false,
+        engine: "KILN_CPU_SDPA_FLASH",
     },
 ];
 

@@ -3,16 +3,21 @@
 
 mod common;
 
-use common::{assert_close, built, conv_graph, cpu_handle, pointwise_graph, reference, run};
+use common::{
+    assert_close, built, conv_graph, cpu_handle, pointwise_graph, reference, run,
+    sdpa_backward_graph, sdpa_graph,
+};
 use kiln::{BehaviorNote, BlobKind, BuildPlanPolicy, Graph, HeurMode, PlanOrigin, Status};
 use kiln_test_plugin::{FaultPlugin, Faults, SaveFault, INJECTED_SAVE_FAILURE};
 
 /// Makes a test graph through the API.
 type MakeGraph = fn() -> Graph;
 
-const GRAPHS: [(&str, MakeGraph); 2] = [
+const GRAPHS: [(&str, MakeGraph); 4] = [
     ("pointwise", pointwise_graph),
     ("conv+bias+relu", conv_graph),
+    ("sdpa", sdpa_graph),
+    ("sdpa_backward", sdpa_backward_graph),
 ];
 
 #[test]

@@ -1,5 +1,5 @@
-//! Speed on the GPU machine: pointwise bandwidth, convolution and matmul throughput, plan load
-//! time. Prints one JSON line per measurement; scripts/gpu-bench.py measures the PyTorch peers.
+//! Speed on the GPU machine: pointwise bandwidth, convolution, matmul and attention throughput,
+//! plan load time. Prints one JSON line per measurement; scripts/gpu-bench.py measures the PyTorch peers.
 //! Run: `h200-<hash> --bench` (see scripts/gpu-package.sh).
 
 #[path = "../tests/common/mod.rs"]
@@ -61,6 +61,56 @@ fn matmul_bias_gelu(dt: DataType, s: i64) -> Graph {
     let cb = g.pointwise(&c, Some(&bias), PointwiseAttributes::new(PointwiseMode::Add));
     let y = g.pointwise(&cb, None, PointwiseAttributes::new(PointwiseMode::Gelu));
     y.set_name("y").set_output(true).set_data_type(dt);
+    g
+}
+
+/// The backward of attention over [b, hq, s, d] (k/v [b, hkv, s, d]), B,S,H,D layout.
+fn sdpa_backward_bench_graph(
+    dt: DataType,
+    b: i64,
+    hq: i64,
+    hkv: i64,
+    s: i64,
+    d: i64,
+    causal: bool,
+) -> Graph {
+    let mut g = Graph::new();
+    let bshd = |g: &mut Graph, name: &str, h: i64, dt: DataType| {
+        g.tensor(
+            kiln::TensorAttributes::new()
+                .name(name)
+                .dim(&[b, h, s, d])
+                .stride(&[s * h * d, d, h * d, 1])
+                .data_type(dt),
+        )
+    };
+    let q = bshd(&mut g, "q", hq, dt);
+    let k = bshd(&mut g, "k", hkv, dt);
+    let v = bshd(&mut g, "v", hkv, dt);
+    let o = bshd(&mut g, "o", hq, dt);
+    let d_o = bshd(&mut g, "do", hq, dt);
+    let stats = g.tensor(
+        kiln::TensorAttributes::new()
+            .name("stats")
+            .dim(&[b, hq, s, 1])
+            .data_type(DataType::F32),
+    );
+    let out = g
+        .sdpa_backward(
+            &q,
+            &k,
+            &v,
+            &o,
+            &d_o,
+            &stats,
+            kiln::SdpaBackwardAttributes::new()
+                .attn_scale(1.0 / (d as f64).sqrt())
+                .causal_mask(causal),
+        )
+        .expect("sdpa_backward");
+    for t in [&out.dq, &out.dk, &out.dv] {
+        t.set_output(true);
+    }
     g
 }
 
@@ -165,6 +215,49 @@ fn main() {
             "{{\"case\":\"tensor map encode\",\"encode_us\":{encode_us:.3},\"cached_us\":{cached_us:.4},\"address_words\":{words:?}}}"
         );
     }
+    // Attention, B,S,H,D layout, batch 4 x 16 heads (zeros: every score equal, nothing masked
+    // but the causal triangle). FLOPs as FlashAttention counts them: 4 B H S^2 D forward
+    // (halved when causal), 2.5 times that backward.
+    for (s, d) in [
+        (1024i64, 64i64),
+        (1024, 128),
+        (4096, 64),
+        (4096, 128),
+        (16384, 128),
+    ] {
+        for causal in [false, true] {
+            let flops = 4.0 * (4 * 16 * s * s * d) as f64 * if causal { 0.5 } else { 1.0 };
+            let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);
+            g.build(&h, &[HeurMode::A]).expect("build sdpa");
+            time_graph(
+                &format!("sdpa fwd bf16 B4 H16 S{s} D{d} causal={causal}"),
+                &g,
+                &h,
+                flops,
+                0.0,
+            );
+            if s <= 4096 {
+                let mut g = sdpa_backward_bench_graph(DataType::Bf16, 4, 16, 16, s, d, causal);
+                g.build(&h, &[HeurMode::A]).expect("build sdpa_backward");
+                time_graph(
+                    &format!("sdpa bwd bf16 B4 H16 S{s} D{d} causal={causal}"),
+                    &g,
+                    &h,
+                    2.5 * flops,
+                    0.0,
+                );
+            }
+        }
+    }
+    let mut g = sdpa_graph(DataType::Bf16, 4, 32, 8, 4096, 4096, 128, true, false);
+    g.build(&h, &[HeurMode::A]).expect("build sdpa gqa");
+    time_graph(
+        "sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true",
+        &g,
+        &h,
+        4.0 * (4i64 * 32 * 4096 * 4096 * 128) as f64 * 0.5,
+        0.0,
+    );
     // Plan load time (module load included), conv plan.
     let mut g = conv_graph(DataType::F16, 32, 64, 56, 56, 64, 3, 1, 1, true, true);
     g.build(&h, &[HeurMode::A]).expect("build");

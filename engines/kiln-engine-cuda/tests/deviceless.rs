@@ -62,6 +62,30 @@ fn graphs() -> Vec<Maker> {
             "conv f32 nchw",
             Box::new(|| conv_graph(DataType::F32, 1, 3, 7, 7, 4, 3, 1, 2, false, false)),
         ),
+        (
+            "sdpa f16 d64 gqa causal bias",
+            Box::new(|| sdpa_graph(DataType::F16, 2, 8, 2, 100, 130, 64, true, true)),
+        ),
+        (
+            "sdpa bf16 d128",
+            Box::new(|| sdpa_graph(DataType::Bf16, 1, 4, 4, 64, 64, 128, false, false)),
+        ),
+        (
+            "sdpa f16 d256 causal",
+            Box::new(|| sdpa_graph(DataType::F16, 1, 2, 1, 33, 45, 256, true, false)),
+        ),
+        (
+            "sdpa_backward bf16 d64",
+            Box::new(|| sdpa_backward_graph(DataType::Bf16, 64)),
+        ),
+        (
+            "sdpa_backward f16 d128",
+            Box::new(|| sdpa_backward_graph(DataType::F16, 128)),
+        ),
+        (
+            "sdpa_backward f16 d256",
+            Box::new(|| sdpa_backward_graph(DataType::F16, 256)),
+        ),
     ]
 }
 
@@ -429,7 +453,7 @@ fn matmul_transposed_bias_relu(dt: DataType, m: i64, k: i64, n: i64) -> Graph {
 fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
     use kiln_engine_cuda::{
         CONV_FPROP_V1 as CONV, CONV_FPROP_V2 as CONV2, MATMUL_V1 as MM, MATMUL_V2 as MM2,
-        POINTWISE_V1 as PW,
+        POINTWISE_V1 as PW, SDPA_FA2_V1 as SDPA,
     };
     vec![
         (
@@ -537,6 +561,11 @@ fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
             "conv_v2_bf16_nhwc_3x3_stride2",
             CONV2,
             conv_graph(DataType::Bf16, 2, 32, 15, 15, 256, 3, 1, 2, true, false),
+        ),
+        (
+            "sdpa_f16_gqa_causal_bias",
+            SDPA,
+            sdpa_graph(DataType::F16, 2, 8, 2, 100, 130, 64, true, true),
         ),
     ]
 }

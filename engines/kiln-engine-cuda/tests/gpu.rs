@@ -64,6 +64,24 @@ fn cases() -> Vec<Case> {
             3e-2,
             2e-2,
         ),
+        (
+            "sdpa f16 d64 gqa causal bias",
+            Box::new(|| sdpa_graph(DataType::F16, 2, 8, 2, 300, 333, 64, true, true)),
+            1e-2,
+            1e-2,
+        ),
+        (
+            "sdpa bf16 d128",
+            Box::new(|| sdpa_graph(DataType::Bf16, 2, 4, 4, 257, 190, 128, false, false)),
+            3e-2,
+            2e-2,
+        ),
+        (
+            "sdpa f16 d256 mqa causal",
+            Box::new(|| sdpa_graph(DataType::F16, 1, 4, 1, 100, 150, 256, true, false)),
+            1e-2,
+            1e-2,
+        ),
     ]
 }
 

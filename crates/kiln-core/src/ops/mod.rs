@@ -11,13 +11,14 @@ pub mod matmul;
 pub mod pointwise;
 pub mod reduction;
 pub mod rmsnorm;
+pub mod sdpa;
 
 pub use generic::{AttrValue, GenericOp};
 
 use crate::{Error, OpGraph, Result, TensorDesc};
 
 /// Every operation stored as a [`GenericOp`], looked up by [`OpSpec::name`].
-pub static SPECS: &[&dyn OpSpec] = &[&rmsnorm::Rmsnorm];
+pub static SPECS: &[&dyn OpSpec] = &[&rmsnorm::Rmsnorm, &sdpa::Sdpa, &sdpa::SdpaBackward];
 
 /// The spec of the generic operation called `name`, or `None`.
 pub fn spec(name: &str) -> Option<&'static dyn OpSpec> {

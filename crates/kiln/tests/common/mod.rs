@@ -69,6 +69,61 @@ pub fn conv_graph() -> Graph {
     g
 }
 
+/// Attention with GQA, a broadcast bias and a causal mask: q [2, 4, 6, 8], k/v [2, 2, 9, 8];
+/// `y` is o.
+pub fn sdpa_graph() -> Graph {
+    let mut g = Graph::new();
+    g.set_name("sdpa");
+    let q = f32_tensor(&mut g, "q", &[2, 4, 6, 8]);
+    let k = f32_tensor(&mut g, "k", &[2, 2, 9, 8]);
+    let v = f32_tensor(&mut g, "v", &[2, 2, 9, 8]);
+    let bias = f32_tensor(&mut g, "bias", &[1, 4, 6, 9]);
+    let out = g
+        .sdpa(
+            &q,
+            &k,
+            &v,
+            kiln::SdpaAttributes::new()
+                .attn_scale(0.3)
+                .bias(&bias)
+                .causal_mask(true),
+        )
+        .expect("sdpa");
+    out.o.set_name(OUTPUT).set_output(true);
+    g
+}
+
+/// The gradients of [`sdpa_graph`]'s attention with a sliding window; `y` is dq (dk and dv are
+/// outputs too).
+pub fn sdpa_backward_graph() -> Graph {
+    let mut g = Graph::new();
+    g.set_name("sdpa_backward");
+    let q = f32_tensor(&mut g, "q", &[2, 4, 6, 8]);
+    let k = f32_tensor(&mut g, "k", &[2, 2, 9, 8]);
+    let v = f32_tensor(&mut g, "v", &[2, 2, 9, 8]);
+    let o = f32_tensor(&mut g, "o", &[2, 4, 6, 8]);
+    let d_o = f32_tensor(&mut g, "do", &[2, 4, 6, 8]);
+    let stats = f32_tensor(&mut g, "stats", &[2, 4, 6, 1]);
+    let out = g
+        .sdpa_backward(
+            &q,
+            &k,
+            &v,
+            &o,
+            &d_o,
+            &stats,
+            kiln::SdpaBackwardAttributes::new()
+                .attn_scale(0.3)
+                .causal_mask_bottom_right(true)
+                .sliding_window_length(4),
+        )
+        .expect("sdpa_backward");
+    out.dq.set_name(OUTPUT).set_output(true);
+    out.dk.set_name("dk").set_output(true);
+    out.dv.set_name("dv").set_output(true);
+    g
+}
+
 /// A built graph: `make()` built on `handle` with the optimized engines first.
 pub fn built(make: fn() -> Graph, handle: &Handle) -> Graph {
     let mut g = make();

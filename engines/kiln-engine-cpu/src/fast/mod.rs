@@ -1,5 +1,5 @@
 //! Optimized CPU engines: fused pointwise graphs, convolution and matmul through GEMM with
-//! fused pointwise epilogues, and the convolution gradients through GEMM.
+//! fused pointwise epilogues, the convolution gradients through GEMM, and tiled attention.
 
 pub mod conv;
 mod element_io;
@@ -7,6 +7,7 @@ mod epilogue;
 pub mod matmul;
 pub mod pointwise;
 mod pointwise_math;
+pub mod sdpa;
 
 #[cfg(test)]
 mod tests;
@@ -14,6 +15,7 @@ mod tests;
 pub use conv::{ConvDgradEngine, ConvFpropEngine, ConvWgradEngine};
 pub use matmul::MatmulEngine;
 pub use pointwise::PointwiseEngine;
+pub use sdpa::SdpaEngine;
 
 use crate::engine::CpuEngine;
 use kiln_plugin_sdk::KnobDescriptor;
@@ -68,8 +70,8 @@ fn workspace_slots(knobs: &[i64], id: i64) -> usize {
 }
 
 /// The optimized engines, in heuristic order (most specific first): forward convolution and
-/// matmul (each with an optional epilogue), the convolution gradients, then fused pointwise
-/// graphs.
+/// matmul (each with an optional epilogue), the convolution gradients, fused pointwise graphs,
+/// then attention (which claims only graphs no other engine does, so its place is free).
 pub fn engines() -> Vec<&'static dyn CpuEngine> {
     vec![
         &ConvFpropEngine,
@@ -77,5 +79,6 @@ pub fn engines() -> Vec<&'static dyn CpuEngine> {
         &ConvDgradEngine,
         &ConvWgradEngine,
         &PointwiseEngine,
+        &SdpaEngine,
     ]
 }

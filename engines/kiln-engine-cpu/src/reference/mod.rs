@@ -25,6 +25,7 @@ mod matmul;
 mod pointwise;
 mod reduction;
 mod rmsnorm;
+pub(crate) mod sdpa;
 #[cfg(test)]
 mod tests;
 
@@ -100,6 +101,8 @@ pub(crate) type GenericKernel =
 pub(crate) fn generic_kernel(op: &str) -> Option<GenericKernel> {
     match op {
         "rmsnorm" => Some(rmsnorm::run),
+        "sdpa" => Some(sdpa::run),
+        "sdpa_backward" => Some(sdpa::run_backward),
         _ => None,
     }
 }

@@ -6,6 +6,7 @@
 //! - [`pointwise`]: `KILN_CUDA_POINTWISE_V1`, a chain of pointwise nodes in one kernel.
 //! - [`gemm`]: `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`, one tiled GEMM kernel in
 //!   headers, specialised by a generated prologue (operand geometry, fused pointwise epilogue).
+//! - [`sdpa`]: `KILN_CUDA_SDPA_FA2_V1`, attention forward and backward on tensor cores.
 //!
 //! Every generated kernel computes in f32 and takes one pointer per bound tensor, in the order
 //! of [`Kernel::args`].
@@ -13,6 +14,7 @@
 pub mod gemm;
 pub mod hopper;
 pub mod pointwise;
+pub mod sdpa;
 
 use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
 use std::collections::HashMap;
@@ -21,7 +23,7 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 8] = [
+pub const HEADERS: [(&str, &str); 12] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
     (
@@ -46,6 +48,22 @@ pub const HEADERS: [(&str, &str); 8] = [
     (
         "hopper_conv_gather.cuh",
         include_str!("../kernels/hopper_conv_gather.cuh"),
+    ),
+    (
+        "sdpa_common.cuh",
+        include_str!("../kernels/sdpa_common.cuh"),
+    ),
+    (
+        "sdpa_forward.cuh",
+        include_str!("../kernels/sdpa_forward.cuh"),
+    ),
+    (
+        "sdpa_backward_dq.cuh",
+        include_str!("../kernels/sdpa_backward_dq.cuh"),
+    ),
+    (
+        "sdpa_backward_dkdv.cuh",
+        include_str!("../kernels/sdpa_backward_dkdv.cuh"),
     ),
 ];
 

@@ -269,6 +269,12 @@ pub mod plan_fixtures {
                 1e-2,
                 1e-2,
             ),
+            (
+                "cuda_sdpa_f16_gqa_causal_bias_sm90",
+                || sdpa_graph(DataType::F16, 1, 2, 1, 37, 45, 16, true, true),
+                1e-2,
+                1e-2,
+            ),
         ]
     }
 
@@ -327,4 +333,86 @@ pub mod plan_fixtures {
             .map(|x| x.as_f64().expect("a number"))
             .collect()
     }
+}
+
+/// Attention `y = sdpa(q, k, v)` in B,S,H,D layout: q [b, hq, sq, d], k/v [b, hkv, skv, d],
+/// scale 1/sqrt(d), optionally causal (bottom-right) and with a bias broadcast over the batch.
+#[allow(clippy::too_many_arguments)]
+pub fn sdpa_graph(
+    dt: DataType,
+    b: i64,
+    hq: i64,
+    hkv: i64,
+    sq: i64,
+    skv: i64,
+    d: i64,
+    causal: bool,
+    bias: bool,
+) -> Graph {
+    let mut g = Graph::new();
+    let bshd = |g: &mut Graph, name: &str, h: i64, s: i64| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(&[b, h, s, d])
+                .stride(&[s * h * d, d, h * d, 1])
+                .data_type(dt),
+        )
+    };
+    let q = bshd(&mut g, "q", hq, sq);
+    let k = bshd(&mut g, "k", hkv, skv);
+    let v = bshd(&mut g, "v", hkv, skv);
+    let mut attrs = kiln::SdpaAttributes::new()
+        .attn_scale(1.0 / (d as f64).sqrt())
+        .causal_mask_bottom_right(causal);
+    if bias {
+        let t = g.tensor(
+            TensorAttributes::new()
+                .name("bias")
+                .dim(&[1, hq, sq, skv])
+                .data_type(DataType::F32),
+        );
+        attrs = attrs.bias(&t);
+    }
+    let out = g.sdpa(&q, &k, &v, attrs).expect("sdpa");
+    out.o.set_name("y").set_output(true).set_data_type(dt);
+    g
+}
+
+/// The gradients of attention (GQA, causal, padding lengths, scale tensor): inputs q, k, v, o,
+/// do, stats; outputs dq (named y), dk, dv.
+pub fn sdpa_backward_graph(dt: DataType, d: i64) -> Graph {
+    let mut g = Graph::new();
+    let t = |g: &mut Graph, name: &str, dims: &[i64], dt: DataType| {
+        g.tensor(TensorAttributes::new().name(name).dim(dims).data_type(dt))
+    };
+    let q = t(&mut g, "q", &[2, 4, 77, d], dt);
+    let k = t(&mut g, "k", &[2, 2, 93, d], dt);
+    let v = t(&mut g, "v", &[2, 2, 93, d], dt);
+    let o = t(&mut g, "o", &[2, 4, 77, d], dt);
+    let d_o = t(&mut g, "do", &[2, 4, 77, d], dt);
+    let stats = t(&mut g, "stats", &[2, 4, 77, 1], DataType::F32);
+    let scale = t(&mut g, "scale", &[1, 1, 1, 1], DataType::F32);
+    let lq = t(&mut g, "seq_len_q", &[2, 1, 1, 1], DataType::F32);
+    let lkv = t(&mut g, "seq_len_kv", &[2, 1, 1, 1], DataType::F32);
+    let out = g
+        .sdpa_backward(
+            &q,
+            &k,
+            &v,
+            &o,
+            &d_o,
+            &stats,
+            kiln::SdpaBackwardAttributes::new()
+                .attn_scale_tensor(&scale)
+                .seq_len_q(&lq)
+                .seq_len_kv(&lkv)
+                .causal_mask(true)
+                .sliding_window_length(40),
+        )
+        .expect("sdpa_backward");
+    out.dq.set_name("y").set_output(true);
+    out.dk.set_name("dk").set_output(true);
+    out.dv.set_name("dv").set_output(true);
+    g
 }
