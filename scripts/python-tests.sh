@@ -11,6 +11,8 @@ venv="$PWD/target/py-venv"
 if [ ! -x "$venv/bin/python" ]; then
   "${PYTHON:-python3}" -m venv "$venv"
 fi
+# The build backend runs the environment's maturin.
+export PATH="$venv/bin:$PATH"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   -r crates/kiln-python/requirements-test.txt
 # The build backend is already in the environment: no isolated build environment to download.
@@ -20,4 +22,4 @@ MATURIN_PEP517_ARGS="--profile ${KILN_PY_PROFILE:-dev}" \
 # Run from outside the source tree, so that `import kiln` is the installed package.
 cd crates/kiln-python/tests
 "$venv/bin/python" -c "import kiln; print('kiln', kiln.version(), 'from', kiln.__file__)"
-"$venv/bin/python" -m pytest -q -p no:cacheprovider .
+"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider .

@@ -690,6 +690,8 @@ impl PyGraph {
 
     /// Same as `deserialize_compiled_plan`.
     #[pyo3(signature = (data, handle=None))]
+    // cuDNN frontend's name for a method that loads into this graph.
+    #[allow(clippy::wrong_self_convention)]
     fn from_compiled_plan_binary(
         &mut self,
         py: Python<'_>,
