@@ -74,6 +74,12 @@ impl Tensor {
         Arc::ptr_eq(&self.0, &other.0)
     }
 
+    /// An identity for this tensor, equal for handles that are [`Tensor::same`] and stable for
+    /// the tensor's life (bindings such as Python's hash the tensor by it).
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
     /// Makes the tensor a real output (bound at execute) or, with `false`, virtual.
     pub fn set_output(&self, output: bool) -> &Self {
         self.lock().is_virtual = !output;
