@@ -166,7 +166,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
         for t in report.autotune.iter().flatten() {
             match (&t.median_ms, &t.error) {
-                (Some(ms), _) => println!("  autotune   {} knobs {:?}: {ms:.4} ms", t.engine, t.knobs),
+                (Some(ms), _) => {
+                    println!("  autotune   {} knobs {:?}: {ms:.4} ms", t.engine, t.knobs)
+                }
                 (None, e) => println!(
                     "  autotune   {} knobs {:?}: {}",
                     t.engine,

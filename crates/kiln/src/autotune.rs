@@ -69,7 +69,11 @@ fn settings(cfg: &EngineConfig, knobs: &[kiln_backend::KnobInfo]) -> Vec<Vec<(i6
 enum Buffers {
     Host(Vec<(i64, HostTensor)>, Vec<u8>),
     #[cfg(feature = "cuda")]
-    Cuda(Vec<(i64, crate::DeviceTensor)>, Option<crate::DeviceTensor>, u32),
+    Cuda(
+        Vec<(i64, crate::DeviceTensor)>,
+        Option<crate::DeviceTensor>,
+        u32,
+    ),
 }
 
 impl Buffers {
@@ -115,12 +119,19 @@ impl Buffers {
     }
 
     /// Median milliseconds of `iters` executes of `plan`, after two warm-up runs.
-    fn time(&mut self, plan: &ExecutionPlan, handle: &kiln_backend::Handle, iters: usize) -> Result<f64> {
+    fn time(
+        &mut self,
+        plan: &ExecutionPlan,
+        handle: &kiln_backend::Handle,
+        iters: usize,
+    ) -> Result<f64> {
         let iters = iters.max(1);
         match self {
             Buffers::Host(tensors, ws) => {
-                let bindings: Vec<(i64, *mut std::ffi::c_void)> =
-                    tensors.iter_mut().map(|(u, t)| (*u, t.as_mut_ptr())).collect();
+                let bindings: Vec<(i64, *mut std::ffi::c_void)> = tensors
+                    .iter_mut()
+                    .map(|(u, t)| (*u, t.as_mut_ptr()))
+                    .collect();
                 let mut times = Vec::with_capacity(iters);
                 for i in 0..iters + 2 {
                     let t0 = Instant::now();
@@ -144,7 +155,8 @@ impl Buffers {
                     Some(w) => (w.device_ptr() as *mut std::ffi::c_void, w.len()),
                     None => (std::ptr::null_mut(), 0),
                 };
-                let dev = kiln_cuda_driver::DeviceContext::new(*ord as i32).map_err(Error::NotSupported)?;
+                let dev = kiln_cuda_driver::DeviceContext::new(*ord as i32)
+                    .map_err(Error::NotSupported)?;
                 let run = || {
                     // SAFETY: every pointer addresses device memory on this device sized for its
                     // tensor's layout; the workspace holds at least the largest plan's size.
@@ -153,7 +165,8 @@ impl Buffers {
                 run().and_then(|_| run()).map_err(Error::ExecutionFailed)?;
                 let mut times = Vec::with_capacity(iters);
                 for _ in 0..iters {
-                    let ms = kiln_cuda_driver::time_ms(&dev, run).map_err(Error::ExecutionFailed)?;
+                    let ms =
+                        kiln_cuda_driver::time_ms(&dev, run).map_err(Error::ExecutionFailed)?;
                     times.push(f64::from(ms));
                 }
                 times.sort_by(f64::total_cmp);
@@ -177,40 +190,79 @@ impl Graph {
         let (g, blob) = (g.clone(), blob.to_vec());
         let mut built: Vec<(ExecutionPlan, AutotuneTrial)> = Vec::new();
         let mut report = AutotuneReport::default();
-        for cfg in self.candidate_configs().into_iter().cloned().collect::<Vec<_>>() {
+        for cfg in self
+            .candidate_configs()
+            .into_iter()
+            .cloned()
+            .collect::<Vec<_>>()
+        {
             let knobs = handle
                 .plugins()
                 .find_map(|p| p.engine(cfg.engine_id))
                 .map(|e| e.knobs.clone())
                 .unwrap_or_default();
             for knobs in settings(&cfg, &knobs) {
-                let variant = EngineConfig { knobs: knobs.clone(), ..cfg.clone() };
-                let trial = AutotuneTrial { engine: cfg.engine_name.clone(), knobs, result: Err(String::new()) };
+                let variant = EngineConfig {
+                    knobs: knobs.clone(),
+                    ..cfg.clone()
+                };
+                let trial = AutotuneTrial {
+                    engine: cfg.engine_name.clone(),
+                    knobs,
+                    result: Err(String::new()),
+                };
                 match ExecutionPlan::build(&handle, &variant, &g, &blob) {
                     Ok(p) => built.push((p, trial)),
-                    Err(e) => report.trials.push(AutotuneTrial { result: Err(format!("build: {e}")), ..trial }),
+                    Err(e) => report.trials.push(AutotuneTrial {
+                        result: Err(format!("build: {e}")),
+                        ..trial
+                    }),
                 }
             }
         }
         if built.is_empty() {
             return Err(Error::NotSupported(format!(
                 "autotune: no plan could be built: {}",
-                report.trials.iter().filter_map(|t| t.result.as_ref().err().cloned()).collect::<Vec<_>>().join("; ")
+                report
+                    .trials
+                    .iter()
+                    .filter_map(|t| t.result.as_ref().err().cloned())
+                    .collect::<Vec<_>>()
+                    .join("; ")
             )));
         }
-        let workspace = built.iter().map(|(p, _)| p.workspace_size()).max().unwrap_or(0);
+        let workspace = built
+            .iter()
+            .map(|(p, _)| p.workspace_size())
+            .max()
+            .unwrap_or(0);
         let mut buffers = Buffers::new(&g, handle.device(), workspace)?;
         let mut timed: Vec<(f64, ExecutionPlan, AutotuneTrial)> = Vec::new();
         for (plan, trial) in built {
             match buffers.time(&plan, &handle, iters) {
-                Ok(ms) => timed.push((ms, plan, AutotuneTrial { result: Ok(ms), ..trial })),
-                Err(e) => report.trials.push(AutotuneTrial { result: Err(format!("execute: {e}")), ..trial }),
+                Ok(ms) => timed.push((
+                    ms,
+                    plan,
+                    AutotuneTrial {
+                        result: Ok(ms),
+                        ..trial
+                    },
+                )),
+                Err(e) => report.trials.push(AutotuneTrial {
+                    result: Err(format!("execute: {e}")),
+                    ..trial
+                }),
             }
         }
         if timed.is_empty() {
             return Err(Error::ExecutionFailed(format!(
                 "autotune: no plan ran: {}",
-                report.trials.iter().filter_map(|t| t.result.as_ref().err().cloned()).collect::<Vec<_>>().join("; ")
+                report
+                    .trials
+                    .iter()
+                    .filter_map(|t| t.result.as_ref().err().cloned())
+                    .collect::<Vec<_>>()
+                    .join("; ")
             )));
         }
         timed.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -227,7 +279,14 @@ mod tests {
     use super::*;
 
     fn knob(id: i64, min: i64, max: i64) -> kiln_backend::KnobInfo {
-        kiln_backend::KnobInfo { id, name: format!("k{id}"), min, max, stride: 1, default: min }
+        kiln_backend::KnobInfo {
+            id,
+            name: format!("k{id}"),
+            min,
+            max,
+            stride: 1,
+            default: min,
+        }
     }
 
     #[test]

@@ -40,9 +40,9 @@ pub use attributes::{
     ConvAttributes, ConvDgradAttributes, ConvFpropAttributes, ConvWgradAttributes,
     MatmulAttributes, PointwiseAttributes, ReductionAttributes,
 };
+pub use autotune::{AutotuneReport, AutotuneTrial};
 #[cfg(feature = "cuda")]
 pub use device_tensor::DeviceTensor;
-pub use autotune::{AutotuneReport, AutotuneTrial};
 pub use graph::{BuildPlanPolicy, Graph};
 pub use host::{HostTensor, VariantPack, Workspace};
 pub use kiln_format::{BlobInfo, BlobKind};

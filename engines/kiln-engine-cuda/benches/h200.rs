@@ -16,7 +16,10 @@ fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
     let mut mem = Vec::new();
     for t in og.bound_tensors() {
         let host = kiln::HostTensor::random(t, t.uid as u64 + 11).expect("host data");
-        mem.push((t.uid, DeviceTensor::upload(&host, 0).expect("device memory")));
+        mem.push((
+            t.uid,
+            DeviceTensor::upload(&host, 0).expect("device memory"),
+        ));
     }
     let b: Vec<(i64, *mut std::ffi::c_void)> = mem
         .iter()
@@ -46,19 +49,40 @@ fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
 
 /// The engine of a built graph's plan.
 fn engine(g: &Graph) -> String {
-    g.plan().map(|p| p.engine_name().to_string()).unwrap_or_default()
+    g.plan()
+        .map(|p| p.engine_name().to_string())
+        .unwrap_or_default()
 }
 
 /// `y = gelu(a @ b + bias)`, square, bias along N, f32 accumulate, `dt` output.
 fn matmul_bias_gelu(dt: DataType, s: i64) -> Graph {
     use kiln::{MatmulAttributes, PointwiseAttributes, TensorAttributes};
     let mut g = Graph::new();
-    let a = g.tensor(TensorAttributes::new().name("a").dim(&[1, s, s]).data_type(dt));
-    let b = g.tensor(TensorAttributes::new().name("b").dim(&[1, s, s]).data_type(dt));
-    let bias = g.tensor(TensorAttributes::new().name("bias").dim(&[1, 1, s]).data_type(dt));
+    let a = g.tensor(
+        TensorAttributes::new()
+            .name("a")
+            .dim(&[1, s, s])
+            .data_type(dt),
+    );
+    let b = g.tensor(
+        TensorAttributes::new()
+            .name("b")
+            .dim(&[1, s, s])
+            .data_type(dt),
+    );
+    let bias = g.tensor(
+        TensorAttributes::new()
+            .name("bias")
+            .dim(&[1, 1, s])
+            .data_type(dt),
+    );
     let c = g.matmul(&a, &b, MatmulAttributes::new());
     c.set_data_type(DataType::F32);
-    let cb = g.pointwise(&c, Some(&bias), PointwiseAttributes::new(PointwiseMode::Add));
+    let cb = g.pointwise(
+        &c,
+        Some(&bias),
+        PointwiseAttributes::new(PointwiseMode::Add),
+    );
     let y = g.pointwise(&cb, None, PointwiseAttributes::new(PointwiseMode::Gelu));
     y.set_name("y").set_output(true).set_data_type(dt);
     g
@@ -146,7 +170,10 @@ fn main() {
                 let out = (hw + 2 * pad - r) / stride + 1;
                 let flops = 2.0 * (nb * k * out * out * c * r * r) as f64;
                 time_graph(
-                    &format!("conv {dt} N{nb} C{c} H{hw} K{k} R{r} s{stride} bias_relu={fused} [{}]", engine(&g)),
+                    &format!(
+                        "conv {dt} N{nb} C{c} H{hw} K{k} R{r} s{stride} bias_relu={fused} [{}]",
+                        engine(&g)
+                    ),
                     &g,
                     &h,
                     flops,
@@ -176,7 +203,8 @@ fn main() {
     }
     let s = 8192i64;
     let mut g = matmul_bias_gelu(DataType::Bf16, s);
-    g.build(&h, &[HeurMode::A]).expect("build matmul + bias + gelu");
+    g.build(&h, &[HeurMode::A])
+        .expect("build matmul + bias + gelu");
     time_graph(
         &format!("matmul bf16 {s}x{s}x{s} + bias + gelu [{}]", engine(&g)),
         &g,

@@ -48,7 +48,12 @@ impl From<u32> for Target {
 
 impl std::fmt::Display for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "sm_{}{}", self.arch, if self.specific { "a" } else { "" })
+        write!(
+            f,
+            "sm_{}{}",
+            self.arch,
+            if self.specific { "a" } else { "" }
+        )
     }
 }
 

@@ -545,9 +545,7 @@ impl EnginePlugin for CudaPlugin {
                             .get(i)
                             .and_then(|v| v.get(n as usize))
                             .ok_or_else(|| PluginError::internal("no tensor map for a launch"))?;
-                        let map = e
-                            .at(pointer(e.uid())?)
-                            .map_err(PluginError::bad_param)?;
+                        let map = e.at(pointer(e.uid())?).map_err(PluginError::bad_param)?;
                         maps.push(map);
                         words.push(0);
                     }

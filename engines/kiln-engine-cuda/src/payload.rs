@@ -92,7 +92,11 @@ impl CodeObject<'static> {
 impl CodeObject<'_> {
     /// The target name: `sm_90`, or `sm_90a` for an arch-specific code object.
     pub fn target(&self) -> String {
-        format!("sm_{}{}", self.arch, if self.arch_specific { "a" } else { "" })
+        format!(
+            "sm_{}{}",
+            self.arch,
+            if self.arch_specific { "a" } else { "" }
+        )
     }
 }
 
@@ -262,7 +266,9 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
     );
     let body = b.finish(root, None);
     let minor_1 = p.code_objects.iter().any(|c| c.arch_specific)
-        || p.launches.iter().any(|l| l.persistent || !l.tensor_maps.is_empty());
+        || p.launches
+            .iter()
+            .any(|l| l.persistent || !l.tensor_maps.is_empty());
     PayloadFormat {
         minor: u16::from(minor_1),
         ..FORMAT
@@ -395,7 +401,10 @@ fn read_body(body: &[u8]) -> PluginResult<Payload<'_>> {
                     let code = m.data_type().map_err(|e| bad(&what, e))?;
                     let data_type = DataType::from_code(code)
                         .ok_or_else(|| damaged(format!("{what} has data type code {code}")))?;
-                    let list64 = |v: Option<planus::Vector<'_, u64>>| v.map(|v| v.iter().collect::<Vec<u64>>()).unwrap_or_default();
+                    let list64 = |v: Option<planus::Vector<'_, u64>>| {
+                        v.map(|v| v.iter().collect::<Vec<u64>>())
+                            .unwrap_or_default()
+                    };
                     tensor_maps.push(TensorMapRecipe {
                         uid: m.tensor_uid().map_err(|e| bad(&what, e))?,
                         data_type,
@@ -626,7 +635,8 @@ pub fn describe(
         ));
     }
     lines.push(
-        "tiles       not recorded (the payload keeps each launch's grid and block only)".to_string(),
+        "tiles       not recorded (the payload keeps each launch's grid and block only)"
+            .to_string(),
     );
     Ok(lines.join("\n"))
 }

@@ -33,8 +33,14 @@ pub fn check_recipe(m: &TensorMapRecipe, storage_bytes: u64) -> Result<(), Strin
     if let Some(d) = m.dims.iter().find(|&&d| d == 0 || d > 1 << 32) {
         return Err(format!("extent {d} (1 to 2^32)"));
     }
-    if let Some(s) = m.strides.iter().find(|&&s| s == 0 || s % 16 != 0 || s >= 1 << 40) {
-        return Err(format!("stride {s} bytes (a positive multiple of 16 below 2^40)"));
+    if let Some(s) = m
+        .strides
+        .iter()
+        .find(|&&s| s == 0 || s % 16 != 0 || s >= 1 << 40)
+    {
+        return Err(format!(
+            "stride {s} bytes (a positive multiple of 16 below 2^40)"
+        ));
     }
     if let Some(b) = m.box_dims.iter().find(|&&b| b == 0 || b > 256) {
         return Err(format!("box dim {b} (1 to 256)"));

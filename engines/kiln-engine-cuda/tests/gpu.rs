@@ -396,10 +396,19 @@ fn matmul_epilogue(
             .stride(&if b_t { [k * n, 1, k] } else { [k * n, n, 1] })
             .data_type(dt),
     );
-    let bias = g.tensor(TensorAttributes::new().name("bias").dim(&[1, 1, n]).data_type(dt));
+    let bias = g.tensor(
+        TensorAttributes::new()
+            .name("bias")
+            .dim(&[1, 1, n])
+            .data_type(dt),
+    );
     let c = g.matmul(&a, &b, MatmulAttributes::new());
     c.set_data_type(DataType::F32);
-    let cb = g.pointwise(&c, Some(&bias), PointwiseAttributes::new(PointwiseMode::Add));
+    let cb = g.pointwise(
+        &c,
+        Some(&bias),
+        PointwiseAttributes::new(PointwiseMode::Add),
+    );
     let y = g.pointwise(&cb, None, PointwiseAttributes::new(act));
     y.set_name("y").set_output(true).set_data_type(out);
     g
@@ -410,7 +419,12 @@ fn run_poisoned(g: &Graph, h: &kiln::Handle, ins: &[(kiln::Tensor, HostTensor)])
     let og = g.op_graph().expect("graph");
     let mut dev: Vec<(i64, DeviceTensor)> = ins
         .iter()
-        .map(|(t, hst)| (t.uid().expect("uid"), DeviceTensor::upload(hst, 0).expect("upload")))
+        .map(|(t, hst)| {
+            (
+                t.uid().expect("uid"),
+                DeviceTensor::upload(hst, 0).expect("upload"),
+            )
+        })
         .collect();
     let y = g.tensor_by_name("y").expect("y");
     let yd = og.tensor(y.uid().expect("uid")).expect("y");
@@ -443,22 +457,117 @@ fn hopper_engines_match_the_reference_on_odd_shapes_layouts_and_epilogues() {
     }
     type V2Case = (&'static str, &'static str, Box<dyn Fn() -> Graph>, f64);
     let cases: Vec<V2Case> = vec![
-        ("mm bf16 batched relu", MATMUL_V2, Box::new(|| matmul_graph(DataType::Bf16, 2, 333, 200, 520, true)), 3e-2),
-        ("mm f16 broadcast batch", MATMUL_V2, Box::new(|| matmul_broadcast(DataType::F16, 130, 72, 264)), 1e-2),
-        ("mm f16 a^T b^T bias relu", MATMUL_V2, Box::new(|| matmul_epilogue(DataType::F16, DataType::F16, 304, 136, 264, true, true, P::Relu)), 1e-2),
-        ("mm bf16 a^T odd K gelu f32 out", MATMUL_V2, Box::new(|| matmul_epilogue(DataType::Bf16, DataType::F32, 200, 77, 136, true, false, P::Gelu)), 3e-2),
-        ("mm bf16 b^T silu", MATMUL_V2, Box::new(|| matmul_epilogue(DataType::Bf16, DataType::Bf16, 1000, 512, 1000, false, true, P::Swish)), 3e-2),
-        ("mm f16 small N tanh", MATMUL_V2, Box::new(|| matmul_epilogue(DataType::F16, DataType::F16, 777, 64, 40, false, false, P::Tanh)), 1e-2),
-        ("conv f16 3x3 bias relu", CONV_FPROP_V2, Box::new(|| conv_graph(DataType::F16, 4, 64, 14, 14, 64, 3, 1, 1, true, true)), 1e-2),
-        ("conv bf16 3x3 s2 K256", CONV_FPROP_V2, Box::new(|| conv_graph(DataType::Bf16, 2, 32, 15, 15, 256, 3, 1, 2, true, false)), 3e-2),
-        ("conv f16 1x1 K128", CONV_FPROP_V2, Box::new(|| conv_graph(DataType::F16, 4, 128, 7, 7, 128, 1, 0, 1, true, false)), 1e-2),
-        ("conv bf16 3x3 C8 K72", CONV_FPROP_V2, Box::new(|| conv_graph(DataType::Bf16, 3, 8, 11, 13, 72, 3, 1, 1, true, true)), 3e-2),
+        (
+            "mm bf16 batched relu",
+            MATMUL_V2,
+            Box::new(|| matmul_graph(DataType::Bf16, 2, 333, 200, 520, true)),
+            3e-2,
+        ),
+        (
+            "mm f16 broadcast batch",
+            MATMUL_V2,
+            Box::new(|| matmul_broadcast(DataType::F16, 130, 72, 264)),
+            1e-2,
+        ),
+        (
+            "mm f16 a^T b^T bias relu",
+            MATMUL_V2,
+            Box::new(|| {
+                matmul_epilogue(
+                    DataType::F16,
+                    DataType::F16,
+                    304,
+                    136,
+                    264,
+                    true,
+                    true,
+                    P::Relu,
+                )
+            }),
+            1e-2,
+        ),
+        (
+            "mm bf16 a^T odd K gelu f32 out",
+            MATMUL_V2,
+            Box::new(|| {
+                matmul_epilogue(
+                    DataType::Bf16,
+                    DataType::F32,
+                    200,
+                    77,
+                    136,
+                    true,
+                    false,
+                    P::Gelu,
+                )
+            }),
+            3e-2,
+        ),
+        (
+            "mm bf16 b^T silu",
+            MATMUL_V2,
+            Box::new(|| {
+                matmul_epilogue(
+                    DataType::Bf16,
+                    DataType::Bf16,
+                    1000,
+                    512,
+                    1000,
+                    false,
+                    true,
+                    P::Swish,
+                )
+            }),
+            3e-2,
+        ),
+        (
+            "mm f16 small N tanh",
+            MATMUL_V2,
+            Box::new(|| {
+                matmul_epilogue(
+                    DataType::F16,
+                    DataType::F16,
+                    777,
+                    64,
+                    40,
+                    false,
+                    false,
+                    P::Tanh,
+                )
+            }),
+            1e-2,
+        ),
+        (
+            "conv f16 3x3 bias relu",
+            CONV_FPROP_V2,
+            Box::new(|| conv_graph(DataType::F16, 4, 64, 14, 14, 64, 3, 1, 1, true, true)),
+            1e-2,
+        ),
+        (
+            "conv bf16 3x3 s2 K256",
+            CONV_FPROP_V2,
+            Box::new(|| conv_graph(DataType::Bf16, 2, 32, 15, 15, 256, 3, 1, 2, true, false)),
+            3e-2,
+        ),
+        (
+            "conv f16 1x1 K128",
+            CONV_FPROP_V2,
+            Box::new(|| conv_graph(DataType::F16, 4, 128, 7, 7, 128, 1, 0, 1, true, false)),
+            1e-2,
+        ),
+        (
+            "conv bf16 3x3 C8 K72",
+            CONV_FPROP_V2,
+            Box::new(|| conv_graph(DataType::Bf16, 3, 8, 11, 13, 72, 3, 1, 1, true, true)),
+            3e-2,
+        ),
     ];
     let tiles = kiln_engine_cuda::codegen::hopper::CONFIGS.len() as i64;
     let mut failures = Vec::new();
     for (what, engine, make, tol) in &cases {
         let mut g = make();
-        g.build(&h, &[HeurMode::A]).unwrap_or_else(|e| panic!("{what}: build: {e}"));
+        g.build(&h, &[HeurMode::A])
+            .unwrap_or_else(|e| panic!("{what}: build: {e}"));
         let chosen = g.plan().expect("plan").engine_name().to_string();
         assert_eq!(&chosen, engine, "{what}: the heuristics chose {chosen}");
         let ins = inputs(&g);
@@ -468,9 +577,11 @@ fn hopper_engines_match_the_reference_on_odd_shapes_layouts_and_epilogues() {
             let mut gt = make();
             gt.validate().expect("valid");
             gt.build_operation_graph(&h).expect("lower");
-            gt.create_execution_plans(&[HeurMode::A]).expect("heuristics");
+            gt.create_execution_plans(&[HeurMode::A])
+                .expect("heuristics");
             gt.set_knob(engine, kiln_engine_cuda::KNOB_TILE, tile);
-            gt.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice).unwrap_or_else(|e| panic!("{what} tile {tile}: {e}"));
+            gt.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                .unwrap_or_else(|e| panic!("{what} tile {tile}: {e}"));
             let got = run_poisoned(&gt, &h, &ins);
             let e = worst(&got, &want, *tol, *tol);
             eprintln!("{what} tile {tile}: worst {e:.3}");
@@ -481,7 +592,11 @@ fn hopper_engines_match_the_reference_on_odd_shapes_layouts_and_epilogues() {
         let saved = g.to_binary().expect("save");
         let h2 = handle(Device::Cuda(0)).expect("fresh handle");
         let g2 = Graph::from_binary(Some(&h2), &saved).expect("load");
-        assert_eq!(g2.to_binary().expect("re-save"), saved, "{what}: re-save differs");
+        assert_eq!(
+            g2.to_binary().expect("re-save"),
+            saved,
+            "{what}: re-save differs"
+        );
         for run in 0..2 {
             let got = run_poisoned(&g2, &h2, &ins);
             let e = worst(&got, &want, *tol, *tol);

@@ -34,10 +34,30 @@ pub struct TileConfig {
 
 /// The configurations a plan may use; the tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
 pub const CONFIGS: [TileConfig; 4] = [
-    TileConfig { wm: 1, bn: 256, stages: 4, staged_stages: 3 },
-    TileConfig { wm: 1, bn: 128, stages: 6, staged_stages: 5 },
-    TileConfig { wm: 2, bn: 128, stages: 4, staged_stages: 3 },
-    TileConfig { wm: 2, bn: 64, stages: 5, staged_stages: 4 },
+    TileConfig {
+        wm: 1,
+        bn: 256,
+        stages: 4,
+        staged_stages: 3,
+    },
+    TileConfig {
+        wm: 1,
+        bn: 128,
+        stages: 6,
+        staged_stages: 5,
+    },
+    TileConfig {
+        wm: 2,
+        bn: 128,
+        stages: 4,
+        staged_stages: 3,
+    },
+    TileConfig {
+        wm: 2,
+        bn: 64,
+        stages: 5,
+        staged_stages: 4,
+    },
 ];
 
 /// The stages of `cfg`, with or without the staged output tile.
@@ -131,11 +151,7 @@ fn check_stride(t: &TensorDesc, stride: i64) -> Result<u64, String> {
 /// cols N). `k_is_cols` says which of the last two dims is K. The contiguous one of the last two
 /// dims becomes the map's innermost dim; boxes are 64 wide along it and `outer_box` along the
 /// other (64 for M/N-contiguous boxes, the tile's extent for K-contiguous ones).
-fn matmul_map(
-    t: &TensorDesc,
-    k_is_cols: bool,
-    mn_tile: u32,
-) -> Result<OperandMap, String> {
+fn matmul_map(t: &TensorDesc, k_is_cols: bool, mn_tile: u32) -> Result<OperandMap, String> {
     let r = t.dims.len();
     let (rows, cols) = (r - 2, r - 1);
     let inner = if t.strides[cols] == 1 || t.dims[cols] == 1 && t.strides[rows] != 1 {
@@ -254,7 +270,10 @@ pub fn supports(graph: &OpGraph, conv: bool) -> Result<(), String> {
     plan(graph, &s, CONFIGS[0]).map(|_| ())
 }
 
-fn operands<'g>(graph: &'g OpGraph, s: &Split<'_>) -> Result<(&'g TensorDesc, &'g TensorDesc), String> {
+fn operands<'g>(
+    graph: &'g OpGraph,
+    s: &Split<'_>,
+) -> Result<(&'g TensorDesc, &'g TensorDesc), String> {
     match &s.main {
         Main::Matmul(m) => Ok((tensor(graph, m.a)?, tensor(graph, m.b)?)),
         Main::Conv(c) => Ok((tensor(graph, c.x)?, tensor(graph, c.w)?)),
@@ -286,7 +305,10 @@ fn plan(graph: &OpGraph, s: &Split<'_>, cfg: TileConfig) -> Result<Plan, String>
             let rank = out.dims.len();
             let (m, n, k) = (out.dims[rank - 2], out.dims[rank - 1], a.dims[rank - 1]);
             let batches: i64 = out.dims[..rank - 2].iter().product();
-            if batches > i64::from(i32::MAX) || m > i64::from(i32::MAX) - 512 || n > i64::from(i32::MAX) - 512 {
+            if batches > i64::from(i32::MAX)
+                || m > i64::from(i32::MAX) - 512
+                || n > i64::from(i32::MAX) - 512
+            {
                 return Err("the GEMM's extents exceed the tile coordinates' 31 bits".into());
             }
             let am = matmul_map(a, true, bm)?;
@@ -417,8 +439,14 @@ fn staged<'g>(graph: &'g OpGraph, s: &Split<'_>) -> Option<Staged<'g>> {
     let aligned = |v: i64| v % 8 == 0;
     match &s.main {
         Main::Matmul(_) => {
-            let ld = if f.dims[r - 2] == 1 { f.dims[r - 1].max(8) } else { st[r - 2] };
-            let batch: Vec<i64> = (0..r - 2).map(|d| if f.dims[d] == 1 { 0 } else { st[d] }).collect();
+            let ld = if f.dims[r - 2] == 1 {
+                f.dims[r - 1].max(8)
+            } else {
+                st[r - 2]
+            };
+            let batch: Vec<i64> = (0..r - 2)
+                .map(|d| if f.dims[d] == 1 { 0 } else { st[d] })
+                .collect();
             (st[r - 1] == 1 && aligned(ld) && batch.iter().all(|&b| aligned(b))).then_some(Staged {
                 out: f,
                 ld,
@@ -429,7 +457,10 @@ fn staged<'g>(graph: &'g OpGraph, s: &Split<'_>) -> Option<Staged<'g>> {
             // y is N, K, P, Q by dims: rows gm = (n, p, q) must be evenly spaced.
             let (p, q) = (f.dims[2], f.dims[3]);
             let ld = st[3];
-            let even = st[1] == 1 && aligned(ld) && (p == 1 || st[2] == q * ld) && (f.dims[0] == 1 || st[0] == p * q * ld);
+            let even = st[1] == 1
+                && aligned(ld)
+                && (p == 1 || st[2] == q * ld)
+                && (f.dims[0] == 1 || st[0] == p * q * ld);
             even.then_some(Staged {
                 out: f,
                 ld,
@@ -466,7 +497,10 @@ fn epilogue_value(
         "    ",
     )?);
     let last = s.epilogue.last().map(|p| p.out).unwrap_or(s.out);
-    let v = values.get(&last).cloned().unwrap_or_else(|| "acc_".to_string());
+    let v = values
+        .get(&last)
+        .cloned()
+        .unwrap_or_else(|| "acc_".to_string());
     Ok(format!(
         "__device__ __forceinline__ float kiln_gemm_epilogue_value(KILN_GEMM_PARAMS, kiln_i64 batch, kiln_idx gm, kiln_idx gn, float acc_) {{\n\
          {body}    (void)batch;\n\
@@ -488,10 +522,22 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
     let params: Params = gemm_params(graph);
     let stage_out = staged(graph, &s);
     let narrow = fits_i32(graph, &s)?;
-    let (idx, sfx) = if narrow { ("int", "") } else { ("long long", "LL") };
-    let name = |u: i64| params.name(u).ok_or_else(|| format!("uid {u} is not a parameter"));
+    let (idx, sfx) = if narrow {
+        ("int", "")
+    } else {
+        ("long long", "LL")
+    };
+    let name = |u: i64| {
+        params
+            .name(u)
+            .ok_or_else(|| format!("uid {u} is not a parameter"))
+    };
     let out = tensor(graph, s.out)?;
-    let engine = if conv { crate::CONV_FPROP_V2 } else { crate::MATMUL_V2 };
+    let engine = if conv {
+        crate::CONV_FPROP_V2
+    } else {
+        crate::MATMUL_V2
+    };
     let ty = c_type(elem).ok_or("bad type")?;
     let mut src = format!(
         "// {engine}, generated for one graph: the Hopper GEMM of hopper_gemm.cuh specialised to\n\
@@ -513,7 +559,10 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
         ("KILN_H_BATCHES", pl.batches.to_string()),
         ("KILN_H_WM", cfg.wm.to_string()),
         ("KILN_H_BN", cfg.bn.to_string()),
-        ("KILN_H_STAGES", stages(cfg, stage_out.is_some()).to_string()),
+        (
+            "KILN_H_STAGES",
+            stages(cfg, stage_out.is_some()).to_string(),
+        ),
         ("KILN_H_STAGED", u8::from(stage_out.is_some()).to_string()),
         ("KILN_H_GROUP_M", "16".to_string()),
         ("KILN_H_A_KMAJOR", u8::from(pl.a_k_major).to_string()),
@@ -586,7 +635,11 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
             .filter(|(_, &s)| s != 0)
             .map(|(c, s)| format!("{c} * {s}LL"))
             .collect();
-        let offset = if terms.is_empty() { "0".to_string() } else { terms.join(" + ") };
+        let offset = if terms.is_empty() {
+            "0".to_string()
+        } else {
+            terms.join(" + ")
+        };
         let _ = write!(
             src,
             "__device__ __forceinline__ kiln_i64 kiln_h_out_offset(kiln_i64 batch) {{\n\
@@ -644,7 +697,10 @@ mod tests {
         for producer in [24, 40, 56, 64] {
             let consumer = consumer_regs(producer);
             assert_eq!(consumer % 8, 0);
-            assert!(128 * producer + 256 * consumer <= 128 * 3 * ENTRY_REGS, "{producer}");
+            assert!(
+                128 * producer + 256 * consumer <= 128 * 3 * ENTRY_REGS,
+                "{producer}"
+            );
             assert!(consumer >= ENTRY_REGS);
         }
         assert_eq!(consumer_regs(40), 232);

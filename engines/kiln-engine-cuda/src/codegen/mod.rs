@@ -44,7 +44,10 @@ pub const HEADERS: [(&str, &str); 12] = [
     ),
     // The Hopper GEMM (sm_90a): PTX wrappers, the kernel, the convolution's gathered operand.
     ("hopper_ptx.cuh", include_str!("../kernels/hopper_ptx.cuh")),
-    ("hopper_gemm.cuh", include_str!("../kernels/hopper_gemm.cuh")),
+    (
+        "hopper_gemm.cuh",
+        include_str!("../kernels/hopper_gemm.cuh"),
+    ),
     (
         "hopper_conv_gather.cuh",
         include_str!("../kernels/hopper_conv_gather.cuh"),
