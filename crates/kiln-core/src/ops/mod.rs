@@ -163,6 +163,22 @@ fn port_list(ports: &[Port]) -> String {
         .join(", ")
 }
 
+/// Refuses a `bool`, `i8` or `i32` tensor among `uids`: only some pointwise modes and index
+/// outputs take them. `what` names the node.
+pub fn refuse_integral(graph: &OpGraph, node: &str, uids: &[i64], what: &str) -> Result<()> {
+    for &uid in uids {
+        let t = graph.tensor_for(uid, node)?;
+        if t.data_type.is_integral() {
+            return Err(Error::BadParam(format!(
+                "{what}: {} is {}; this operation computes on floating-point tensors only",
+                t.label(),
+                t.data_type
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses `out` unless its dims are `want`; `what` names the node.
 pub(crate) fn expect_dims(what: &str, out: &TensorDesc, want: &[i64]) -> Result<()> {
     if out.dims != want {

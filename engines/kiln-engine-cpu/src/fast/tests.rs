@@ -70,6 +70,7 @@ fn pw_params(
             mode,
             a,
             b,
+            c: None,
             out,
             params,
         }),
