@@ -201,7 +201,11 @@ fn tol_of(dt: DataType) -> f64 {
 #[test]
 fn pointwise_every_mode_broadcast_and_scalar() {
     let dt = DataType::F32;
-    for (i, mode) in PointwiseMode::ALL.into_iter().enumerate() {
+    // binary_select has its own test below.
+    let modes = PointwiseMode::ALL
+        .into_iter()
+        .filter(|m| *m != PointwiseMode::BinarySelect);
+    for (i, mode) in modes.enumerate() {
         let mut tensors = vec![tensor(1, &[3, 5, 7], &packed_strides(&[3, 5, 7]), dt)];
         let mut nodes = Vec::new();
         if mode.is_binary() {
@@ -226,6 +230,7 @@ fn pointwise_every_mode_broadcast_and_scalar() {
                     elu_alpha: Some(0.7),
                     softplus_beta: Some(2.0),
                     swish_beta: Some(1.5),
+                    axis: (mode == PointwiseMode::GenIndex).then_some(1),
                 },
             ));
         }
@@ -235,6 +240,68 @@ fn pointwise_every_mode_broadcast_and_scalar() {
             nodes,
         };
         check(&PointwiseEngine, graph, &[], 2e-6, 1e-6, i as u64);
+    }
+}
+
+/// gen_index along each axis (one of them broadcast further), comparisons into bool and i8,
+/// logical modes, binary_select with a bool mask into fp8, integer arithmetic: against the
+/// reference, packed and strided.
+#[test]
+fn pointwise_gen_index_select_logical_and_integral_types() {
+    for (i, strided) in [false, true].into_iter().enumerate() {
+        let d = [3i64, 37, 70];
+        let st = |dims: &[i64]| {
+            if strided {
+                padded_strides(dims)
+            } else {
+                packed_strides(dims)
+            }
+        };
+        let axis = |a| PointwiseParams {
+            axis: Some(a),
+            ..PointwiseParams::default()
+        };
+        let pw3 = |name: &str, a, b, c, out| Node {
+            name: name.into(),
+            compute_type: DataType::F32,
+            op: Op::Pointwise(PointwiseOp {
+                mode: PointwiseMode::BinarySelect,
+                a,
+                b: Some(b),
+                c: Some(c),
+                out,
+                params: PointwiseParams::default(),
+            }),
+        };
+        let graph = OpGraph {
+            name: format!("integral strided={strided}"),
+            tensors: vec![
+                tensor(1, &d, &st(&d), DataType::F32),
+                tensor(2, &[1, 37, 1], &st(&[1, 37, 1]), DataType::F16),
+                tensor(3, &d, &st(&d), DataType::I32),
+                tensor(4, &d, &st(&d), DataType::I32),
+                tensor(5, &[3, 1, 70], &st(&[3, 1, 70]), DataType::I32),
+                tensor(6, &d, &st(&d), DataType::Boolean),
+                tensor(7, &d, &st(&d), DataType::I8),
+                tensor(8, &d, &st(&d), DataType::Fp8E4m3),
+                tensor(9, &[3, 1, 70], &st(&[3, 1, 70]), DataType::I32),
+                tensor(10, &d, &st(&d), DataType::Fp8E5m2),
+                virt(11, &d, DataType::F32),
+                tensor(12, &d, &st(&d), DataType::I8),
+            ],
+            nodes: vec![
+                pw_params("rows", PointwiseMode::GenIndex, 1, None, 3, axis(1)),
+                pw_params("cols", PointwiseMode::GenIndex, 1, None, 4, axis(2)),
+                pw_params("planes", PointwiseMode::GenIndex, 5, None, 9, axis(0)),
+                pw("lt", PointwiseMode::CmpLt, 1, Some(2), 6),
+                pw("not", PointwiseMode::LogicalNot, 6, None, 7),
+                pw3("select", 1, 2, 6, 8),
+                pw("mod", PointwiseMode::Mod, 4, Some(9), 10),
+                pw("and", PointwiseMode::LogicalAnd, 3, Some(4), 11),
+                pw("or", PointwiseMode::LogicalOr, 11, Some(7), 12),
+            ],
+        };
+        check(&PointwiseEngine, graph, &[], 1e-6, 1.0, 40 + i as u64);
     }
 }
 
