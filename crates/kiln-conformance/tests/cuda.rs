@@ -258,13 +258,13 @@ proptest! {
     #[test]
     #[ignore = "needs a CUDA GPU"]
     fn cuda_pointwise_unary_odd_shapes(
-        (mode, params) in mode_with_params(PointwiseMode::ALL.into_iter().filter(|m| !m.is_binary()).collect()),
+        (mode, params) in mode_with_params(PointwiseMode::ALL.into_iter().filter(|m| m.is_unary()).collect()),
         (a, out_layout) in odd_tensor().prop_flat_map(|a| { let r = a.dims.len(); (Just(a), layout(r)) }),
         f32_out in any::<bool>(),
         seed in any::<u64>(),
     ) {
         let out_type = if f32_out { DataType::F32 } else { a.data_type };
-        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: None, out_layout, out_type };
+        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: None, c: None, out_layout, out_type };
         conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
     }
 
@@ -290,7 +290,80 @@ proptest! {
             }
         };
         let out_type = a.data_type;
-        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: Some(b), out_layout, out_type };
+        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: Some(b), c: None, out_layout, out_type };
+        conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
+    }
+
+    /// binary_select with a bool, i8 or float mask (broadcast where the mask says), values and
+    /// output of every type the CUDA pointwise engine takes.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_pointwise_binary_select_and_new_types(
+        (a, mask, b_layout, out_layout) in odd_tensor().prop_flat_map(|a| {
+            let r = a.dims.len();
+            (Just(a), prop::collection::vec(any::<bool>(), r), layout(r), layout(r))
+        }),
+        b_type in prop::sample::select(NEW_TYPES.to_vec()),
+        c_type in prop::sample::select(vec![DataType::Boolean, DataType::I8, DataType::F16]),
+        out_type in prop::sample::select(NEW_TYPES.to_vec()),
+        seed in any::<u64>(),
+    ) {
+        let dims: Vec<i64> = a.dims.iter().zip(&mask).map(|(&d, &m)| if m { 1 } else { d }).collect();
+        let b = Operand::Tensor(TensorSpec::new(&a.dims, b_layout, b_type));
+        let c = Operand::Tensor(TensorSpec::new(&dims, Layout::packed(), c_type));
+        let spec = PointwiseSpec {
+            mode: PointwiseMode::BinarySelect,
+            params: PointwiseParams::default(),
+            a: Operand::Tensor(a),
+            b: Some(b),
+            c: Some(c),
+            out_layout,
+            out_type,
+        };
+        conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
+    }
+
+    /// Every mode with the integral (where the mode allows them) and fp8 types as input and
+    /// output, gen_index along a random axis.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_pointwise_modes_with_new_types(
+        mode in prop::sample::select(PointwiseMode::ALL.to_vec()),
+        a in odd_tensor(),
+        in_type in prop::sample::select(NEW_TYPES.to_vec()),
+        axis in 0i64..4,
+        seed in any::<u64>(),
+    ) {
+        let in_type = if in_type.is_integral() && !mode.allows_integral() { DataType::Fp8E4m3 } else { in_type };
+        let a = TensorSpec::new(&a.dims, a.layout.clone(), in_type);
+        let rank = a.dims.len() as i64;
+        let params = PointwiseParams {
+            axis: (mode == PointwiseMode::GenIndex).then_some(axis % rank),
+            ..PointwiseParams::default()
+        };
+        let b = (mode.operand_count() >= 2)
+            .then(|| Operand::Tensor(TensorSpec::new(&a.dims, Layout::packed(), DataType::F16)));
+        let c = (mode.operand_count() == 3)
+            .then(|| Operand::Tensor(TensorSpec::new(&a.dims, Layout::packed(), DataType::Boolean)));
+        let out_type = if in_type.is_integral() { in_type } else { DataType::Fp8E5m2 };
+        let spec = PointwiseSpec {
+            mode,
+            params,
+            a: Operand::Tensor(a),
+            b,
+            c,
+            out_layout: Layout::packed(),
+            out_type,
+        };
         conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
     }
 }
+
+/// The storage types of graph minor 2.
+const NEW_TYPES: [DataType; 5] = [
+    DataType::Boolean,
+    DataType::I8,
+    DataType::I32,
+    DataType::Fp8E4m3,
+    DataType::Fp8E5m2,
+];

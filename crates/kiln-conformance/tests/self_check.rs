@@ -92,6 +92,7 @@ fn every_engine_is_exercised() {
             params: PointwiseParams::default(),
             a: Operand::Tensor(x.clone()),
             b: None,
+            c: None,
             out_layout: Layout::packed(),
             out_type: DataType::F32,
         }

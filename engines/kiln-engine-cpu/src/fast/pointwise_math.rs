@@ -99,13 +99,14 @@ impl Pointwise {
             M::Tan => a.tan(),
             M::Erf => libm::erff(a),
             M::ReluBwd => a * self.relu_slope_at(b),
+            // The reference engine's tail-accurate forms.
             M::TanhBwd => {
-                let t = b.tanh();
-                a * (1.0 - t * t)
+                let e = (-2.0 * b.abs()).exp();
+                a * 4.0 * e / ((1.0 + e) * (1.0 + e))
             }
             M::SigmoidBwd => {
-                let s = sigmoid(b);
-                a * s * (1.0 - s)
+                let e = (-b.abs()).exp();
+                a * e / ((1.0 + e) * (1.0 + e))
             }
             M::EluBwd => {
                 if b > 0.0 {

@@ -85,13 +85,15 @@ pub fn pointwise_f64(mode: PointwiseMode, params: &PointwiseParams, a: f64, b: f
         PointwiseMode::Tan => a.tan(),
         PointwiseMode::Erf => erf(a),
         PointwiseMode::ReluBwd => a * relu_slope(params, b),
+        // 1 - tanh(x)^2 = 4 e / (1 + e)^2 and s (1 - s) = e / (1 + e)^2 with e = exp(-2|x|),
+        // exp(-|x|): the forms that keep their relative accuracy in the tails.
         PointwiseMode::TanhBwd => {
-            let t = b.tanh();
-            a * (1.0 - t * t)
+            let e = (-2.0 * b.abs()).exp();
+            a * 4.0 * e / ((1.0 + e) * (1.0 + e))
         }
         PointwiseMode::SigmoidBwd => {
-            let s = sigmoid(b);
-            a * s * (1.0 - s)
+            let e = (-b.abs()).exp();
+            a * e / ((1.0 + e) * (1.0 + e))
         }
         PointwiseMode::EluBwd => {
             if b > 0.0 {

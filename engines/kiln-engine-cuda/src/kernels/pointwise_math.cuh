@@ -54,15 +54,17 @@ __device__ __forceinline__ float kiln_gelu_tanh_bwd(float dy, float xf) {
     double s = 1.0 / (1.0 + exp(-2.0 * u));
     return (float)((double)dy * (s + x * 2.0 * s * (1.0 - s) * k * (1.0 + 3.0 * c * x * x)));
 }
+// s (1 - s) = e / (1 + e)^2 and 1 - tanh(x)^2 = 4 e / (1 + e)^2 with e = exp(-|x|), exp(-2|x|):
+// accurate in the tails, where 1 - s and 1 - t^2 cancel.
 __device__ __forceinline__ float kiln_sigmoid_bwd(float dy, float x) {
-    float s = kiln_sigmoid(x);
-    return dy * s * (1.0f - s);
+    float e = expf(-fabsf(x));
+    return dy * e / ((1.0f + e) * (1.0f + e));
 }
 __device__ __forceinline__ float kiln_swish_bwd(float dy, float x, float beta) {
     float s = kiln_sigmoid(beta * x);
     return dy * (s + beta * x * s * (1.0f - s));
 }
 __device__ __forceinline__ float kiln_tanh_bwd(float dy, float x) {
-    float t = tanhf(x);
-    return dy * (1.0f - t * t);
+    float e = expf(-2.0f * fabsf(x));
+    return dy * 4.0f * e / ((1.0f + e) * (1.0f + e));
 }
