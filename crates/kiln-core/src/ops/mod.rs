@@ -10,6 +10,7 @@ pub mod generic;
 pub mod matmul;
 pub mod pointwise;
 pub mod reduction;
+pub mod resample;
 pub mod rmsnorm;
 
 pub use generic::{AttrValue, GenericOp};
@@ -17,7 +18,11 @@ pub use generic::{AttrValue, GenericOp};
 use crate::{Error, OpGraph, Result, TensorDesc};
 
 /// Every operation stored as a [`GenericOp`], looked up by [`OpSpec::name`].
-pub static SPECS: &[&dyn OpSpec] = &[&rmsnorm::Rmsnorm];
+pub static SPECS: &[&dyn OpSpec] = &[
+    &rmsnorm::Rmsnorm,
+    &resample::Resample,
+    &resample::ResampleBackward,
+];
 
 /// The spec of the generic operation called `name`, or `None`.
 pub fn spec(name: &str) -> Option<&'static dyn OpSpec> {

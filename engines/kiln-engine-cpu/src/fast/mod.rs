@@ -7,6 +7,7 @@ mod epilogue;
 pub mod matmul;
 pub mod pointwise;
 mod pointwise_math;
+pub mod resample;
 
 #[cfg(test)]
 mod tests;
@@ -14,6 +15,7 @@ mod tests;
 pub use conv::{ConvDgradEngine, ConvFpropEngine, ConvWgradEngine};
 pub use matmul::MatmulEngine;
 pub use pointwise::PointwiseEngine;
+pub use resample::ResampleEngine;
 
 use crate::engine::CpuEngine;
 use kiln_plugin_sdk::KnobDescriptor;
@@ -68,8 +70,8 @@ fn workspace_slots(knobs: &[i64], id: i64) -> usize {
 }
 
 /// The optimized engines, in heuristic order (most specific first): forward convolution and
-/// matmul (each with an optional epilogue), the convolution gradients, then fused pointwise
-/// graphs.
+/// matmul (each with an optional epilogue), the convolution gradients, fused pointwise graphs,
+/// then pooling.
 pub fn engines() -> Vec<&'static dyn CpuEngine> {
     vec![
         &ConvFpropEngine,
@@ -77,5 +79,6 @@ pub fn engines() -> Vec<&'static dyn CpuEngine> {
         &ConvDgradEngine,
         &ConvWgradEngine,
         &PointwiseEngine,
+        &ResampleEngine,
     ]
 }

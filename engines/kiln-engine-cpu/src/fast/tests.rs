@@ -1332,3 +1332,118 @@ fn workspace_slots_knob_is_kept_and_checked() {
         .collect();
     assert_eq!(ids, [(1, "parallel_split"), (2, "workspace_slots")]);
 }
+
+// ---------------------------------------------------------------- resample
+
+/// A pooling graph: x [dims] in `strides`, y (and an index of `index_type`) in x's layout order.
+fn pooling(
+    dims: &[i64],
+    strides_of: fn(&[i64]) -> Vec<i64>,
+    dt: DataType,
+    mode: kiln_core::ops::resample::ResampleMode,
+    geometry: &kiln_core::ops::resample::ResampleGeometry,
+    index_type: Option<DataType>,
+) -> OpGraph {
+    use kiln_core::ops::resample::ResampleOp;
+    let out = geometry.output_dims(dims, "test").unwrap();
+    let mut tensors = vec![
+        tensor(1, dims, &strides_of(dims), dt),
+        tensor(2, &out, &strides_of(&out), dt),
+    ];
+    if let Some(it) = index_type {
+        tensors.push(tensor(3, &out, &strides_of(&out), it));
+    }
+    let op = ResampleOp {
+        mode,
+        geometry: geometry.clone(),
+        x: Some(1),
+        y: 2,
+        index: index_type.map(|_| 3),
+        dx: None,
+    };
+    OpGraph {
+        name: format!("{} {dims:?} {dt}", mode.name()),
+        tensors,
+        nodes: vec![Node {
+            name: "pool".into(),
+            compute_type: DataType::F32,
+            op: Op::Generic(op.to_generic()),
+        }],
+    }
+}
+
+#[test]
+fn resample_every_mode_layout_rank_and_type_matches_the_reference() {
+    use kiln_core::ops::resample::{ResampleGeometry, ResampleMode};
+    let cases: [(&[i64], ResampleGeometry); 3] = [
+        (
+            &[2, 5, 9, 8],
+            ResampleGeometry {
+                window: vec![3, 2],
+                stride: vec![2, 2],
+                pre_padding: vec![1, 0],
+                post_padding: vec![1, 1],
+            },
+        ),
+        (
+            &[1, 3, 11],
+            ResampleGeometry {
+                window: vec![4],
+                stride: vec![3],
+                pre_padding: vec![2],
+                post_padding: vec![0],
+            },
+        ),
+        (
+            &[2, 4, 5, 4, 6],
+            ResampleGeometry {
+                window: vec![2, 3, 2],
+                stride: vec![1, 2, 2],
+                pre_padding: vec![0, 1, 1],
+                post_padding: vec![1, 2, 0],
+            },
+        ),
+    ];
+    let mut seed = 60;
+    for (dims, geometry) in &cases {
+        for mode in ResampleMode::ALL {
+            for layout in [packed_strides as fn(&[i64]) -> Vec<i64>, channels_last_strides] {
+                for dt in [DataType::F32, DataType::F16, DataType::Bf16] {
+                    let index = (mode == ResampleMode::MaxPool).then_some(if dt == DataType::F16 {
+                        DataType::I8
+                    } else {
+                        DataType::I32
+                    });
+                    let g = pooling(dims, layout, dt, mode, geometry, index);
+                    seed += 1;
+                    check(&super::ResampleEngine, g, &[], tol_of(dt), 1.0, seed);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn resample_engine_declines_other_graphs_with_a_reason() {
+    use kiln_core::ops::resample::{ResampleGeometry, ResampleMode};
+    let geometry = ResampleGeometry {
+        window: vec![2, 2],
+        stride: vec![2, 2],
+        pre_padding: vec![0, 0],
+        post_padding: vec![0, 0],
+    };
+    let mut g = pooling(
+        &[1, 2, 4, 4],
+        packed_strides,
+        DataType::F64,
+        ResampleMode::MaxPool,
+        &geometry,
+        None,
+    );
+    g.validate().unwrap();
+    let why = super::ResampleEngine.supports(&g).unwrap_err();
+    assert!(why.contains("f64"), "{why}");
+    let dag = pointwise_dag(DataType::F32, false);
+    let why = super::ResampleEngine.supports(&dag).unwrap_err();
+    assert!(why.contains("resample"), "{why}");
+}

@@ -24,6 +24,7 @@ mod graph_eval;
 mod matmul;
 mod pointwise;
 mod reduction;
+pub(crate) mod resample;
 mod rmsnorm;
 #[cfg(test)]
 mod tests;
@@ -100,6 +101,8 @@ pub(crate) type GenericKernel =
 pub(crate) fn generic_kernel(op: &str) -> Option<GenericKernel> {
     match op {
         "rmsnorm" => Some(rmsnorm::run),
+        "resample" => Some(resample::run),
+        "resample_backward" => Some(resample::run_backward),
         _ => None,
     }
 }
