@@ -150,6 +150,43 @@ impl ResampleOp {
     /// unknown mode, geometry lists of the wrong length or out-of-range values; errors name
     /// `what`.
     pub fn from_generic(op: &GenericOp, spatial: usize, what: &str) -> Result<ResampleOp> {
+        let (mode, geometry) = Self::mode_and_geometry(op, spatial, what)?;
+        let backward = op.op == ResampleBackward.name();
+        let get =
+            |side: &std::collections::BTreeMap<String, i64>, name: &str| side.get(name).copied();
+        let need = |side, name: &str| {
+            get(side, name).ok_or_else(|| {
+                Error::BadParam(format!("{what}: required port '{name}' is missing"))
+            })
+        };
+        Ok(if backward {
+            ResampleOp {
+                mode,
+                geometry,
+                x: get(&op.inputs, "x"),
+                y: need(&op.inputs, "dy")?,
+                index: get(&op.inputs, "index"),
+                dx: Some(need(&op.outputs, "dx")?),
+            }
+        } else {
+            ResampleOp {
+                mode,
+                geometry,
+                x: Some(need(&op.inputs, "x")?),
+                y: need(&op.outputs, "y")?,
+                index: get(&op.outputs, "index"),
+                dx: None,
+            }
+        })
+    }
+
+    /// The mode and window geometry of `op`'s attributes for `spatial` spatial dims, checked
+    /// (the ports are not looked at); errors name `what`.
+    pub fn mode_and_geometry(
+        op: &GenericOp,
+        spatial: usize,
+        what: &str,
+    ) -> Result<(ResampleMode, ResampleGeometry)> {
         let mode = match op.attributes.get("mode") {
             Some(AttrValue::Str(s)) => ResampleMode::from_name(s).ok_or_else(|| {
                 Error::BadParam(format!(
@@ -196,32 +233,7 @@ impl ResampleOp {
                 }
             }
         }
-        let backward = op.op == ResampleBackward.name();
-        let get = |side: &std::collections::BTreeMap<String, i64>, name: &str| side.get(name).copied();
-        let need = |side, name: &str| {
-            get(side, name).ok_or_else(|| {
-                Error::BadParam(format!("{what}: required port '{name}' is missing"))
-            })
-        };
-        Ok(if backward {
-            ResampleOp {
-                mode,
-                geometry,
-                x: get(&op.inputs, "x"),
-                y: need(&op.inputs, "dy")?,
-                index: get(&op.inputs, "index"),
-                dx: Some(need(&op.outputs, "dx")?),
-            }
-        } else {
-            ResampleOp {
-                mode,
-                geometry,
-                x: Some(need(&op.inputs, "x")?),
-                y: need(&op.outputs, "y")?,
-                index: get(&op.outputs, "index"),
-                dx: None,
-            }
-        })
+        Ok((mode, geometry))
     }
 
     /// The generic node of this view: `resample` when `dx` is `None`, else `resample_backward`.
@@ -375,8 +387,8 @@ impl OpSpec for Resample {
                 "{what}: x has dims {x:?}; it needs [N, C] and 1 to 3 spatial dims"
             )));
         }
-        let r = ResampleOp::from_generic(op, x.len() - 2, what)?;
-        let y = r.geometry.output_dims(&x, what)?;
+        let (_, geometry) = ResampleOp::mode_and_geometry(op, x.len() - 2, what)?;
+        let y = geometry.output_dims(&x, what)?;
         let mut out = vec![("y", y.clone())];
         if op.outputs.contains_key("index") {
             out.push(("index", y));
@@ -485,7 +497,7 @@ impl OpSpec for ResampleBackward {
                 "{what}: dy has dims {dy:?}; it needs [N, C] and 1 to 3 spatial dims"
             )));
         }
-        let r = ResampleOp::from_generic(op, dy.len() - 2, what)?;
-        Ok(vec![("dx", r.geometry.smallest_input_dims(&dy))])
+        let (_, geometry) = ResampleOp::mode_and_geometry(op, dy.len() - 2, what)?;
+        Ok(vec![("dx", geometry.smallest_input_dims(&dy))])
     }
 }

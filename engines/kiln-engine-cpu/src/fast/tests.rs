@@ -1091,7 +1091,8 @@ fn engines_are_listed_most_specific_first() {
             "KILN_CPU_MATMUL_GEMM_V1",
             "KILN_CPU_CONV_DGRAD_GEMM_V1",
             "KILN_CPU_CONV_WGRAD_GEMM_V1",
-            "KILN_CPU_POINTWISE_V1"
+            "KILN_CPU_POINTWISE_V1",
+            "KILN_CPU_RESAMPLE_V1"
         ]
     );
 }
