@@ -75,6 +75,8 @@ pub const CUDA_POINTWISE: &str = "KILN_CUDA_POINTWISE_V1";
 pub const CUDA_MATMUL: &str = "KILN_CUDA_MATMUL_V1";
 /// The CUDA forward convolution engine (2-D, implicit GEMM, fused pointwise epilogues).
 pub const CUDA_CONV_FPROP: &str = "KILN_CUDA_CONV_FPROP_V1";
+/// The CUDA pooling engine (resample forward).
+pub const CUDA_RESAMPLE: &str = "KILN_CUDA_RESAMPLE_V1";
 
 /// Runs [`check`] and panics with its message on failure; for tests outside proptest.
 pub fn assert_conforms(mut case: Case, seed: u64) -> Outcome {

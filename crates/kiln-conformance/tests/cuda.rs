@@ -13,9 +13,9 @@ mod common;
 use common::{config_with, data_type, layout, mode_with_params, out_type};
 use kiln::{DataType, Device, PointwiseMode};
 use kiln_conformance::{
-    check_on, device_under_test, Anchor, Case, ChainSpec, ChainStep, ConvSpec, Layout, MatmulSpec,
-    Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_FPROP, CUDA_MATMUL,
-    CUDA_POINTWISE, DEVICE_ENV,
+    check_on, device_under_test, Anchor, Case, ChainSpec, ChainStep, ConvSpec, Domain, Layout,
+    MatmulSpec, Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_FPROP, CUDA_MATMUL,
+    CUDA_POINTWISE, CUDA_RESAMPLE, DEVICE_ENV,
 };
 use kiln_core::{ConvDirection, PointwiseParams};
 use proptest::prelude::*;
@@ -356,6 +356,61 @@ proptest! {
             out_type,
         };
         conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
+    }
+}
+
+/// A pooling case for the CUDA engine: x [n, c, spatial...] in `layout`, `mode`, per spatial
+/// dim (window, stride, pre, post) with paddings below the window, an index for max pooling.
+fn pooling_case(
+    dims: &[i64],
+    layout: Layout,
+    dt: DataType,
+    mode: kiln::ResampleMode,
+    geometry: &[(i64, i64, i64, i64)],
+) -> Case {
+    let mut g = kiln::Graph::new();
+    let x = TensorSpec::new(dims, layout, dt).add_to(&mut g, "x");
+    let window: Vec<i64> = geometry.iter().map(|t| t.0).collect();
+    let attrs = kiln::ResampleAttributes::new(mode, &window)
+        .stride(&geometry.iter().map(|t| t.1).collect::<Vec<_>>())
+        .pre_padding(&geometry.iter().map(|t| t.2 % t.0).collect::<Vec<_>>())
+        .post_padding(&geometry.iter().map(|t| t.3 % t.0).collect::<Vec<_>>())
+        .generate_index(mode == kiln::ResampleMode::MaxPool);
+    let out = g.resample(&x, attrs).expect("resample");
+    let domain = if mode == kiln::ResampleMode::MaxPool { Domain::COARSE } else { Domain::WIDE };
+    let mut case = Case::new(format!("pool {mode:?} {dims:?} {dt} {geometry:?}"), g)
+        .input(&x, domain)
+        .output(&out.y)
+        .terms(window.iter().product::<i64>() as usize);
+    if let Some(i) = &out.index {
+        case = case.output(i);
+    }
+    case
+}
+
+proptest! {
+    #![proptest_config(config_with(CUDA_CASES))]
+
+    /// Pooling of every mode over 1 to 3 spatial dims, NCHW-like and channels-last layouts,
+    /// f32/f16/bf16 (max pooling with its i32 index).
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_resample_conforms(
+        (dims, geometry) in (1usize..=3).prop_flat_map(|s| (
+            (1i64..=3, prop::sample::select(ODD.to_vec()), prop::collection::vec(1i64..=40, s)),
+            prop::collection::vec((1i64..=4, 1i64..=3, 0i64..4, 0i64..4), s),
+        )).prop_map(|((n, c, sp), geo)| {
+            let mut d = vec![n, c];
+            d.extend(sp.iter().zip(&geo).map(|(&s, g)| s.max(g.0)));
+            (d, geo)
+        }),
+        mode in prop::sample::select(kiln::ResampleMode::ALL.to_vec()),
+        nhwc in any::<bool>(),
+        dt in data_type(),
+        seed in any::<u64>(),
+    ) {
+        let layout = if nhwc { Layout::channels_last() } else { Layout::packed() };
+        conform_cuda(pooling_case(&dims, layout, dt, mode, &geometry), CUDA_RESAMPLE, seed)?;
     }
 }
 

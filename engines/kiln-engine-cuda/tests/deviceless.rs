@@ -27,6 +27,33 @@ fn require_nvrtc() {
 
 type Maker = (&'static str, Box<dyn Fn() -> Graph>);
 
+/// A pooling of x [2, 16, 9, 10] in `layout` (NHWC or NCHW strides), window 3x2, stride 2,
+/// padding 1 before: max pooling with an i32 index, or an average.
+fn pooling_graph(dt: DataType, mode: kiln::ResampleMode, nhwc: bool) -> Graph {
+    let mut g = Graph::new();
+    let dims = [2, 16, 9, 10];
+    let strides = if nhwc {
+        kiln_core::tensor::channels_last_strides(&dims)
+    } else {
+        kiln_core::tensor::packed_strides(&dims)
+    };
+    let x = g.tensor(TensorAttributes::new().name("x").dim(&dims).stride(&strides).data_type(dt));
+    let out = g
+        .resample(
+            &x,
+            kiln::ResampleAttributes::new(mode, &[3, 2])
+                .stride(&[2, 2])
+                .pre_padding(&[1, 1])
+                .generate_index(mode == kiln::ResampleMode::MaxPool),
+        )
+        .expect("resample");
+    out.y.set_name("y").set_output(true);
+    if let Some(i) = out.index {
+        i.set_name("index").set_output(true);
+    }
+    g
+}
+
 /// The modes and types of graph minor 2 in one chain over [n0, n1]: `gen_index` along dim 1,
 /// a comparison into a bool mask, `binary_select` into fp8 e4m3, logical modes into i8, every
 /// backward mode, and the other new modes, an fp8 e5m2 input and an i32 output. `broadcast`
@@ -104,6 +131,22 @@ fn graphs() -> Vec<Maker> {
         (
             "conv f32 nchw",
             Box::new(|| conv_graph(DataType::F32, 1, 3, 7, 7, 4, 3, 1, 2, false, false)),
+        ),
+        (
+            "maxpool f16 nhwc with index",
+            Box::new(|| pooling_graph(DataType::F16, kiln::ResampleMode::MaxPool, true)),
+        ),
+        (
+            "avgpool f32 nchw excluding padding",
+            Box::new(|| {
+                pooling_graph(DataType::F32, kiln::ResampleMode::AvgPoolExcludePadding, false)
+            }),
+        ),
+        (
+            "avgpool fp8 nhwc including padding",
+            Box::new(|| {
+                pooling_graph(DataType::Fp8E4m3, kiln::ResampleMode::AvgPoolIncludePadding, true)
+            }),
         ),
         (
             "pointwise minor-2 modes and types, wide path",

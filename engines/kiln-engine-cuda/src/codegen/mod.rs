@@ -6,12 +6,14 @@
 //! - [`pointwise`]: `KILN_CUDA_POINTWISE_V1`, a chain of pointwise nodes in one kernel.
 //! - [`gemm`]: `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`, one tiled GEMM kernel in
 //!   headers, specialised by a generated prologue (operand geometry, fused pointwise epilogue).
+//! - [`resample`]: `KILN_CUDA_RESAMPLE_V1`, pooling.
 //!
 //! Every generated kernel computes in f32 and takes one pointer per bound tensor, in the order
 //! of [`Kernel::args`].
 
 pub mod gemm;
 pub mod pointwise;
+pub mod resample;
 
 use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
 use std::collections::HashMap;
