@@ -105,8 +105,9 @@ impl PointwiseSpec {
             .filter_map(dims)
             .collect();
         let (first, rest) = tensors.split_first()?;
-        rest.iter()
-            .try_fold(first.clone(), |acc, d| shape::broadcast(&acc, d, "spec").ok())
+        rest.iter().try_fold(first.clone(), |acc, d| {
+            shape::broadcast(&acc, d, "spec").ok()
+        })
     }
 
     /// The case: every tensor operand an input in its mode's domain, the result the output;

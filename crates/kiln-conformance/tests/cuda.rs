@@ -377,7 +377,11 @@ fn pooling_case(
         .post_padding(&geometry.iter().map(|t| t.3 % t.0).collect::<Vec<_>>())
         .generate_index(mode == kiln::ResampleMode::MaxPool);
     let out = g.resample(&x, attrs).expect("resample");
-    let domain = if mode == kiln::ResampleMode::MaxPool { Domain::COARSE } else { Domain::WIDE };
+    let domain = if mode == kiln::ResampleMode::MaxPool {
+        Domain::COARSE
+    } else {
+        Domain::WIDE
+    };
     let mut case = Case::new(format!("pool {mode:?} {dims:?} {dt} {geometry:?}"), g)
         .input(&x, domain)
         .output(&out.y)

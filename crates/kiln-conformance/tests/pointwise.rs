@@ -36,7 +36,11 @@ fn every_mode_every_type() {
                 let b = (mode.operand_count() >= 2)
                     .then(|| Operand::Tensor(TensorSpec::new(&[2, 1, 5], Layout::packed(), dt)));
                 let c = (mode.operand_count() == 3).then(|| {
-                    Operand::Tensor(TensorSpec::new(&[1, 3, 5], Layout::packed(), DataType::Boolean))
+                    Operand::Tensor(TensorSpec::new(
+                        &[1, 3, 5],
+                        Layout::packed(),
+                        DataType::Boolean,
+                    ))
                 });
                 let spec = PointwiseSpec {
                     mode,
@@ -82,12 +86,17 @@ fn every_mode_with_the_integral_and_fp8_types() {
                 continue;
             }
             let a = TensorSpec::new(&[3, 4, 5], Layout::packed().with_padding(&[0, 1]), dt);
-            let b = (mode.operand_count() >= 2)
-                .then(|| Operand::Tensor(TensorSpec::new(&[3, 1, 5], Layout::packed(), DataType::F16)));
+            let b = (mode.operand_count() >= 2).then(|| {
+                Operand::Tensor(TensorSpec::new(&[3, 1, 5], Layout::packed(), DataType::F16))
+            });
             let c = (mode.operand_count() == 3)
                 .then(|| Operand::Tensor(TensorSpec::new(&[3, 4, 1], Layout::packed(), dt)));
             // A comparison or logical result stored as bool or an integer, else a float.
-            let out_type = if dt.is_integral() && mode.allows_integral() { dt } else { DataType::Bf16 };
+            let out_type = if dt.is_integral() && mode.allows_integral() {
+                dt
+            } else {
+                DataType::Bf16
+            };
             let spec = PointwiseSpec {
                 mode,
                 params: params_variant(mode, i as u8),
@@ -98,19 +107,34 @@ fn every_mode_with_the_integral_and_fp8_types() {
                 out_type,
             };
             let outcome = assert_conforms(spec.case(), 11 + i as u64);
-            assert!(common::cpu_engine_claimed(&outcome, POINTWISE), "{outcome:?}");
+            assert!(
+                common::cpu_engine_claimed(&outcome, POINTWISE),
+                "{outcome:?}"
+            );
             runs += outcome.runs;
         }
     }
-    assert!(runs >= PointwiseMode::ALL.len() * 2, "only {runs} engine runs were compared");
+    assert!(
+        runs >= PointwiseMode::ALL.len() * 2,
+        "only {runs} engine runs were compared"
+    );
 }
 
 /// A mode that refuses integral tensors names the tensor and the mode.
 #[test]
 fn transcendental_modes_refuse_integral_tensors() {
     let mut g = Graph::new();
-    let a = g.tensor(TensorAttributes::new().name("ints").dim(&[4]).data_type(DataType::I32));
-    let y = g.pointwise(&a, None, kiln::PointwiseAttributes::new(PointwiseMode::Sigmoid));
+    let a = g.tensor(
+        TensorAttributes::new()
+            .name("ints")
+            .dim(&[4])
+            .data_type(DataType::I32),
+    );
+    let y = g.pointwise(
+        &a,
+        None,
+        kiln::PointwiseAttributes::new(PointwiseMode::Sigmoid),
+    );
     y.set_output(true).set_data_type(DataType::F32);
     let e = g.validate().expect_err("sigmoid of i32 must be refused");
     let msg = e.to_string();
@@ -191,10 +215,19 @@ fn mask_operand(dims: Vec<i64>) -> impl Strategy<Value = Operand> {
     (
         prop::collection::vec(any::<bool>(), rank),
         layout(rank),
-        prop::sample::select(vec![DataType::Boolean, DataType::I8, DataType::F32, DataType::F16]),
+        prop::sample::select(vec![
+            DataType::Boolean,
+            DataType::I8,
+            DataType::F32,
+            DataType::F16,
+        ]),
     )
         .prop_map(move |(mask, l, dt)| {
-            let d: Vec<i64> = dims.iter().zip(&mask).map(|(&d, &m)| if m { 1 } else { d }).collect();
+            let d: Vec<i64> = dims
+                .iter()
+                .zip(&mask)
+                .map(|(&d, &m)| if m { 1 } else { d })
+                .collect();
             Operand::Tensor(TensorSpec::new(&d, l, dt))
         })
 }

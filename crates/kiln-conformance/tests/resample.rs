@@ -73,11 +73,16 @@ impl PoolSpec {
     fn backward_case(&self) -> Case {
         let mut g = Graph::new();
         let y_dims = self.y_dims();
-        let dy = TensorSpec::new(&y_dims, self.out_layout.clone(), self.x.data_type).add_to(&mut g, "dy");
+        let dy = TensorSpec::new(&y_dims, self.out_layout.clone(), self.x.data_type)
+            .add_to(&mut g, "dy");
         let max = self.mode == ResampleMode::MaxPool;
         let index = (max && self.index.is_some()).then(|| {
-            TensorSpec::new(&y_dims, Layout::packed(), self.index.unwrap_or(DataType::I32))
-                .add_to(&mut g, "index")
+            TensorSpec::new(
+                &y_dims,
+                Layout::packed(),
+                self.index.unwrap_or(DataType::I32),
+            )
+            .add_to(&mut g, "index")
         });
         let x = (max && index.is_none()).then(|| self.x.add_to(&mut g, "x"));
         let dx = g
@@ -88,7 +93,14 @@ impl PoolSpec {
         let mut case = Case::new(format!("backward {self:?}"), g).input(&dy, Domain::SYMMETRIC);
         if let Some(i) = &index {
             let positions = self.geometry.window_elements() as f64;
-            case = case.input(i, Domain { lo: 0.0, hi: positions - 1.0, step: 1.0 });
+            case = case.input(
+                i,
+                Domain {
+                    lo: 0.0,
+                    hi: positions - 1.0,
+                    step: 1.0,
+                },
+            );
         }
         if let Some(x) = &x {
             case = case.input(x, Domain::COARSE);
@@ -114,9 +126,18 @@ fn pool() -> impl Strategy<Value = PoolSpec> {
             prop::collection::vec(1i64..=9, spatial),
             geometry,
             prop::sample::select(ResampleMode::ALL.to_vec()),
-            prop_oneof![Just(Layout::packed()), Just(Layout::channels_last()), Just(Layout::transposed())],
+            prop_oneof![
+                Just(Layout::packed()),
+                Just(Layout::channels_last()),
+                Just(Layout::transposed())
+            ],
             data_type(),
-            prop_oneof![Just(None), Just(Some(DataType::I32)), Just(Some(DataType::I8)), Just(Some(DataType::F32))],
+            prop_oneof![
+                Just(None),
+                Just(Some(DataType::I32)),
+                Just(Some(DataType::I8)),
+                Just(Some(DataType::F32))
+            ],
             prop_oneof![Just(Layout::packed()), Just(Layout::channels_last())],
         )
             .prop_map(|(n, c, sp, geo, mode, layout, dt, index, out_layout)| {
@@ -133,7 +154,11 @@ fn pool() -> impl Strategy<Value = PoolSpec> {
                     x: TensorSpec::new(&dims, layout, dt),
                     mode,
                     geometry,
-                    index: if mode == ResampleMode::MaxPool { index } else { None },
+                    index: if mode == ResampleMode::MaxPool {
+                        index
+                    } else {
+                        None
+                    },
                     out_layout,
                 }
             })
@@ -173,7 +198,10 @@ fn direct(spec: &PoolSpec, x: &[f64]) -> (Vec<f64>, Vec<f64>) {
                 if (0..spatial).any(|d| pos[d] < 0 || pos[d] >= xd[d + 2]) {
                     continue;
                 }
-                let flat = pos.iter().zip(&xd[2..]).fold(0i64, |acc, (&p, &s)| acc * s + p);
+                let flat = pos
+                    .iter()
+                    .zip(&xd[2..])
+                    .fold(0i64, |acc, (&p, &s)| acc * s + p);
                 let v = x[(plane * in_plane + flat) as usize];
                 sum += v;
                 n += 1;
@@ -224,15 +252,21 @@ proptest! {
     }
 }
 
-fn run(g: &mut Graph, feeds: &mut [(&kiln::Tensor, Vec<f32>)], outs: &[&kiln::Tensor]) -> Vec<Vec<f64>> {
+fn run(
+    g: &mut Graph,
+    feeds: &mut [(&kiln::Tensor, Vec<f32>)],
+    outs: &[&kiln::Tensor],
+) -> Vec<Vec<f64>> {
     let handle = kiln::Handle::cpu().unwrap();
     g.build(&handle, &[kiln::HeurMode::A]).unwrap();
     let mut hosts: Vec<kiln::HostTensor> = feeds
         .iter()
         .map(|(t, v)| kiln::HostTensor::from_f32(t, v).unwrap())
         .collect();
-    let mut out_hosts: Vec<kiln::HostTensor> =
-        outs.iter().map(|t| kiln::HostTensor::for_tensor(t).unwrap()).collect();
+    let mut out_hosts: Vec<kiln::HostTensor> = outs
+        .iter()
+        .map(|t| kiln::HostTensor::for_tensor(t).unwrap())
+        .collect();
     let mut ws = kiln::Workspace::for_graph(g).unwrap();
     let mut pack = kiln::VariantPack::new();
     for ((t, _), h) in feeds.iter().zip(hosts.iter_mut()) {
@@ -256,11 +290,21 @@ fn worked_examples() {
         0.0, -1.0, 7.0, 7.0, //
         6.0, 6.0, 7.0, 1.0,
     ];
-    let f32 = |n: &str, d: &[i64]| TensorAttributes::new().name(n).dim(d).data_type(DataType::F32);
+    let f32 = |n: &str, d: &[i64]| {
+        TensorAttributes::new()
+            .name(n)
+            .dim(d)
+            .data_type(DataType::F32)
+    };
     let mut g = Graph::new();
     let x = g.tensor(f32("x", &[1, 1, 4, 4]));
     let out = g
-        .resample(&x, ResampleAttributes::new(ResampleMode::MaxPool, &[2, 2]).stride(&[2, 2]).generate_index(true))
+        .resample(
+            &x,
+            ResampleAttributes::new(ResampleMode::MaxPool, &[2, 2])
+                .stride(&[2, 2])
+                .generate_index(true),
+        )
         .unwrap();
     out.y.set_output(true);
     let index = out.index.clone().unwrap();
@@ -272,8 +316,14 @@ fn worked_examples() {
 
     // Average over 3x3 windows with padding 1 around, stride 2: corner windows hold 4 elements.
     for (mode, want_first) in [
-        (ResampleMode::AvgPoolIncludePadding, (1.0 + 5.0 + 3.0 + 4.0) / 9.0),
-        (ResampleMode::AvgPoolExcludePadding, (1.0 + 5.0 + 3.0 + 4.0) / 4.0),
+        (
+            ResampleMode::AvgPoolIncludePadding,
+            (1.0 + 5.0 + 3.0 + 4.0) / 9.0,
+        ),
+        (
+            ResampleMode::AvgPoolExcludePadding,
+            (1.0 + 5.0 + 3.0 + 4.0) / 4.0,
+        ),
     ] {
         let mut g = Graph::new();
         let x = g.tensor(f32("x", &[1, 1, 4, 4]));
@@ -289,25 +339,44 @@ fn worked_examples() {
         out.y.set_output(true);
         let got = run(&mut g, &mut [(&x, x_values.clone())], &[&out.y]);
         assert_eq!(out.y.dims(), vec![1, 1, 2, 2]);
-        assert!((got[0][0] - want_first).abs() < 1e-6, "{mode:?}: {:?}", got[0]);
+        assert!(
+            (got[0][0] - want_first).abs() < 1e-6,
+            "{mode:?}: {:?}",
+            got[0]
+        );
     }
 
     // Backward of the max pooling above through its index: dy lands on each maximum.
     let mut g = Graph::new();
     let dy = g.tensor(f32("dy", &[1, 1, 2, 2]));
     let idx = g.tensor(
-        TensorAttributes::new().name("index").dim(&[1, 1, 2, 2]).data_type(DataType::I32),
+        TensorAttributes::new()
+            .name("index")
+            .dim(&[1, 1, 2, 2])
+            .data_type(DataType::I32),
     );
     let dx = g
-        .resample_backward(&dy, Some(&idx), None, ResampleAttributes::new(ResampleMode::MaxPool, &[2, 2]).stride(&[2, 2]))
+        .resample_backward(
+            &dy,
+            Some(&idx),
+            None,
+            ResampleAttributes::new(ResampleMode::MaxPool, &[2, 2]).stride(&[2, 2]),
+        )
         .unwrap();
     dx.set_output(true);
     let got = run(
         &mut g,
-        &mut [(&dy, vec![10.0, 20.0, 30.0, 40.0]), (&idx, vec![1.0, 2.0, 2.0, 0.0])],
+        &mut [
+            (&dy, vec![10.0, 20.0, 30.0, 40.0]),
+            (&idx, vec![1.0, 2.0, 2.0, 0.0]),
+        ],
         &[&dx],
     );
-    assert_eq!(dx.dims(), vec![1, 1, 4, 4], "the smallest input of a 2x2 pooling");
+    assert_eq!(
+        dx.dims(),
+        vec![1, 1, 4, 4],
+        "the smallest input of a 2x2 pooling"
+    );
     let mut want = vec![0.0; 16];
     want[1] = 10.0;
     want[6] = 20.0;
@@ -343,18 +412,32 @@ fn backward_from_x_conforms_and_only_the_reference_claims_it() {
 #[test]
 fn bad_geometry_is_refused_with_its_field() {
     let mut g = Graph::new();
-    let x = g.tensor(TensorAttributes::new().name("x").dim(&[1, 1, 4, 4]).data_type(DataType::F32));
-    let out = g.resample(&x, ResampleAttributes::new(ResampleMode::MaxPool, &[2, 2]).pre_padding(&[2, 0]));
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&[1, 1, 4, 4])
+            .data_type(DataType::F32),
+    );
+    let out = g.resample(
+        &x,
+        ResampleAttributes::new(ResampleMode::MaxPool, &[2, 2]).pre_padding(&[2, 0]),
+    );
     let e = match out {
         Err(e) => e,
         Ok(o) => {
             o.y.set_output(true);
-            g.validate().expect_err("padding as large as the window must be refused")
+            g.validate()
+                .expect_err("padding as large as the window must be refused")
         }
     };
     assert!(e.to_string().contains("pre_padding 2"), "{e}");
     let mut g = Graph::new();
-    let x = g.tensor(TensorAttributes::new().name("x").dim(&[1, 1, 4, 4]).data_type(DataType::F32));
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&[1, 1, 4, 4])
+            .data_type(DataType::F32),
+    );
     let out = g.resample(
         &x,
         ResampleAttributes::new(ResampleMode::AvgPoolIncludePadding, &[2, 2]).generate_index(true),
@@ -364,8 +447,12 @@ fn bad_geometry_is_refused_with_its_field() {
         Ok(o) => {
             o.y.set_output(true);
             o.index.unwrap().set_output(true);
-            g.validate().expect_err("an index of average pooling must be refused")
+            g.validate()
+                .expect_err("an index of average pooling must be refused")
         }
     };
-    assert!(e.to_string().contains("only maxpool writes an index"), "{e}");
+    assert!(
+        e.to_string().contains("only maxpool writes an index"),
+        "{e}"
+    );
 }

@@ -167,7 +167,11 @@ mod tests {
         assert_eq!(e5.decode(0x7b), 57344.0);
         assert_eq!(e5.decode(0x7c), f64::INFINITY);
         assert_eq!(e5.encode(1e9), 0x7b);
-        assert_eq!(e5.encode(2f64.powi(-17)), 0x00, "half the smallest subnormal ties to 0");
+        assert_eq!(
+            e5.encode(2f64.powi(-17)),
+            0x00,
+            "half the smallest subnormal ties to 0"
+        );
         assert_eq!(e5.encode(3.0 * 2f64.powi(-17)), 0x02);
     }
 }

@@ -123,7 +123,10 @@ fn tensor_attributes_round_trip_bit_exactly() {
     }
     let minor2 = decode_graph(&encode_graph(&fixture_minor2_graph())).unwrap();
     let types: Vec<_> = minor2.tensors.iter().map(|t| t.data_type).collect();
-    for dt in DataType::ALL.into_iter().filter(|d| !DataType::FLOATS.contains(d)) {
+    for dt in DataType::ALL
+        .into_iter()
+        .filter(|d| !DataType::FLOATS.contains(d))
+    {
         assert!(types.contains(&dt), "minor-2 fixture graph lacks {dt}");
     }
 }

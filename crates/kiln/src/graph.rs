@@ -542,9 +542,9 @@ impl Graph {
                         .collect();
                     match tensors.split_first() {
                         None => a.dims(),
-                        Some((first, rest)) => rest.iter().try_fold(first.clone(), |acc, d| {
-                            shape::broadcast(&acc, d, &what)
-                        })?,
+                        Some((first, rest)) => rest
+                            .iter()
+                            .try_fold(first.clone(), |acc, d| shape::broadcast(&acc, d, &what))?,
                     }
                 }
                 (

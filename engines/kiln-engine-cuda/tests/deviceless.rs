@@ -37,7 +37,13 @@ fn pooling_graph(dt: DataType, mode: kiln::ResampleMode, nhwc: bool) -> Graph {
     } else {
         kiln_core::tensor::packed_strides(&dims)
     };
-    let x = g.tensor(TensorAttributes::new().name("x").dim(&dims).stride(&strides).data_type(dt));
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&dims)
+            .stride(&strides)
+            .data_type(dt),
+    );
     let out = g
         .resample(
             &x,
@@ -60,21 +66,28 @@ fn pooling_graph(dt: DataType, mode: kiln::ResampleMode, nhwc: bool) -> Graph {
 /// makes one input a row vector, which keeps the kernel off its wide path.
 fn minor2_pointwise_graph(n0: i64, n1: i64, broadcast: bool) -> Graph {
     let mut g = Graph::new();
-    let t = |name: &str, dims: &[i64], dt| TensorAttributes::new().name(name).dim(dims).data_type(dt);
+    let t =
+        |name: &str, dims: &[i64], dt| TensorAttributes::new().name(name).dim(dims).data_type(dt);
     let x = g.tensor(t("x", &[n0, n1], DataType::F32));
     let y_dims = if broadcast { [1, n1] } else { [n0, n1] };
     let y = g.tensor(t("y", &y_dims, DataType::Fp8E5m2));
     let pw = PointwiseAttributes::new;
     let idx = g.pointwise(&x, None, pw(PointwiseMode::GenIndex).axis(1));
-    idx.set_name("idx").set_output(true).set_data_type(DataType::I32);
+    idx.set_name("idx")
+        .set_output(true)
+        .set_data_type(DataType::I32);
     let mask = g.pointwise(&x, Some(&y), pw(PointwiseMode::CmpLt));
     mask.set_data_type(DataType::Boolean);
     let sel = g.pointwise_ternary(&x, &y, &mask, pw(PointwiseMode::BinarySelect));
-    sel.set_name("sel").set_output(true).set_data_type(DataType::Fp8E4m3);
+    sel.set_name("sel")
+        .set_output(true)
+        .set_data_type(DataType::Fp8E4m3);
     let not = g.pointwise(&mask, None, pw(PointwiseMode::LogicalNot));
     let or = g.pointwise(&not, Some(&mask), pw(PointwiseMode::LogicalOr));
     let and = g.pointwise(&or, Some(&idx), pw(PointwiseMode::LogicalAnd));
-    and.set_name("and").set_output(true).set_data_type(DataType::I8);
+    and.set_name("and")
+        .set_output(true)
+        .set_data_type(DataType::I8);
     let mut v = x.clone();
     for mode in PointwiseMode::ALL.into_iter().filter(|m| m.code() >= 29) {
         if matches!(
@@ -93,7 +106,9 @@ fn minor2_pointwise_graph(n0: i64, n1: i64, broadcast: bool) -> Graph {
             g.pointwise(&v, None, pw(mode))
         };
     }
-    v.set_name("chain").set_output(true).set_data_type(DataType::Bf16);
+    v.set_name("chain")
+        .set_output(true)
+        .set_data_type(DataType::Bf16);
     g
 }
 
@@ -139,13 +154,21 @@ fn graphs() -> Vec<Maker> {
         (
             "avgpool f32 nchw excluding padding",
             Box::new(|| {
-                pooling_graph(DataType::F32, kiln::ResampleMode::AvgPoolExcludePadding, false)
+                pooling_graph(
+                    DataType::F32,
+                    kiln::ResampleMode::AvgPoolExcludePadding,
+                    false,
+                )
             }),
         ),
         (
             "avgpool fp8 nhwc including padding",
             Box::new(|| {
-                pooling_graph(DataType::Fp8E4m3, kiln::ResampleMode::AvgPoolIncludePadding, true)
+                pooling_graph(
+                    DataType::Fp8E4m3,
+                    kiln::ResampleMode::AvgPoolIncludePadding,
+                    true,
+                )
             }),
         ),
         (

@@ -231,8 +231,7 @@ impl PointwiseMode {
                 | PointwiseMode::SwishBwd
                 | PointwiseMode::LogicalAnd
                 | PointwiseMode::LogicalOr
-                |
-            PointwiseMode::Add
+                | PointwiseMode::Add
                 | PointwiseMode::Sub
                 | PointwiseMode::Mul
                 | PointwiseMode::Div
@@ -417,7 +416,10 @@ pub fn broadcast(a: &[i64], b: &[i64], what: &str) -> Result<Vec<i64>> {
 impl PointwiseOp {
     /// UIDs read, in operand order.
     pub fn inputs(&self) -> Vec<i64> {
-        std::iter::once(self.a).chain(self.b).chain(self.c).collect()
+        std::iter::once(self.a)
+            .chain(self.b)
+            .chain(self.c)
+            .collect()
     }
 
     /// How many operands are bound (1 to 3).
@@ -444,7 +446,11 @@ impl PointwiseOp {
             )));
         }
         let out = t(self.out)?;
-        let operands = self.inputs().into_iter().map(t).collect::<Result<Vec<_>>>()?;
+        let operands = self
+            .inputs()
+            .into_iter()
+            .map(t)
+            .collect::<Result<Vec<_>>>()?;
         let tensors: Vec<_> = operands.iter().filter(|o| o.scalar.is_none()).collect();
         let dims = match tensors.split_first() {
             None if operands.len() == 1 => {

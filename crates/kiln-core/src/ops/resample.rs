@@ -223,7 +223,10 @@ impl ResampleOp {
                     g.window[d], g.stride[d]
                 )));
             }
-            for (name, pad) in [("pre_padding", g.pre_padding[d]), ("post_padding", g.post_padding[d])] {
+            for (name, pad) in [
+                ("pre_padding", g.pre_padding[d]),
+                ("post_padding", g.post_padding[d]),
+            ] {
                 if pad < 0 || pad >= g.window[d] {
                     return Err(Error::BadParam(format!(
                         "{what}: spatial dim {d}: {name} {pad} must be at least 0 and smaller \

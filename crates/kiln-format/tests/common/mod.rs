@@ -100,7 +100,10 @@ pub fn fixture_minor2_graph() -> OpGraph {
                 "select",
                 pw(PointwiseMode::BinarySelect, 1, Some(2), Some(3), 5, none),
             ),
-            node("gelu_bwd", pw(PointwiseMode::GeluBwd, 6, Some(1), None, 7, none)),
+            node(
+                "gelu_bwd",
+                pw(PointwiseMode::GeluBwd, 6, Some(1), None, 7, none),
+            ),
         ],
     };
     g.validate().expect("the minor-2 fixture graph is valid");

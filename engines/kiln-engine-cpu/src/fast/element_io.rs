@@ -112,9 +112,8 @@ fn byte_decoder(dt: DataType) -> &'static [f32; 256] {
         DataType::Fp8E4m3 => 2,
         _ => 3,
     };
-    TABLES[slot].get_or_init(|| {
-        std::array::from_fn(|b| dt.read_f64(&[b as u8]).unwrap_or(f64::NAN) as f32)
-    })
+    TABLES[slot]
+        .get_or_init(|| std::array::from_fn(|b| dt.read_f64(&[b as u8]).unwrap_or(f64::NAN) as f32))
 }
 
 /// Writes `src` as elements of type `dt` (rounded to nearest): element `i` at element offset

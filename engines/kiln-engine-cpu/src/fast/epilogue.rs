@@ -98,7 +98,10 @@ impl Epilogue {
                     anchor_node.name
                 ));
             };
-            if matches!(p.mode, PointwiseMode::GenIndex | PointwiseMode::BinarySelect) {
+            if matches!(
+                p.mode,
+                PointwiseMode::GenIndex | PointwiseMode::BinarySelect
+            ) {
                 return Err(format!(
                     "node '{}' is pointwise {}; an epilogue fuses modes of one or two operands \
                      that depend on values only",

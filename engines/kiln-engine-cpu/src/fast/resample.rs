@@ -265,18 +265,31 @@ impl Pooling {
                     }
                 }
             } else {
-                acc[..c].iter_mut().zip(&run[..c]).for_each(|(a, &v)| *a += v);
+                acc[..c]
+                    .iter_mut()
+                    .zip(&run[..c])
+                    .for_each(|(a, &v)| *a += v);
             }
         });
         if !max {
             let d = self.divisor(inside);
             acc[..c].iter_mut().for_each(|a| *a /= d);
         }
-        let y_off = n as isize * self.y.strides[0] + self.spatial_offset(&self.y, &out[..self.output.len()]);
+        let y_off = n as isize * self.y.strides[0]
+            + self.spatial_offset(&self.y, &out[..self.output.len()]);
         // SAFETY: this task owns output position (n, o) for every channel.
-        unsafe { store(ptrs[1].get(), self.y.data_type, y_off, self.y.strides[1], &acc[..c]) };
+        unsafe {
+            store(
+                ptrs[1].get(),
+                self.y.data_type,
+                y_off,
+                self.y.strides[1],
+                &acc[..c],
+            )
+        };
         if let Some(ix) = &self.index {
-            let i_off = n as isize * ix.strides[0] + self.spatial_offset(ix, &out[..self.output.len()]);
+            let i_off =
+                n as isize * ix.strides[0] + self.spatial_offset(ix, &out[..self.output.len()]);
             // SAFETY: as for y.
             unsafe { store(ptrs[2].get(), ix.data_type, i_off, ix.strides[1], &arg[..c]) };
         }

@@ -1408,7 +1408,10 @@ fn resample_every_mode_layout_rank_and_type_matches_the_reference() {
     let mut seed = 60;
     for (dims, geometry) in &cases {
         for mode in ResampleMode::ALL {
-            for layout in [packed_strides as fn(&[i64]) -> Vec<i64>, channels_last_strides] {
+            for layout in [
+                packed_strides as fn(&[i64]) -> Vec<i64>,
+                channels_last_strides,
+            ] {
                 for dt in [DataType::F32, DataType::F16, DataType::Bf16] {
                     let index = (mode == ResampleMode::MaxPool).then_some(if dt == DataType::F16 {
                         DataType::I8

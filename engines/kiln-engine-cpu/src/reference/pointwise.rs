@@ -318,7 +318,10 @@ fn gen_index(dims: &[i64], axis: i64) -> Vec<f64> {
     let Some(axis) = axis else {
         return vec![0.0; count];
     };
-    let inner: usize = dims[axis + 1..].iter().map(|&d| d.max(1) as usize).product();
+    let inner: usize = dims[axis + 1..]
+        .iter()
+        .map(|&d| d.max(1) as usize)
+        .product();
     let size = dims[axis].max(1) as usize;
     (0..count).map(|i| ((i / inner) % size) as f64).collect()
 }
@@ -546,7 +549,11 @@ mod tests {
             ..Default::default()
         };
         for x in [-2.0, 0.0, 6.0] {
-            assert_eq!(pointwise_f64(PointwiseMode::Relu, &p, x, 0.0), 1.0, "x = {x}");
+            assert_eq!(
+                pointwise_f64(PointwiseMode::Relu, &p, x, 0.0),
+                1.0,
+                "x = {x}"
+            );
         }
         assert!(pointwise_f64(PointwiseMode::Relu, &p, f64::NAN, 0.0).is_nan());
     }
@@ -665,7 +672,11 @@ mod tests {
             );
             if is_logical {
                 // NaN is nonzero, so true.
-                let want = if mode == PointwiseMode::LogicalNot { 0.0 } else { 1.0 };
+                let want = if mode == PointwiseMode::LogicalNot {
+                    0.0
+                } else {
+                    1.0
+                };
                 assert_eq!(got, want, "{}", mode.name());
             } else if mode == PointwiseMode::CmpNe {
                 assert_eq!(got, 1.0);

@@ -92,7 +92,10 @@ pub(super) fn run(op: &GenericOp, io: &GenericInputs<'_>) -> PluginResult<Vec<(i
     let x_uid = op.inputs.get("x").copied().unwrap_or_default();
     let (tx, x) = (io.read)(x_uid)?;
     if tx.dims.len() < 3 {
-        return Err(PluginError::bad_param(format!("{}: x has no spatial dims", io.what)));
+        return Err(PluginError::bad_param(format!(
+            "{}: x has no spatial dims",
+            io.what
+        )));
     }
     let r = ResampleOp::from_generic(op, tx.dims.len() - 2, io.what)?;
     let y_dims = r.geometry.output_dims(&tx.dims, io.what)?;
@@ -154,7 +157,10 @@ pub(super) fn run_backward(
     let dy_uid = op.inputs.get("dy").copied().unwrap_or_default();
     let (tdy, dy) = (io.read)(dy_uid)?;
     if tdy.dims.len() < 3 {
-        return Err(PluginError::bad_param(format!("{}: dy has no spatial dims", io.what)));
+        return Err(PluginError::bad_param(format!(
+            "{}: dy has no spatial dims",
+            io.what
+        )));
     }
     let r = ResampleOp::from_generic(op, tdy.dims.len() - 2, io.what)?;
     let dx_uid = r.dx.unwrap_or_default();

@@ -52,8 +52,12 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
     let x = graph
         .tensor(op.inputs.get("x").copied().unwrap_or_default())
         .ok_or("no x")?;
-    ResampleOp::from_generic(op, x.dims.len().saturating_sub(2), &format!("node '{name}'"))
-        .map_err(|e| e.to_string())?;
+    ResampleOp::from_generic(
+        op,
+        x.dims.len().saturating_sub(2),
+        &format!("node '{name}'"),
+    )
+    .map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -132,7 +136,11 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     let outside: Vec<String> = (0..spatial)
         .map(|k| format!("(unsigned long long)q{k} >= {}ULL", x.dims[k + 2]))
         .collect();
-    let _ = writeln!(tap, "            if ({}) {{ continue; }}", outside.join(" || "));
+    let _ = writeln!(
+        tap,
+        "            if ({}) {{ continue; }}",
+        outside.join(" || ")
+    );
     let _ = write!(
         tap,
         "            const kiln_i64 x_off = {};",
@@ -162,10 +170,7 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     if let Some(t) = index {
         let ty = c_type(t.data_type).ok_or("bad index type")?;
         let i_off = offset(&t.strides, &|k| format!("d{}", k + 2));
-        let _ = write!(
-            finish,
-            "\n        p2[{i_off}] = kiln_st<{ty}>((float)arg);"
-        );
+        let _ = write!(finish, "\n        p2[{i_off}] = kiln_st<{ty}>((float)arg);");
     }
     let kernel = fill(
         TEMPLATE,
