@@ -92,6 +92,34 @@ fn build_with_graph(example_name: &str, out: &Path) {
     .ok();
 }
 
+/// The pooling and new-pointwise-modes examples: built with their graph on the engine meant for
+/// them, loaded, run and validated; every output compared.
+#[test]
+fn pooling_and_pointwise_select_examples_run_and_match_the_reference() {
+    let dir = scratch("examples_issue_11");
+    for (name, engine, outputs) in [
+        ("pooling.json", "KILN_CPU_RESAMPLE_V1", 2),
+        ("pointwise_select.json", "KILN_CPU_POINTWISE_V1", 4),
+    ] {
+        let out = dir.join(name.replace(".json", ".kiln"));
+        let report = kiln([
+            "build",
+            s(&example(name)),
+            "--with-graph",
+            "-o",
+            s(&out),
+            "--json",
+        ])
+        .ok()
+        .json();
+        assert_eq!(report["engine"], engine, "{report}");
+        let ran = kiln(["run", s(&out), "--validate", "--json"]).ok().json();
+        assert_eq!(ran["plan"], "loaded", "{ran}");
+        assert_eq!(ran["validation"]["matches"], true, "{ran}");
+        assert_eq!(ran["outputs"].as_array().unwrap().len(), outputs, "{ran}");
+    }
+}
+
 #[test]
 fn every_example_builds_with_its_graph_runs_and_matches_the_reference() {
     let dir = scratch("examples");

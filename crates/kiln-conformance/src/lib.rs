@@ -67,6 +67,8 @@ pub const CONV_WGRAD: &str = "KILN_CPU_CONV_WGRAD_GEMM_V1";
 pub const MATMUL: &str = "KILN_CPU_MATMUL_GEMM_V1";
 /// The optimized attention engine (sdpa and sdpa_backward, tiled with an online softmax).
 pub const SDPA: &str = "KILN_CPU_SDPA_FLASH_V1";
+/// The optimized pooling engine (resample forward).
+pub const RESAMPLE: &str = "KILN_CPU_RESAMPLE_V1";
 
 /// The CUDA engine for graphs of pointwise nodes (a device engine: under test with
 /// `KILN_CONFORMANCE_DEVICE=cuda:N`).
@@ -77,6 +79,8 @@ pub const CUDA_MATMUL: &str = "KILN_CUDA_MATMUL_V1";
 pub const CUDA_CONV_FPROP: &str = "KILN_CUDA_CONV_FPROP_V1";
 /// The CUDA attention engine (sdpa and sdpa_backward, FlashAttention-2 style on tensor cores).
 pub const CUDA_SDPA: &str = "KILN_CUDA_SDPA_FA2_V1";
+/// The CUDA pooling engine (resample forward).
+pub const CUDA_RESAMPLE: &str = "KILN_CUDA_RESAMPLE_V1";
 
 /// Runs [`check`] and panics with its message on failure; for tests outside proptest.
 pub fn assert_conforms(mut case: Case, seed: u64) -> Outcome {

@@ -11,7 +11,18 @@ use kiln_core::PointwiseParams;
 pub fn input_domains(mode: PointwiseMode) -> (Domain, Domain) {
     use PointwiseMode as M;
     match mode {
-        M::Div => (Domain::SYMMETRIC, Domain::POSITIVE),
+        M::Div | M::Mod => (Domain::SYMMETRIC, Domain::POSITIVE),
+        M::LogicalAnd | M::LogicalOr | M::LogicalNot | M::BinarySelect => {
+            (Domain::COARSE, Domain::COARSE)
+        }
+        M::ReluBwd
+        | M::TanhBwd
+        | M::SigmoidBwd
+        | M::EluBwd
+        | M::GeluBwd
+        | M::GeluApproxTanhBwd
+        | M::SoftplusBwd
+        | M::SwishBwd => (Domain::SYMMETRIC, Domain::WIDE),
         M::Pow => (Domain::POSITIVE, Domain::EXPONENT),
         M::Log | M::Sqrt | M::Rsqrt | M::Reciprocal => (Domain::POSITIVE, Domain::SYMMETRIC),
         M::CmpEq | M::CmpNe | M::CmpLt | M::CmpLe | M::CmpGt | M::CmpGe | M::Max | M::Min => {
@@ -30,12 +41,13 @@ pub fn input_domains(mode: PointwiseMode) -> (Domain, Domain) {
     }
 }
 
-/// True for modes whose result is 0 or 1 (a comparison).
+/// True for modes whose result is 0 or 1 and can flip between f32 and f64 computation of their
+/// operands (a comparison), or that jump at whole numbers (ceil, floor, mod).
 pub fn is_comparison(mode: PointwiseMode) -> bool {
     use PointwiseMode as M;
     matches!(
         mode,
-        M::CmpEq | M::CmpNe | M::CmpLt | M::CmpLe | M::CmpGt | M::CmpGe
+        M::CmpEq | M::CmpNe | M::CmpLt | M::CmpLe | M::CmpGt | M::CmpGe | M::Mod
     )
 }
 
@@ -66,7 +78,20 @@ pub fn params_variant(mode: PointwiseMode, k: u8) -> PointwiseParams {
             p.relu_upper_clip = Some(1.5);
             p.relu_lower_clip_slope = Some(0.01);
         }
-        (M::Relu, 4) => p.relu_lower_clip = Some(0.25),
+        (M::Relu | M::ReluBwd, 4) => p.relu_lower_clip = Some(0.25),
+        (M::ReluBwd, 1) => p.relu_lower_clip_slope = Some(0.1),
+        (M::ReluBwd, 2) => p.relu_upper_clip = Some(0.75),
+        (M::ReluBwd, 3) => {
+            p.relu_lower_clip = Some(-0.5);
+            p.relu_upper_clip = Some(1.5);
+            p.relu_lower_clip_slope = Some(0.01);
+        }
+        (M::EluBwd, 1 | 3) => p.elu_alpha = Some(0.5),
+        (M::EluBwd, 2 | 4) => p.elu_alpha = Some(2.0),
+        (M::SoftplusBwd, 1) => p.softplus_beta = Some(0.5),
+        (M::SoftplusBwd, 2..=4) => p.softplus_beta = Some(2.0),
+        (M::SwishBwd, 1) => p.swish_beta = Some(0.5),
+        (M::SwishBwd, 2..=4) => p.swish_beta = Some(1.702),
         (M::Elu, 1 | 3) => p.elu_alpha = Some(0.5),
         (M::Elu, 2 | 4) => p.elu_alpha = Some(2.0),
         (M::Softplus, 1) => p.softplus_beta = Some(0.5),
@@ -101,6 +126,9 @@ pub fn attributes(mode: PointwiseMode, params: &PointwiseParams) -> kiln::Pointw
     if let Some(v) = params.swish_beta {
         a = a.swish_beta(v);
     }
+    if let Some(v) = params.axis {
+        a = a.axis(v);
+    }
     a
 }
 
@@ -113,6 +141,7 @@ pub fn describe(mode: PointwiseMode, params: &PointwiseParams) -> String {
         ("slope", params.relu_lower_clip_slope),
         ("alpha", params.elu_alpha),
         ("beta", params.softplus_beta.or(params.swish_beta)),
+        ("axis", params.axis.map(|a| a as f64)),
     ];
     let set: Vec<String> = fields
         .iter()

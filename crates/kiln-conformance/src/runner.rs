@@ -43,11 +43,19 @@ enum Poison {
     Nan,
 }
 
-/// The poison of an element of type `dt`: every type the suite runs holds a NaN. (A type
-/// without one, such as an integer, must pick its own value here.)
+/// The poison of an element of type `dt`: NaN where the type holds one; for the integral types
+/// a value no case computes (bool holds only 0 and 1: 1, the less common result of a mask).
 fn nan_of(dt: DataType) -> f64 {
     match dt {
-        DataType::F32 | DataType::F16 | DataType::Bf16 | DataType::F64 => f64::NAN,
+        DataType::F32
+        | DataType::F16
+        | DataType::Bf16
+        | DataType::F64
+        | DataType::Fp8E4m3
+        | DataType::Fp8E5m2 => f64::NAN,
+        DataType::Boolean => 1.0,
+        DataType::I8 => -77.0,
+        DataType::I32 => -777_777.0,
     }
 }
 

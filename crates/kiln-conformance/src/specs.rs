@@ -14,6 +14,11 @@ pub fn optimized_type(dt: DataType) -> bool {
     matches!(dt, DataType::F32 | DataType::F16 | DataType::Bf16)
 }
 
+/// True for the data types the fused CPU pointwise engine reads and writes: every one but f64.
+pub fn pointwise_engine_type(dt: DataType) -> bool {
+    dt != DataType::F64
+}
+
 /// A tensor: dims, layout and data type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorSpec {
@@ -68,7 +73,7 @@ pub enum Operand {
     Scalar(f64),
 }
 
-/// One pointwise node `out = mode(a[, b])`.
+/// One pointwise node `out = mode(a[, b[, c]])`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointwiseSpec {
     /// The pointwise mode.
@@ -79,6 +84,8 @@ pub struct PointwiseSpec {
     pub a: Operand,
     /// `None` for unary modes.
     pub b: Option<Operand>,
+    /// The mask of `binary_select`; `None` for every other mode.
+    pub c: Option<Operand>,
     /// The output's layout and type.
     pub out_layout: Layout,
     /// Type of the direction's output.
@@ -92,11 +99,15 @@ impl PointwiseSpec {
             Operand::Tensor(t) => Some(t.dims.clone()),
             Operand::Scalar(_) => None,
         };
-        match (dims(&self.a), self.b.as_ref().and_then(dims)) {
-            (Some(a), Some(b)) => shape::broadcast(&a, &b, "spec").ok(),
-            (Some(a), None) => Some(a),
-            (None, b) => b,
-        }
+        let tensors: Vec<Vec<i64>> = std::iter::once(&self.a)
+            .chain(&self.b)
+            .chain(&self.c)
+            .filter_map(dims)
+            .collect();
+        let (first, rest) = tensors.split_first()?;
+        rest.iter().try_fold(first.clone(), |acc, d| {
+            shape::broadcast(&acc, d, "spec").ok()
+        })
     }
 
     /// The case: every tensor operand an input in its mode's domain, the result the output;
@@ -115,11 +126,12 @@ impl PointwiseSpec {
         };
         let a = add(&mut g, &self.a, "a", da);
         let b = self.b.as_ref().map(|b| add(&mut g, b, "b", db));
-        let out = g.pointwise(
-            &a,
-            b.as_ref(),
-            modes::attributes(self.mode, &self.params).name("pw"),
-        );
+        let c = self.c.as_ref().map(|c| add(&mut g, c, "c", Domain::COARSE));
+        let attrs = modes::attributes(self.mode, &self.params).name("pw");
+        let out = match (&b, &c) {
+            (Some(b), Some(c)) => g.pointwise_ternary(&a, b, c, attrs),
+            _ => g.pointwise(&a, b.as_ref(), attrs),
+        };
         out.set_name("out");
         if let Some(dims) = self.out_dims() {
             shape_output(&out, &dims, &self.out_layout, self.out_type);
@@ -129,10 +141,14 @@ impl PointwiseSpec {
             Operand::Scalar(u) => format!("scalar@{u:.3}"),
         };
         let name = format!(
-            "pointwise {} a={} b={} out={}{}",
+            "pointwise {} a={} b={}{} out={}{}",
             modes::describe(self.mode, &self.params),
             operands(&self.a),
             self.b.as_ref().map(operands).unwrap_or_else(|| "-".into()),
+            self.c
+                .as_ref()
+                .map(|c| format!(" c={}", operands(c)))
+                .unwrap_or_default(),
             self.out_type,
             self.out_layout
         );
@@ -147,12 +163,12 @@ impl PointwiseSpec {
         };
         case = case.output(&out).tolerance_factor(factor);
         let mut types = vec![self.out_type];
-        for o in std::iter::once(&self.a).chain(self.b.as_ref()) {
+        for o in std::iter::once(&self.a).chain(&self.b).chain(&self.c) {
             if let Operand::Tensor(t) = o {
                 types.push(t.data_type);
             }
         }
-        if types.into_iter().all(optimized_type) {
+        if types.into_iter().all(pointwise_engine_type) {
             case = case.expect_engine(POINTWISE);
         }
         case

@@ -41,6 +41,11 @@ impl Tolerance {
             // One ulp of the type, relative to the value; the smallest subnormal near zero.
             DataType::F16 => (1.25 * 2f64.powi(-10), 2f64.powi(-24)),
             DataType::Bf16 => (1.25 * 2f64.powi(-7), 2f64.powi(-133)),
+            // Whole numbers: both engines must store the same one.
+            DataType::Boolean | DataType::I8 | DataType::I32 => return Tolerance::EXACT,
+            // One ulp (3 and 2 mantissa bits); the smallest subnormal near zero.
+            DataType::Fp8E4m3 => (1.25 * 2f64.powi(-3), 2f64.powi(-9)),
+            DataType::Fp8E5m2 => (1.25 * 2f64.powi(-2), 2f64.powi(-16)),
         };
         Tolerance {
             atol: compute_abs + store_abs,

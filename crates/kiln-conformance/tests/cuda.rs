@@ -13,9 +13,9 @@ mod common;
 use common::{config_with, data_type, layout, mode_with_params, out_type};
 use kiln::{DataType, Device, PointwiseMode};
 use kiln_conformance::{
-    check_on, device_under_test, Anchor, Case, ChainSpec, ChainStep, ConvSpec, Layout, MatmulSpec,
-    Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_FPROP, CUDA_MATMUL,
-    CUDA_POINTWISE, DEVICE_ENV,
+    check_on, device_under_test, Anchor, Case, ChainSpec, ChainStep, ConvSpec, Domain, Layout,
+    MatmulSpec, Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_FPROP, CUDA_MATMUL,
+    CUDA_POINTWISE, CUDA_RESAMPLE, DEVICE_ENV,
 };
 use kiln_core::{ConvDirection, PointwiseParams};
 use proptest::prelude::*;
@@ -258,13 +258,13 @@ proptest! {
     #[test]
     #[ignore = "needs a CUDA GPU"]
     fn cuda_pointwise_unary_odd_shapes(
-        (mode, params) in mode_with_params(PointwiseMode::ALL.into_iter().filter(|m| !m.is_binary()).collect()),
+        (mode, params) in mode_with_params(PointwiseMode::ALL.into_iter().filter(|m| m.is_unary()).collect()),
         (a, out_layout) in odd_tensor().prop_flat_map(|a| { let r = a.dims.len(); (Just(a), layout(r)) }),
         f32_out in any::<bool>(),
         seed in any::<u64>(),
     ) {
         let out_type = if f32_out { DataType::F32 } else { a.data_type };
-        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: None, out_layout, out_type };
+        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: None, c: None, out_layout, out_type };
         conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
     }
 
@@ -290,7 +290,139 @@ proptest! {
             }
         };
         let out_type = a.data_type;
-        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: Some(b), out_layout, out_type };
+        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: Some(b), c: None, out_layout, out_type };
+        conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
+    }
+
+    /// binary_select with a bool, i8 or float mask (broadcast where the mask says), values and
+    /// output of every type the CUDA pointwise engine takes.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_pointwise_binary_select_and_new_types(
+        (a, mask, b_layout, out_layout) in odd_tensor().prop_flat_map(|a| {
+            let r = a.dims.len();
+            (Just(a), prop::collection::vec(any::<bool>(), r), layout(r), layout(r))
+        }),
+        b_type in prop::sample::select(NEW_TYPES.to_vec()),
+        c_type in prop::sample::select(vec![DataType::Boolean, DataType::I8, DataType::F16]),
+        out_type in prop::sample::select(NEW_TYPES.to_vec()),
+        seed in any::<u64>(),
+    ) {
+        let dims: Vec<i64> = a.dims.iter().zip(&mask).map(|(&d, &m)| if m { 1 } else { d }).collect();
+        let b = Operand::Tensor(TensorSpec::new(&a.dims, b_layout, b_type));
+        let c = Operand::Tensor(TensorSpec::new(&dims, Layout::packed(), c_type));
+        let spec = PointwiseSpec {
+            mode: PointwiseMode::BinarySelect,
+            params: PointwiseParams::default(),
+            a: Operand::Tensor(a),
+            b: Some(b),
+            c: Some(c),
+            out_layout,
+            out_type,
+        };
+        conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
+    }
+
+    /// Every mode with the integral (where the mode allows them) and fp8 types as input and
+    /// output, gen_index along a random axis.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_pointwise_modes_with_new_types(
+        mode in prop::sample::select(PointwiseMode::ALL.to_vec()),
+        a in odd_tensor(),
+        in_type in prop::sample::select(NEW_TYPES.to_vec()),
+        axis in 0i64..4,
+        seed in any::<u64>(),
+    ) {
+        let in_type = if in_type.is_integral() && !mode.allows_integral() { DataType::Fp8E4m3 } else { in_type };
+        let a = TensorSpec::new(&a.dims, a.layout.clone(), in_type);
+        let rank = a.dims.len() as i64;
+        let params = PointwiseParams {
+            axis: (mode == PointwiseMode::GenIndex).then_some(axis % rank),
+            ..PointwiseParams::default()
+        };
+        let b = (mode.operand_count() >= 2)
+            .then(|| Operand::Tensor(TensorSpec::new(&a.dims, Layout::packed(), DataType::F16)));
+        let c = (mode.operand_count() == 3)
+            .then(|| Operand::Tensor(TensorSpec::new(&a.dims, Layout::packed(), DataType::Boolean)));
+        let out_type = if in_type.is_integral() { in_type } else { DataType::Fp8E5m2 };
+        let spec = PointwiseSpec {
+            mode,
+            params,
+            a: Operand::Tensor(a),
+            b,
+            c,
+            out_layout: Layout::packed(),
+            out_type,
+        };
         conform_cuda(spec.case(), CUDA_POINTWISE, seed)?;
     }
 }
+
+/// A pooling case for the CUDA engine: x [n, c, spatial...] in `layout`, `mode`, per spatial
+/// dim (window, stride, pre, post) with paddings below the window, an index for max pooling.
+fn pooling_case(
+    dims: &[i64],
+    layout: Layout,
+    dt: DataType,
+    mode: kiln::ResampleMode,
+    geometry: &[(i64, i64, i64, i64)],
+) -> Case {
+    let mut g = kiln::Graph::new();
+    let x = TensorSpec::new(dims, layout, dt).add_to(&mut g, "x");
+    let window: Vec<i64> = geometry.iter().map(|t| t.0).collect();
+    let attrs = kiln::ResampleAttributes::new(mode, &window)
+        .stride(&geometry.iter().map(|t| t.1).collect::<Vec<_>>())
+        .pre_padding(&geometry.iter().map(|t| t.2 % t.0).collect::<Vec<_>>())
+        .post_padding(&geometry.iter().map(|t| t.3 % t.0).collect::<Vec<_>>())
+        .generate_index(mode == kiln::ResampleMode::MaxPool);
+    let out = g.resample(&x, attrs).expect("resample");
+    let domain = if mode == kiln::ResampleMode::MaxPool {
+        Domain::COARSE
+    } else {
+        Domain::WIDE
+    };
+    let mut case = Case::new(format!("pool {mode:?} {dims:?} {dt} {geometry:?}"), g)
+        .input(&x, domain)
+        .output(&out.y)
+        .terms(window.iter().product::<i64>() as usize);
+    if let Some(i) = &out.index {
+        case = case.output(i);
+    }
+    case
+}
+
+proptest! {
+    #![proptest_config(config_with(CUDA_CASES))]
+
+    /// Pooling of every mode over 1 to 3 spatial dims, NCHW-like and channels-last layouts,
+    /// f32/f16/bf16 (max pooling with its i32 index).
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_resample_conforms(
+        (dims, geometry) in (1usize..=3).prop_flat_map(|s| (
+            (1i64..=3, prop::sample::select(ODD.to_vec()), prop::collection::vec(1i64..=40, s)),
+            prop::collection::vec((1i64..=4, 1i64..=3, 0i64..4, 0i64..4), s),
+        )).prop_map(|((n, c, sp), geo)| {
+            let mut d = vec![n, c];
+            d.extend(sp.iter().zip(&geo).map(|(&s, g)| s.max(g.0)));
+            (d, geo)
+        }),
+        mode in prop::sample::select(kiln::ResampleMode::ALL.to_vec()),
+        nhwc in any::<bool>(),
+        dt in data_type(),
+        seed in any::<u64>(),
+    ) {
+        let layout = if nhwc { Layout::channels_last() } else { Layout::packed() };
+        conform_cuda(pooling_case(&dims, layout, dt, mode, &geometry), CUDA_RESAMPLE, seed)?;
+    }
+}
+
+/// The storage types of graph minor 2.
+const NEW_TYPES: [DataType; 5] = [
+    DataType::Boolean,
+    DataType::I8,
+    DataType::I32,
+    DataType::Fp8E4m3,
+    DataType::Fp8E5m2,
+];

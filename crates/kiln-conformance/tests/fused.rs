@@ -4,8 +4,8 @@
 mod common;
 
 use common::{
-    binary_modes, config, conform, conv, data_type, layout, matmul, mode_with_params, tensor,
-    unary_modes,
+    chain_binary_modes, chain_unary_modes, config, conform, conv, data_type, layout, matmul,
+    mode_with_params, tensor,
 };
 use kiln::{DataType, PointwiseMode};
 use kiln_conformance::modes::params_variant;
@@ -59,13 +59,13 @@ fn step(rank: usize) -> impl Strategy<Value = ChainStep> {
         1 => (0usize..4).prop_map(Other::Earlier),
     ];
     prop_oneof![
-        (mode_with_params(unary_modes())).prop_map(|(mode, params)| ChainStep {
+        (mode_with_params(chain_unary_modes())).prop_map(|(mode, params)| ChainStep {
             mode,
             params,
             other: None,
             acc_left: true
         }),
-        (mode_with_params(binary_modes()), other, any::<bool>()).prop_map(
+        (mode_with_params(chain_binary_modes()), other, any::<bool>()).prop_map(
             |((mode, params), other, acc_left)| ChainStep {
                 mode,
                 params,

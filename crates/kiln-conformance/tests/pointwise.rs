@@ -33,14 +33,21 @@ fn every_mode_every_type() {
                     Layout::channels_last().with_padding(&[1, 2]),
                     dt,
                 );
-                let b = mode
-                    .is_binary()
+                let b = (mode.operand_count() >= 2)
                     .then(|| Operand::Tensor(TensorSpec::new(&[2, 1, 5], Layout::packed(), dt)));
+                let c = (mode.operand_count() == 3).then(|| {
+                    Operand::Tensor(TensorSpec::new(
+                        &[1, 3, 5],
+                        Layout::packed(),
+                        DataType::Boolean,
+                    ))
+                });
                 let spec = PointwiseSpec {
                     mode,
                     params,
                     a: Operand::Tensor(a),
                     b,
+                    c,
                     out_layout: Layout::packed().with_inner_step(2),
                     out_type: dt,
                 };
@@ -57,6 +64,172 @@ fn every_mode_every_type() {
         runs >= PointwiseMode::ALL.len() * 3,
         "only {runs} engine runs were compared"
     );
+}
+
+/// The types a mode's operands may take beyond f32/f16/bf16: bool, i8, i32 where the mode
+/// allows them (cuDNN's list), and the fp8 storage types everywhere.
+const NEW_TYPES: [DataType; 5] = [
+    DataType::Boolean,
+    DataType::I8,
+    DataType::I32,
+    DataType::Fp8E4m3,
+    DataType::Fp8E5m2,
+];
+
+/// Every mode with every new type as its input and as its output, where the mode allows it.
+#[test]
+fn every_mode_with_the_integral_and_fp8_types() {
+    let mut runs = 0;
+    for mode in PointwiseMode::ALL {
+        for (i, dt) in NEW_TYPES.into_iter().enumerate() {
+            if dt.is_integral() && !mode.allows_integral() {
+                continue;
+            }
+            let a = TensorSpec::new(&[3, 4, 5], Layout::packed().with_padding(&[0, 1]), dt);
+            let b = (mode.operand_count() >= 2).then(|| {
+                Operand::Tensor(TensorSpec::new(&[3, 1, 5], Layout::packed(), DataType::F16))
+            });
+            let c = (mode.operand_count() == 3)
+                .then(|| Operand::Tensor(TensorSpec::new(&[3, 4, 1], Layout::packed(), dt)));
+            // A comparison or logical result stored as bool or an integer, else a float.
+            let out_type = if dt.is_integral() && mode.allows_integral() {
+                dt
+            } else {
+                DataType::Bf16
+            };
+            let spec = PointwiseSpec {
+                mode,
+                params: params_variant(mode, i as u8),
+                a: Operand::Tensor(a),
+                b,
+                c,
+                out_layout: Layout::channels_last(),
+                out_type,
+            };
+            let outcome = assert_conforms(spec.case(), 11 + i as u64);
+            assert!(
+                common::cpu_engine_claimed(&outcome, POINTWISE),
+                "{outcome:?}"
+            );
+            runs += outcome.runs;
+        }
+    }
+    assert!(
+        runs >= PointwiseMode::ALL.len() * 2,
+        "only {runs} engine runs were compared"
+    );
+}
+
+/// A mode that refuses integral tensors names the tensor and the mode.
+#[test]
+fn transcendental_modes_refuse_integral_tensors() {
+    let mut g = Graph::new();
+    let a = g.tensor(
+        TensorAttributes::new()
+            .name("ints")
+            .dim(&[4])
+            .data_type(DataType::I32),
+    );
+    let y = g.pointwise(
+        &a,
+        None,
+        kiln::PointwiseAttributes::new(PointwiseMode::Sigmoid),
+    );
+    y.set_output(true).set_data_type(DataType::F32);
+    let e = g.validate().expect_err("sigmoid of i32 must be refused");
+    let msg = e.to_string();
+    assert!(msg.contains("'ints'") && msg.contains("sigmoid"), "{msg}");
+}
+
+/// ONNX `test_clip_min_greater_than_max`: x = [-2, 0, 6], min 2, max 1 gives [1, 1, 1]. kiln's
+/// relu follows cuDNN: the upper clip applies after the lower one.
+#[test]
+fn relu_with_the_lower_clip_above_the_upper_clip_is_onnx_clip() {
+    let handle = kiln::Handle::cpu().unwrap();
+    for dt in [DataType::F32, DataType::F16, DataType::Bf16] {
+        let mut g = Graph::new();
+        let x = g.tensor(TensorAttributes::new().name("x").dim(&[3]).data_type(dt));
+        let y = g.pointwise(
+            &x,
+            None,
+            kiln::PointwiseAttributes::new(PointwiseMode::Relu)
+                .relu_lower_clip(2.0)
+                .relu_upper_clip(1.0),
+        );
+        y.set_output(true).set_data_type(dt);
+        g.build(&handle, &[kiln::HeurMode::A]).unwrap();
+        let mut hx = kiln::HostTensor::from_f32(&x, &[-2.0, 0.0, 6.0]).unwrap();
+        let mut hy = kiln::HostTensor::for_tensor(&y).unwrap();
+        let mut ws = kiln::Workspace::for_graph(&g).unwrap();
+        let mut pack = kiln::VariantPack::new();
+        pack.insert(&x, &mut hx).insert(&y, &mut hy);
+        g.execute(&handle, &mut pack, &mut ws).unwrap();
+        assert_eq!(hy.to_f64_vec(), vec![1.0, 1.0, 1.0], "{dt}");
+        // The same case through the suite: every engine against the reference.
+        let mut g = Graph::new();
+        let x = g.tensor(TensorAttributes::new().name("x").dim(&[64]).data_type(dt));
+        let y = g.pointwise(
+            &x,
+            None,
+            kiln::PointwiseAttributes::new(PointwiseMode::Relu)
+                .relu_lower_clip(2.0)
+                .relu_upper_clip(1.0),
+        );
+        y.set_name("y");
+        let case = Case::new(format!("relu lower 2 > upper 1 {dt}"), g)
+            .input(&x, Domain::new(-4.0, 8.0))
+            .output(&y)
+            .expect_engine(POINTWISE);
+        assert_conforms(case, 3);
+    }
+}
+
+/// gen_index along every axis of ranks 1 to 4, into i32, f32 and bf16.
+#[test]
+fn gen_index_along_every_axis() {
+    for rank in 1..=4usize {
+        let dims: Vec<i64> = [5, 3, 7, 2][..rank].to_vec();
+        for axis in 0..rank as i64 {
+            for out_type in [DataType::I32, DataType::F32, DataType::Bf16] {
+                let spec = PointwiseSpec {
+                    mode: PointwiseMode::GenIndex,
+                    params: PointwiseParams {
+                        axis: Some(axis),
+                        ..PointwiseParams::default()
+                    },
+                    a: Operand::Tensor(TensorSpec::new(&dims, Layout::transposed(), DataType::F16)),
+                    b: None,
+                    c: None,
+                    out_layout: Layout::packed(),
+                    out_type,
+                };
+                assert_conforms(spec.case(), axis as u64);
+            }
+        }
+    }
+}
+
+/// A third operand against `a`: a bool, integer or float mask of the same dims or broadcast.
+fn mask_operand(dims: Vec<i64>) -> impl Strategy<Value = Operand> {
+    let rank = dims.len();
+    (
+        prop::collection::vec(any::<bool>(), rank),
+        layout(rank),
+        prop::sample::select(vec![
+            DataType::Boolean,
+            DataType::I8,
+            DataType::F32,
+            DataType::F16,
+        ]),
+    )
+        .prop_map(move |(mask, l, dt)| {
+            let d: Vec<i64> = dims
+                .iter()
+                .zip(&mask)
+                .map(|(&d, &m)| if m { 1 } else { d })
+                .collect();
+            Operand::Tensor(TensorSpec::new(&d, l, dt))
+        })
 }
 
 /// A binary operand against `a`: the same dims, broadcast (1 where `mask`), or a scalar.
@@ -99,7 +272,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let out_type = if f32_out { DataType::F32 } else { a.data_type };
-        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: None, out_layout, out_type };
+        let spec = PointwiseSpec { mode, params, a: Operand::Tensor(a), b: None, c: None, out_layout, out_type };
         conform(spec.case(), seed)?;
     }
 
@@ -117,7 +290,31 @@ proptest! {
         } else {
             (Operand::Tensor(a), other)
         };
-        let spec = PointwiseSpec { mode, params, a, b: Some(b), out_layout, out_type: out };
+        let spec = PointwiseSpec { mode, params, a, b: Some(b), c: None, out_layout, out_type: out };
+        conform(spec.case(), seed)?;
+    }
+
+    /// binary_select with a mask of any type and shape, values of any type, scalars on either
+    /// value side.
+    #[test]
+    fn binary_select_conforms(
+        ((a, other, swap), c) in tensor()
+            .prop_flat_map(other_operand)
+            .prop_flat_map(|(a, o, s)| { let d = a.dims.clone(); (Just((a, o, s)), mask_operand(d)) }),
+        out_type in prop::sample::select(vec![DataType::F32, DataType::Bf16, DataType::Fp8E4m3, DataType::I32]),
+        out_layout in layout(4),
+        seed in any::<u64>(),
+    ) {
+        let (a, b) = if swap { (other, Operand::Tensor(a)) } else { (Operand::Tensor(a), other) };
+        let spec = PointwiseSpec {
+            mode: PointwiseMode::BinarySelect,
+            params: PointwiseParams::default(),
+            a,
+            b: Some(b),
+            c: Some(c),
+            out_layout,
+            out_type,
+        };
         conform(spec.case(), seed)?;
     }
 
@@ -137,6 +334,7 @@ proptest! {
             params: PointwiseParams::default(),
             a: Operand::Tensor(a),
             b: Some(Operand::Tensor(b)),
+            c: None,
             out_layout: Layout::transposed(),
             out_type: tc,
         };

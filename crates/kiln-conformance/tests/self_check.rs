@@ -127,6 +127,7 @@ fn every_engine_is_exercised() {
             params: PointwiseParams::default(),
             a: Operand::Tensor(x.clone()),
             b: None,
+            c: None,
             out_layout: Layout::packed(),
             out_type: DataType::F32,
         }
@@ -157,6 +158,7 @@ fn every_engine_is_exercised() {
         }
         .case(),
         attention_case(),
+        pooling_case(),
     ];
     let mut claimed: Vec<String> = Vec::new();
     for case in &mut cases {
@@ -179,4 +181,25 @@ fn every_engine_is_exercised() {
             "engine {engine} claims none of the suite's canonical cases; add cases for it (claimed: {claimed:?})"
         );
     }
+}
+
+/// A max pooling with its index (the pooling engines' canonical case).
+fn pooling_case() -> kiln_conformance::Case {
+    let mut g = kiln::Graph::new();
+    let x =
+        kiln_conformance::TensorSpec::new(&[2, 3, 6, 5], Layout::channels_last(), DataType::F32)
+            .add_to(&mut g, "x");
+    let out = g
+        .resample(
+            &x,
+            kiln::ResampleAttributes::new(kiln::ResampleMode::MaxPool, &[2, 2])
+                .stride(&[2, 2])
+                .generate_index(true),
+        )
+        .expect("resample");
+    let index = out.index.expect("an index");
+    kiln_conformance::Case::new("pooling", g)
+        .input(&x, kiln_conformance::Domain::COARSE)
+        .output(&out.y)
+        .output(&index)
 }

@@ -6,6 +6,7 @@
 pub mod dtype;
 pub mod engine_id;
 pub mod error;
+pub mod fp8;
 pub mod graph;
 pub mod op;
 pub mod ops;

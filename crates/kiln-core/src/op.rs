@@ -78,6 +78,13 @@ impl Op {
         }
     }
 
+    /// Every UID the operation reads or writes.
+    pub fn tensor_uids(&self) -> Vec<i64> {
+        let mut uids = self.inputs();
+        uids.extend(self.outputs());
+        uids
+    }
+
     /// True when this operation writes more than one tensor.
     pub fn has_several_outputs(&self) -> bool {
         self.outputs().len() > 1
@@ -103,9 +110,15 @@ impl Op {
     pub fn validate(&self, graph: &OpGraph, node: &str, what: &str) -> Result<()> {
         match self {
             Op::Pointwise(p) => p.validate(graph, node, what),
-            Op::Conv(c) => c.validate(graph, node, what),
-            Op::Matmul(m) => m.validate(graph, node, what),
-            Op::Reduction(r) => r.validate(graph, node, what),
+            Op::Conv(_) | Op::Matmul(_) | Op::Reduction(_) => {
+                ops::refuse_integral(graph, node, &self.tensor_uids(), what)?;
+                match self {
+                    Op::Conv(c) => c.validate(graph, node, what),
+                    Op::Matmul(m) => m.validate(graph, node, what),
+                    Op::Reduction(r) => r.validate(graph, node, what),
+                    _ => Ok(()),
+                }
+            }
             Op::Generic(g) => ops::check_generic(g, what)?.validate(g, graph, node, what),
         }
     }

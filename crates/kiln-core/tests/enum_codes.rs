@@ -7,7 +7,17 @@ use kiln_core::{DataType, PointwiseMode, ReductionMode, Status};
 
 #[test]
 fn data_type_codes_are_pinned() {
-    let pinned: [(&str, u8); 4] = [("f32", 0), ("f16", 1), ("bf16", 2), ("f64", 3)];
+    let pinned: [(&str, u8); 9] = [
+        ("f32", 0),
+        ("f16", 1),
+        ("bf16", 2),
+        ("f64", 3),
+        ("bool", 4),
+        ("i8", 5),
+        ("i32", 6),
+        ("fp8_e4m3", 7),
+        ("fp8_e5m2", 8),
+    ];
     assert_eq!(
         DataType::ALL.len(),
         pinned.len(),
@@ -22,7 +32,7 @@ fn data_type_codes_are_pinned() {
 
 #[test]
 fn pointwise_mode_codes_are_pinned() {
-    let pinned: [(&str, u8); 29] = [
+    let pinned: [(&str, u8); 51] = [
         ("add", 0),
         ("sub", 1),
         ("mul", 2),
@@ -52,6 +62,28 @@ fn pointwise_mode_codes_are_pinned() {
         ("sqrt", 26),
         ("rsqrt", 27),
         ("reciprocal", 28),
+        ("add_square", 29),
+        ("mod", 30),
+        ("atan2", 31),
+        ("ceil", 32),
+        ("floor", 33),
+        ("sin", 34),
+        ("cos", 35),
+        ("tan", 36),
+        ("erf", 37),
+        ("relu_bwd", 38),
+        ("tanh_bwd", 39),
+        ("sigmoid_bwd", 40),
+        ("elu_bwd", 41),
+        ("gelu_bwd", 42),
+        ("gelu_approx_tanh_bwd", 43),
+        ("softplus_bwd", 44),
+        ("swish_bwd", 45),
+        ("logical_and", 46),
+        ("logical_or", 47),
+        ("logical_not", 48),
+        ("gen_index", 49),
+        ("binary_select", 50),
     ];
     assert_eq!(
         PointwiseMode::ALL.len(),

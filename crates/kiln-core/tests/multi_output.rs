@@ -56,6 +56,7 @@ fn graph(op: GenericOp) -> OpGraph {
                     mode: PointwiseMode::Relu,
                     a: 4,
                     b: None,
+                    c: None,
                     out: 5,
                     params: PointwiseParams::default(),
                 }),

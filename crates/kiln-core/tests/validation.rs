@@ -30,6 +30,7 @@ fn pw(name: &str, mode: PointwiseMode, a: i64, b: Option<i64>, out: i64) -> Node
             mode,
             a,
             b,
+            c: None,
             out,
             params: PointwiseParams::default(),
         }),

@@ -10,10 +10,33 @@ use kiln_core::{
 };
 use std::collections::BTreeMap;
 
-/// The graph body minor version this reader reads and this writer writes for graphs with
-/// [`GenericOp`] nodes (`Graph.minor_version`; docs/format.md §2). Graphs of typed nodes only are
-/// written as minor 0 (the field absent), byte for byte as before minor 1 existed.
-pub const GRAPH_MINOR_VERSION: u32 = 1;
+/// The newest graph body minor version this reader reads (`Graph.minor_version`; docs/format.md
+/// §2). The writer writes the lowest minor a graph needs: 0 (the field absent) for typed nodes of
+/// the first release, byte for byte as before minors existed; 1 when some node is a
+/// [`GenericOp`]; 2 when the graph uses a data type, pointwise mode or pointwise field that
+/// minor 2 added ([`needs_minor_2`]).
+pub const GRAPH_MINOR_VERSION: u32 = 2;
+
+/// The data types, by code, of graph minor 0 and 1: f32, f16, bf16, f64.
+const MINOR_0_DATA_TYPES: u8 = 4;
+/// The pointwise modes, by code, of graph minor 0 and 1: add to reciprocal.
+const MINOR_0_POINTWISE_MODES: u8 = 29;
+
+/// True when `graph` uses something graph minor 2 added: a data type of code 4 or more (bool,
+/// i8, i32, fp8), a pointwise mode of code 29 or more, a pointwise third operand `c` or the
+/// pointwise `axis` parameter. A reader of minor 1 refuses such a body with NOT_SUPPORTED.
+pub fn needs_minor_2(graph: &OpGraph) -> bool {
+    graph
+        .tensors
+        .iter()
+        .any(|t| t.data_type.code() >= MINOR_0_DATA_TYPES)
+        || graph.nodes.iter().any(|n| {
+            n.compute_type.code() >= MINOR_0_DATA_TYPES
+                || matches!(&n.op, Op::Pointwise(p) if p.mode.code() >= MINOR_0_POINTWISE_MODES
+                    || p.c.is_some()
+                    || p.params.axis.is_some())
+        })
+}
 use planus::{Builder, ReadAsRoot};
 use std::borrow::Cow;
 
@@ -37,7 +60,7 @@ mirror_enum!(
     dtype_from_fb,
     DataType,
     fb::DataType,
-    [F32, F16, Bf16, F64]
+    [F32, F16, Bf16, F64, Boolean, I8, I32, Fp8E4m3, Fp8E5m2]
 );
 mirror_enum!(
     direction_to_fb,
@@ -88,6 +111,28 @@ mirror_enum!(
         Sqrt,
         Rsqrt,
         Reciprocal,
+        AddSquare,
+        Mod,
+        Atan2,
+        Ceil,
+        Floor,
+        Sin,
+        Cos,
+        Tan,
+        Erf,
+        ReluBwd,
+        TanhBwd,
+        SigmoidBwd,
+        EluBwd,
+        GeluBwd,
+        GeluApproxTanhBwd,
+        SoftplusBwd,
+        SwishBwd,
+        LogicalAnd,
+        LogicalOr,
+        LogicalNot,
+        GenIndex,
+        BinarySelect,
     ]
 );
 
@@ -106,6 +151,7 @@ fn params_to_fb(p: &PointwiseParams) -> Option<Box<fb::PointwiseParams>> {
         elu_alpha: p.elu_alpha,
         softplus_beta: p.softplus_beta,
         swish_beta: p.swish_beta,
+        axis: p.axis,
     }))
 }
 
@@ -119,6 +165,7 @@ fn params_from_fb(p: Option<Box<fb::PointwiseParams>>) -> PointwiseParams {
             elu_alpha: p.elu_alpha,
             softplus_beta: p.softplus_beta,
             swish_beta: p.swish_beta,
+            axis: p.axis,
         },
     }
 }
@@ -131,6 +178,7 @@ fn op_to_fb(op: &Op) -> fb::Op {
             b: p.b,
             out: p.out,
             params: params_to_fb(&p.params),
+            c: p.c,
         })),
         Op::Conv(c) => fb::Op::ConvOp(Box::new(fb::ConvOp {
             direction: direction_to_fb(c.direction),
@@ -252,6 +300,7 @@ fn op_from_fb(op: fb::Op, node: &str) -> Result<Op> {
             mode: pointwise_from_fb(p.mode),
             a: p.a,
             b: p.b,
+            c: p.c,
             out: p.out,
             params: params_from_fb(p.params),
         }),
@@ -307,8 +356,10 @@ fn graph_to_fb(g: &OpGraph) -> fb::Graph {
                 op: op_to_fb(&n.op),
             })
             .collect(),
-        minor_version: if g.nodes.iter().any(|n| matches!(n.op, Op::Generic(_))) {
-            GRAPH_MINOR_VERSION
+        minor_version: if needs_minor_2(g) {
+            2
+        } else if g.nodes.iter().any(|n| matches!(n.op, Op::Generic(_))) {
+            1
         } else {
             0
         },
@@ -498,7 +549,7 @@ mod tests {
         let blob = wrap(BlobKind::Graph, builder.finish(&table, None));
         let e = decode_graph(&blob).unwrap_err();
         assert_eq!(e.status(), kiln_core::Status::NotSupported, "{e}");
-        assert!(e.to_string().contains("minor version 2 is newer"), "{e}");
+        assert!(e.to_string().contains("minor version 3 is newer"), "{e}");
     }
 
     #[test]

@@ -27,7 +27,7 @@ mod preamble;
 mod probe;
 
 pub use container::{decode_container, encode_container, Container};
-pub use graph_blob::{decode_graph, encode_graph, GRAPH_MINOR_VERSION};
+pub use graph_blob::{decode_graph, encode_graph, needs_minor_2, GRAPH_MINOR_VERSION};
 pub use graph_json::{graph_from_json, graph_to_json};
 pub use plan_envelope::{
     decode_plan, encode_plan, encode_plan_as_given, encode_plan_v1, plan_part, PlanEnvelope,

@@ -100,6 +100,31 @@ fn golden_graph_json_is_reproduced_and_reads_back() {
 }
 
 #[test]
+fn golden_graph_minor2_with_new_types_and_modes_decodes_and_is_reproduced() {
+    let g = fixture_minor2_graph();
+    let blob = golden("graph_minor2.kiln", encode_graph(&g));
+    let back = decode_graph(&blob).unwrap();
+    assert_eq!(back, g);
+    let select = back.nodes.iter().find(|n| n.name == "select").unwrap();
+    assert_eq!(select.op.inputs(), vec![1, 2, 3]);
+    let info = probe(&blob).unwrap();
+    assert_eq!(info.graph_minor_version, Some(2));
+    assert!(info.loadable, "{:?}", info.problems);
+    assert_eq!(
+        probe(&encode_graph(&fixture_multi_output_graph()))
+            .unwrap()
+            .graph_minor_version,
+        Some(1),
+        "a graph of minor-1 features stays minor 1"
+    );
+    let text = golden("graph_minor2.json", graph_to_json(&g).into_bytes());
+    assert_eq!(
+        graph_from_json(&String::from_utf8(text).unwrap()).unwrap(),
+        g
+    );
+}
+
+#[test]
 fn golden_graph_minor1_with_a_multi_output_node_decodes_and_is_reproduced() {
     let g = fixture_multi_output_graph();
     let blob = golden("graph_minor1.kiln", encode_graph(&g));

@@ -37,8 +37,8 @@ fn probe_of_a_graph_reports_its_counts() {
     let info = probe(&encode_graph(&every_pointwise_mode_graph())).unwrap();
     assert_eq!(info.kind, BlobKind::Graph);
     assert_eq!(info.graph_name.as_deref(), Some("every pointwise mode"));
-    assert_eq!(info.graph_nodes, Some(29));
-    assert_eq!(info.graph_tensors, Some(31));
+    assert_eq!(info.graph_nodes, Some(51));
+    assert_eq!(info.graph_tensors, Some(53));
     assert_eq!(info.envelope_version, None);
     assert_eq!(info.engine_name, None);
 }

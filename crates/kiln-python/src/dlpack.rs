@@ -380,6 +380,9 @@ fn consume(obj: &Bound<'_, PyAny>, capsule: &Bound<'_, PyAny>) -> PyResult<Impor
         (KDL_FLOAT, 16, 1) => Some(DataType::F16),
         (KDL_FLOAT, 64, 1) => Some(DataType::F64),
         (KDL_BFLOAT, 16, 1) => Some(DataType::Bf16),
+        (KDL_BOOL, 8, 1) => Some(DataType::Boolean),
+        (KDL_INT, 8, 1) => Some(DataType::I8),
+        (KDL_INT, 32, 1) => Some(DataType::I32),
         _ => None,
     };
     let kind = match code {

@@ -7,7 +7,8 @@ use kiln::{BehaviorNote, BuildPlanPolicy, DataType, HeurMode, PointwiseMode, Red
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-/// Element types (`kiln.data_type.FLOAT`, `HALF`, `BFLOAT16`, `DOUBLE`).
+/// Element types (`kiln.data_type.FLOAT`, `HALF`, `BFLOAT16`, `DOUBLE`, `BOOLEAN`, `INT8`,
+/// `INT32`, `FP8_E4M3`, `FP8_E5M2`).
 #[pyclass(
     name = "data_type",
     eq,
@@ -24,6 +25,11 @@ pub enum PyDataType {
     HALF,
     BFLOAT16,
     DOUBLE,
+    BOOLEAN,
+    INT8,
+    INT32,
+    FP8_E4M3,
+    FP8_E5M2,
 }
 
 impl PyDataType {
@@ -33,6 +39,11 @@ impl PyDataType {
             PyDataType::HALF => DataType::F16,
             PyDataType::BFLOAT16 => DataType::Bf16,
             PyDataType::DOUBLE => DataType::F64,
+            PyDataType::BOOLEAN => DataType::Boolean,
+            PyDataType::INT8 => DataType::I8,
+            PyDataType::INT32 => DataType::I32,
+            PyDataType::FP8_E4M3 => DataType::Fp8E4m3,
+            PyDataType::FP8_E5M2 => DataType::Fp8E5m2,
         }
     }
     pub fn from_kiln(dt: DataType) -> PyDataType {
@@ -41,6 +52,11 @@ impl PyDataType {
             DataType::F16 => PyDataType::HALF,
             DataType::Bf16 => PyDataType::BFLOAT16,
             DataType::F64 => PyDataType::DOUBLE,
+            DataType::Boolean => PyDataType::BOOLEAN,
+            DataType::I8 => PyDataType::INT8,
+            DataType::I32 => PyDataType::INT32,
+            DataType::Fp8E4m3 => PyDataType::FP8_E4M3,
+            DataType::Fp8E5m2 => PyDataType::FP8_E5M2,
         }
     }
 }
@@ -68,7 +84,8 @@ pub fn data_type_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<DataType> {
         let s: String = s.extract()?;
         return DataType::from_name(&s).ok_or_else(|| {
             bad_param(format!(
-                "{what}: data type '{s}' is not one of f32, f16, bf16, f64"
+                "{what}: data type '{s}' is not one of f32, f16, bf16, f64, bool, i8, i32, \
+                 fp8_e4m3, fp8_e5m2"
             ))
         });
     }

@@ -54,6 +54,11 @@ impl PointwiseAttributes {
         self.params.swish_beta = Some(v);
         self
     }
+    /// gen_index: the dim whose index each element gets (default 0; cuDNN's `set_axis`).
+    pub fn axis(mut self, axis: i64) -> Self {
+        self.params.axis = Some(axis);
+        self
+    }
 }
 
 /// Attributes of a convolution node (forward, data gradient or weight gradient). Unset lists

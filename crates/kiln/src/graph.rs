@@ -29,6 +29,7 @@ enum NodeSpec {
     Pointwise {
         a: Tensor,
         b: Option<Tensor>,
+        c: Option<Tensor>,
         out: Tensor,
         mode: PointwiseMode,
         params: PointwiseParams,
@@ -205,6 +206,32 @@ impl Graph {
             NodeSpec::Pointwise {
                 a: a.clone(),
                 b: b.cloned(),
+                c: None,
+                out: out.clone(),
+                mode: attrs.mode,
+                params: attrs.params,
+            },
+        ));
+        out
+    }
+
+    /// Adds a pointwise node of a three-operand mode (cuDNN frontend's three-input `pointwise`):
+    /// `binary_select` writes `c != 0 ? a : b`. Returns the new output tensor.
+    pub fn pointwise_ternary(
+        &mut self,
+        a: &Tensor,
+        b: &Tensor,
+        c: &Tensor,
+        attrs: PointwiseAttributes,
+    ) -> Tensor {
+        let name = self.node_name(&attrs.name, attrs.mode.name());
+        let out = self.output();
+        self.nodes.push((
+            name,
+            NodeSpec::Pointwise {
+                a: a.clone(),
+                b: Some(b.clone()),
+                c: Some(c.clone()),
                 out: out.clone(),
                 mode: attrs.mode,
                 params: attrs.params,
@@ -506,13 +533,18 @@ impl Graph {
             let what = what.to_string();
             let dims = match (node, dims) {
                 (_, Some(dims)) => dims,
-                (NodeSpec::Pointwise { a, b, .. }, None) => {
-                    let a_dims = a.dims();
-                    match b {
-                        None => a_dims,
-                        Some(b) if a.scalar().is_some() => b.dims(),
-                        Some(b) if b.scalar().is_some() => a_dims,
-                        Some(b) => shape::broadcast(&a_dims, &b.dims(), &what)?,
+                (NodeSpec::Pointwise { a, b, c, .. }, None) => {
+                    let tensors: Vec<Vec<i64>> = std::iter::once(a)
+                        .chain(b)
+                        .chain(c)
+                        .filter(|t| t.scalar().is_none())
+                        .map(|t| t.dims())
+                        .collect();
+                    match tensors.split_first() {
+                        None => a.dims(),
+                        Some((first, rest)) => rest
+                            .iter()
+                            .try_fold(first.clone(), |acc, d| shape::broadcast(&acc, d, &what))?,
                     }
                 }
                 (
@@ -574,6 +606,7 @@ impl Graph {
             NodeSpec::Pointwise {
                 a,
                 b,
+                c,
                 out,
                 mode,
                 params,
@@ -581,6 +614,7 @@ impl Graph {
                 mode: *mode,
                 a: uid(a)?,
                 b: b.as_ref().map(uid).transpose()?,
+                c: c.as_ref().map(uid).transpose()?,
                 out: uid(out)?,
                 params: *params,
             }),
@@ -922,6 +956,7 @@ impl Graph {
                 Op::Pointwise(p) => NodeSpec::Pointwise {
                     a: find(p.a)?,
                     b: p.b.map(&find).transpose()?,
+                    c: p.c.map(&find).transpose()?,
                     out: find(p.out)?,
                     mode: p.mode,
                     params: p.params,

@@ -33,6 +33,7 @@ mod device_tensor;
 mod graph;
 mod host;
 mod operations;
+mod resample;
 mod serialize;
 mod tensor;
 
@@ -47,6 +48,7 @@ pub use graph::{BuildPlanPolicy, Graph};
 pub use host::{HostTensor, VariantPack, Workspace};
 pub use kiln_format::{BlobInfo, BlobKind};
 pub use operations::*;
+pub use resample::{ResampleAttributes, ResampleMode, ResampleOutputs};
 pub use serialize::{
     deserialize_compiled_plan, from_compiled_plan_binary, probe, serialize_compiled_plan,
     to_compiled_plan_binary,

@@ -221,6 +221,17 @@ unsafe fn gather_wide(t: &TensorDesc, ptr: *mut u8, mut push: impl FnMut(f64)) {
                 push(unsafe { p.add(o).read_unaligned() })
             })
         }
+        dt @ (DataType::Boolean
+        | DataType::I8
+        | DataType::I32
+        | DataType::Fp8E4m3
+        | DataType::Fp8E5m2) => {
+            let size = dt.size();
+            for_each_offset(dims, strides, |o| {
+                let bytes = unsafe { std::slice::from_raw_parts(ptr.add(o * size), size) };
+                push(dt.read_f64(bytes).unwrap_or(f64::NAN))
+            })
+        }
     }
 }
 
@@ -256,6 +267,19 @@ unsafe fn scatter(t: &TensorDesc, ptr: *mut u8, value: impl Fn(usize) -> f64) {
             let p = ptr as *mut f64;
             for_each_offset(dims, strides, |o| {
                 unsafe { p.add(o).write_unaligned(value(i)) };
+                i += 1;
+            })
+        }
+        dt @ (DataType::Boolean
+        | DataType::I8
+        | DataType::I32
+        | DataType::Fp8E4m3
+        | DataType::Fp8E5m2) => {
+            let size = dt.size();
+            for_each_offset(dims, strides, |o| {
+                let bytes = unsafe { std::slice::from_raw_parts_mut(ptr.add(o * size), size) };
+                // The slice has exactly `size` bytes, so the write cannot fail.
+                let _ = dt.write_f64(value(i), bytes);
                 i += 1;
             })
         }

@@ -10,6 +10,7 @@
 //!   only): TMA, an mbarrier ring, warp-specialised wgmma, persistent tiles
 //!   (`codegen::hopper`). The heuristics offer them first on compute capability 9.0.
 //! - `KILN_CUDA_SDPA_FA2_V1`: attention (`sdpa`, `sdpa_backward`), FlashAttention-2 style.
+//! - `KILN_CUDA_RESAMPLE_V1`: pooling (max with an optional index, average).
 //!
 //! The driver (through the `kiln-cuda-driver` crate, which the frontend's device buffers share)
 //! and NVRTC are loaded at run time (cudarc `dynamic-loading`) and checked before
@@ -47,14 +48,16 @@ pub const CONV_FPROP_V1: &str = "KILN_CUDA_CONV_FPROP_V1";
 pub const MATMUL_V2: &str = "KILN_CUDA_MATMUL_V2";
 pub const CONV_FPROP_V2: &str = "KILN_CUDA_CONV_FPROP_V2";
 pub const SDPA_FA2_V1: &str = "KILN_CUDA_SDPA_FA2_V1";
+pub const RESAMPLE_V1: &str = "KILN_CUDA_RESAMPLE_V1";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 6] = [
+const ENGINES: [&str; 7] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
     MATMUL_V1,
     CONV_FPROP_V1,
     SDPA_FA2_V1,
+    RESAMPLE_V1,
 ];
 
 /// The V2 engines' knob: which tile configuration (`codegen::hopper::CONFIGS[v - 1]`); 0 lets
@@ -83,6 +86,7 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
         MATMUL_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, false)),
         CONV_FPROP_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, true)),
         SDPA_FA2_V1 => codegen::sdpa::supports(graph),
+        RESAMPLE_V1 => codegen::resample::supports(graph),
         other => Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     }
 }
@@ -110,6 +114,7 @@ pub fn generate_with(
         MATMUL_V2 => codegen::hopper::generate(graph, false, cfg)?,
         CONV_FPROP_V2 => codegen::hopper::generate(graph, true, cfg)?,
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
+        RESAMPLE_V1 => codegen::resample::generate(graph)?,
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     };
     Ok(vec![k])

@@ -27,6 +27,91 @@ fn require_nvrtc() {
 
 type Maker = (&'static str, Box<dyn Fn() -> Graph>);
 
+/// A pooling of x [2, 16, 9, 10] in `layout` (NHWC or NCHW strides), window 3x2, stride 2,
+/// padding 1 before: max pooling with an i32 index, or an average.
+fn pooling_graph(dt: DataType, mode: kiln::ResampleMode, nhwc: bool) -> Graph {
+    let mut g = Graph::new();
+    let dims = [2, 16, 9, 10];
+    let strides = if nhwc {
+        kiln_core::tensor::channels_last_strides(&dims)
+    } else {
+        kiln_core::tensor::packed_strides(&dims)
+    };
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&dims)
+            .stride(&strides)
+            .data_type(dt),
+    );
+    let out = g
+        .resample(
+            &x,
+            kiln::ResampleAttributes::new(mode, &[3, 2])
+                .stride(&[2, 2])
+                .pre_padding(&[1, 1])
+                .generate_index(mode == kiln::ResampleMode::MaxPool),
+        )
+        .expect("resample");
+    out.y.set_name("y").set_output(true);
+    if let Some(i) = out.index {
+        i.set_name("index").set_output(true);
+    }
+    g
+}
+
+/// The modes and types of graph minor 2 in one chain over [n0, n1]: `gen_index` along dim 1,
+/// a comparison into a bool mask, `binary_select` into fp8 e4m3, logical modes into i8, every
+/// backward mode, and the other new modes, an fp8 e5m2 input and an i32 output. `broadcast`
+/// makes one input a row vector, which keeps the kernel off its wide path.
+fn minor2_pointwise_graph(n0: i64, n1: i64, broadcast: bool) -> Graph {
+    let mut g = Graph::new();
+    let t =
+        |name: &str, dims: &[i64], dt| TensorAttributes::new().name(name).dim(dims).data_type(dt);
+    let x = g.tensor(t("x", &[n0, n1], DataType::F32));
+    let y_dims = if broadcast { [1, n1] } else { [n0, n1] };
+    let y = g.tensor(t("y", &y_dims, DataType::Fp8E5m2));
+    let pw = PointwiseAttributes::new;
+    let idx = g.pointwise(&x, None, pw(PointwiseMode::GenIndex).axis(1));
+    idx.set_name("idx")
+        .set_output(true)
+        .set_data_type(DataType::I32);
+    let mask = g.pointwise(&x, Some(&y), pw(PointwiseMode::CmpLt));
+    mask.set_data_type(DataType::Boolean);
+    let sel = g.pointwise_ternary(&x, &y, &mask, pw(PointwiseMode::BinarySelect));
+    sel.set_name("sel")
+        .set_output(true)
+        .set_data_type(DataType::Fp8E4m3);
+    let not = g.pointwise(&mask, None, pw(PointwiseMode::LogicalNot));
+    let or = g.pointwise(&not, Some(&mask), pw(PointwiseMode::LogicalOr));
+    let and = g.pointwise(&or, Some(&idx), pw(PointwiseMode::LogicalAnd));
+    and.set_name("and")
+        .set_output(true)
+        .set_data_type(DataType::I8);
+    let mut v = x.clone();
+    for mode in PointwiseMode::ALL.into_iter().filter(|m| m.code() >= 29) {
+        if matches!(
+            mode,
+            PointwiseMode::GenIndex
+                | PointwiseMode::BinarySelect
+                | PointwiseMode::LogicalAnd
+                | PointwiseMode::LogicalOr
+                | PointwiseMode::LogicalNot
+        ) {
+            continue;
+        }
+        v = if mode.is_binary() {
+            g.pointwise(&v, Some(&x), pw(mode))
+        } else {
+            g.pointwise(&v, None, pw(mode))
+        };
+    }
+    v.set_name("chain")
+        .set_output(true)
+        .set_data_type(DataType::Bf16);
+    g
+}
+
 fn graphs() -> Vec<Maker> {
     vec![
         (
@@ -85,6 +170,38 @@ fn graphs() -> Vec<Maker> {
         (
             "sdpa_backward f16 d256",
             Box::new(|| sdpa_backward_graph(DataType::F16, 256)),
+        ),
+        (
+            "maxpool f16 nhwc with index",
+            Box::new(|| pooling_graph(DataType::F16, kiln::ResampleMode::MaxPool, true)),
+        ),
+        (
+            "avgpool f32 nchw excluding padding",
+            Box::new(|| {
+                pooling_graph(
+                    DataType::F32,
+                    kiln::ResampleMode::AvgPoolExcludePadding,
+                    false,
+                )
+            }),
+        ),
+        (
+            "avgpool fp8 nhwc including padding",
+            Box::new(|| {
+                pooling_graph(
+                    DataType::Fp8E4m3,
+                    kiln::ResampleMode::AvgPoolIncludePadding,
+                    true,
+                )
+            }),
+        ),
+        (
+            "pointwise minor-2 modes and types, wide path",
+            Box::new(|| minor2_pointwise_graph(8, 64, false)),
+        ),
+        (
+            "pointwise minor-2 modes and types, broadcast",
+            Box::new(|| minor2_pointwise_graph(5, 33, true)),
         ),
     ]
 }

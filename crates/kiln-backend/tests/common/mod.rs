@@ -57,6 +57,7 @@ fn pointwise(name: &str, mode: PointwiseMode, a: i64, b: Option<i64>, out: i64) 
             mode,
             a,
             b,
+            c: None,
             out,
             params: PointwiseParams::default(),
         }),

@@ -97,7 +97,34 @@ pub fn tensor() -> impl Strategy<Value = TensorSpec> {
 pub fn unary_modes() -> Vec<PointwiseMode> {
     PointwiseMode::ALL
         .into_iter()
-        .filter(|m| !m.is_binary())
+        .filter(|m| m.is_unary())
+        .collect()
+}
+
+/// Modes a random chain of computed values must avoid: gen_index (no value of its input; an
+/// epilogue cannot fuse it) and the modes that jump or blow up where a value computed in f32
+/// and in f64 can fall on either side (ceil, floor, mod, tan, atan2).
+pub fn unfit_for_chains(mode: PointwiseMode) -> bool {
+    use PointwiseMode as M;
+    matches!(
+        mode,
+        M::GenIndex | M::Ceil | M::Floor | M::Mod | M::Tan | M::Atan2
+    )
+}
+
+/// The unary modes a random chain may use.
+pub fn chain_unary_modes() -> Vec<PointwiseMode> {
+    unary_modes()
+        .into_iter()
+        .filter(|&m| !unfit_for_chains(m))
+        .collect()
+}
+
+/// The binary modes a random chain may use.
+pub fn chain_binary_modes() -> Vec<PointwiseMode> {
+    binary_modes()
+        .into_iter()
+        .filter(|&m| !unfit_for_chains(m))
         .collect()
 }
 

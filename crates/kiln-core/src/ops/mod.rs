@@ -10,6 +10,7 @@ pub mod generic;
 pub mod matmul;
 pub mod pointwise;
 pub mod reduction;
+pub mod resample;
 pub mod rmsnorm;
 pub mod sdpa;
 
@@ -18,7 +19,13 @@ pub use generic::{AttrValue, GenericOp};
 use crate::{Error, OpGraph, Result, TensorDesc};
 
 /// Every operation stored as a [`GenericOp`], looked up by [`OpSpec::name`].
-pub static SPECS: &[&dyn OpSpec] = &[&rmsnorm::Rmsnorm, &sdpa::Sdpa, &sdpa::SdpaBackward];
+pub static SPECS: &[&dyn OpSpec] = &[
+    &rmsnorm::Rmsnorm,
+    &sdpa::Sdpa,
+    &sdpa::SdpaBackward,
+    &resample::Resample,
+    &resample::ResampleBackward,
+];
 
 /// The spec of the generic operation called `name`, or `None`.
 pub fn spec(name: &str) -> Option<&'static dyn OpSpec> {
@@ -162,6 +169,22 @@ fn port_list(ports: &[Port]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Refuses a `bool`, `i8` or `i32` tensor among `uids`: only some pointwise modes and index
+/// outputs take them. `what` names the node.
+pub fn refuse_integral(graph: &OpGraph, node: &str, uids: &[i64], what: &str) -> Result<()> {
+    for &uid in uids {
+        let t = graph.tensor_for(uid, node)?;
+        if t.data_type.is_integral() {
+            return Err(Error::BadParam(format!(
+                "{what}: {} is {}; this operation computes on floating-point tensors only",
+                t.label(),
+                t.data_type
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses `out` unless its dims are `want`; `what` names the node.

@@ -53,12 +53,36 @@ mod root {
 
                     /// The variant `F64` in the enum `DataType`
                     F64 = 3,
+
+                    /// The variant `Boolean` in the enum `DataType`
+                    Boolean = 4,
+
+                    /// The variant `I8` in the enum `DataType`
+                    I8 = 5,
+
+                    /// The variant `I32` in the enum `DataType`
+                    I32 = 6,
+
+                    /// The variant `Fp8E4m3` in the enum `DataType`
+                    Fp8E4m3 = 7,
+
+                    /// The variant `Fp8E5m2` in the enum `DataType`
+                    Fp8E5m2 = 8,
                 }
 
                 impl DataType {
                     /// Array containing all valid variants of DataType
-                    pub const ENUM_VALUES: [Self; 4] =
-                        [Self::F32, Self::F16, Self::Bf16, Self::F64];
+                    pub const ENUM_VALUES: [Self; 9] = [
+                        Self::F32,
+                        Self::F16,
+                        Self::Bf16,
+                        Self::F64,
+                        Self::Boolean,
+                        Self::I8,
+                        Self::I32,
+                        Self::Fp8E4m3,
+                        Self::Fp8E5m2,
+                    ];
                 }
 
                 impl ::core::convert::TryFrom<u8> for DataType {
@@ -74,6 +98,11 @@ mod root {
                             1 => ::core::result::Result::Ok(DataType::F16),
                             2 => ::core::result::Result::Ok(DataType::Bf16),
                             3 => ::core::result::Result::Ok(DataType::F64),
+                            4 => ::core::result::Result::Ok(DataType::Boolean),
+                            5 => ::core::result::Result::Ok(DataType::I8),
+                            6 => ::core::result::Result::Ok(DataType::I32),
+                            7 => ::core::result::Result::Ok(DataType::Fp8E4m3),
+                            8 => ::core::result::Result::Ok(DataType::Fp8E5m2),
 
                             _ => {
                                 ::core::result::Result::Err(::planus::errors::UnknownEnumTagKind {
@@ -214,7 +243,7 @@ mod root {
                 ///  Pointwise mode; values equal `PointwiseMode::code()`.
                 ///
                 /// Generated from these locations:
-                /// * Enum `PointwiseMode` in the file `schemas/graph.fbs:17`
+                /// * Enum `PointwiseMode` in the file `schemas/graph.fbs:23`
                 #[derive(
                     Copy,
                     Clone,
@@ -315,11 +344,77 @@ mod root {
 
                     /// The variant `Reciprocal` in the enum `PointwiseMode`
                     Reciprocal = 28,
+
+                    /// The variant `AddSquare` in the enum `PointwiseMode`
+                    AddSquare = 29,
+
+                    /// The variant `Mod` in the enum `PointwiseMode`
+                    Mod = 30,
+
+                    /// The variant `Atan2` in the enum `PointwiseMode`
+                    Atan2 = 31,
+
+                    /// The variant `Ceil` in the enum `PointwiseMode`
+                    Ceil = 32,
+
+                    /// The variant `Floor` in the enum `PointwiseMode`
+                    Floor = 33,
+
+                    /// The variant `Sin` in the enum `PointwiseMode`
+                    Sin = 34,
+
+                    /// The variant `Cos` in the enum `PointwiseMode`
+                    Cos = 35,
+
+                    /// The variant `Tan` in the enum `PointwiseMode`
+                    Tan = 36,
+
+                    /// The variant `Erf` in the enum `PointwiseMode`
+                    Erf = 37,
+
+                    /// The variant `ReluBwd` in the enum `PointwiseMode`
+                    ReluBwd = 38,
+
+                    /// The variant `TanhBwd` in the enum `PointwiseMode`
+                    TanhBwd = 39,
+
+                    /// The variant `SigmoidBwd` in the enum `PointwiseMode`
+                    SigmoidBwd = 40,
+
+                    /// The variant `EluBwd` in the enum `PointwiseMode`
+                    EluBwd = 41,
+
+                    /// The variant `GeluBwd` in the enum `PointwiseMode`
+                    GeluBwd = 42,
+
+                    /// The variant `GeluApproxTanhBwd` in the enum `PointwiseMode`
+                    GeluApproxTanhBwd = 43,
+
+                    /// The variant `SoftplusBwd` in the enum `PointwiseMode`
+                    SoftplusBwd = 44,
+
+                    /// The variant `SwishBwd` in the enum `PointwiseMode`
+                    SwishBwd = 45,
+
+                    /// The variant `LogicalAnd` in the enum `PointwiseMode`
+                    LogicalAnd = 46,
+
+                    /// The variant `LogicalOr` in the enum `PointwiseMode`
+                    LogicalOr = 47,
+
+                    /// The variant `LogicalNot` in the enum `PointwiseMode`
+                    LogicalNot = 48,
+
+                    /// The variant `GenIndex` in the enum `PointwiseMode`
+                    GenIndex = 49,
+
+                    /// The variant `BinarySelect` in the enum `PointwiseMode`
+                    BinarySelect = 50,
                 }
 
                 impl PointwiseMode {
                     /// Array containing all valid variants of PointwiseMode
-                    pub const ENUM_VALUES: [Self; 29] = [
+                    pub const ENUM_VALUES: [Self; 51] = [
                         Self::Add,
                         Self::Sub,
                         Self::Mul,
@@ -349,6 +444,28 @@ mod root {
                         Self::Sqrt,
                         Self::Rsqrt,
                         Self::Reciprocal,
+                        Self::AddSquare,
+                        Self::Mod,
+                        Self::Atan2,
+                        Self::Ceil,
+                        Self::Floor,
+                        Self::Sin,
+                        Self::Cos,
+                        Self::Tan,
+                        Self::Erf,
+                        Self::ReluBwd,
+                        Self::TanhBwd,
+                        Self::SigmoidBwd,
+                        Self::EluBwd,
+                        Self::GeluBwd,
+                        Self::GeluApproxTanhBwd,
+                        Self::SoftplusBwd,
+                        Self::SwishBwd,
+                        Self::LogicalAnd,
+                        Self::LogicalOr,
+                        Self::LogicalNot,
+                        Self::GenIndex,
+                        Self::BinarySelect,
                     ];
                 }
 
@@ -390,6 +507,28 @@ mod root {
                             26 => ::core::result::Result::Ok(PointwiseMode::Sqrt),
                             27 => ::core::result::Result::Ok(PointwiseMode::Rsqrt),
                             28 => ::core::result::Result::Ok(PointwiseMode::Reciprocal),
+                            29 => ::core::result::Result::Ok(PointwiseMode::AddSquare),
+                            30 => ::core::result::Result::Ok(PointwiseMode::Mod),
+                            31 => ::core::result::Result::Ok(PointwiseMode::Atan2),
+                            32 => ::core::result::Result::Ok(PointwiseMode::Ceil),
+                            33 => ::core::result::Result::Ok(PointwiseMode::Floor),
+                            34 => ::core::result::Result::Ok(PointwiseMode::Sin),
+                            35 => ::core::result::Result::Ok(PointwiseMode::Cos),
+                            36 => ::core::result::Result::Ok(PointwiseMode::Tan),
+                            37 => ::core::result::Result::Ok(PointwiseMode::Erf),
+                            38 => ::core::result::Result::Ok(PointwiseMode::ReluBwd),
+                            39 => ::core::result::Result::Ok(PointwiseMode::TanhBwd),
+                            40 => ::core::result::Result::Ok(PointwiseMode::SigmoidBwd),
+                            41 => ::core::result::Result::Ok(PointwiseMode::EluBwd),
+                            42 => ::core::result::Result::Ok(PointwiseMode::GeluBwd),
+                            43 => ::core::result::Result::Ok(PointwiseMode::GeluApproxTanhBwd),
+                            44 => ::core::result::Result::Ok(PointwiseMode::SoftplusBwd),
+                            45 => ::core::result::Result::Ok(PointwiseMode::SwishBwd),
+                            46 => ::core::result::Result::Ok(PointwiseMode::LogicalAnd),
+                            47 => ::core::result::Result::Ok(PointwiseMode::LogicalOr),
+                            48 => ::core::result::Result::Ok(PointwiseMode::LogicalNot),
+                            49 => ::core::result::Result::Ok(PointwiseMode::GenIndex),
+                            50 => ::core::result::Result::Ok(PointwiseMode::BinarySelect),
 
                             _ => {
                                 ::core::result::Result::Err(::planus::errors::UnknownEnumTagKind {
@@ -530,7 +669,7 @@ mod root {
                 ///  Convolution direction.
                 ///
                 /// Generated from these locations:
-                /// * Enum `ConvDirection` in the file `schemas/graph.fbs:50`
+                /// * Enum `ConvDirection` in the file `schemas/graph.fbs:79`
                 #[derive(
                     Copy,
                     Clone,
@@ -712,7 +851,7 @@ mod root {
                 ///  Reduction mode; values equal `ReductionMode::code()`.
                 ///
                 /// Generated from these locations:
-                /// * Enum `ReductionMode` in the file `schemas/graph.fbs:57`
+                /// * Enum `ReductionMode` in the file `schemas/graph.fbs:86`
                 #[derive(
                     Copy,
                     Clone,
@@ -918,7 +1057,7 @@ mod root {
                 ///  One tensor of the graph (kiln-core `TensorDesc`).
                 ///
                 /// Generated from these locations:
-                /// * Table `Tensor` in the file `schemas/graph.fbs:68`
+                /// * Table `Tensor` in the file `schemas/graph.fbs:97`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -1565,7 +1704,7 @@ mod root {
                 ///  Optional pointwise parameters; an absent field means the documented default.
                 ///
                 /// Generated from these locations:
-                /// * Table `PointwiseParams` in the file `schemas/graph.fbs:82`
+                /// * Table `PointwiseParams` in the file `schemas/graph.fbs:111`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -1582,6 +1721,8 @@ mod root {
                     pub softplus_beta: ::core::option::Option<f64>,
                     /// The field `swish_beta` in the table `PointwiseParams`
                     pub swish_beta: ::core::option::Option<f64>,
+                    ///  Graph minor 2: the dim `GenIndex` counts along; absent = 0.
+                    pub axis: ::core::option::Option<i64>,
                 }
 
                 #[allow(clippy::derivable_impls)]
@@ -1594,6 +1735,7 @@ mod root {
                             elu_alpha: ::core::default::Default::default(),
                             softplus_beta: ::core::default::Default::default(),
                             swish_beta: ::core::default::Default::default(),
+                            axis: ::core::default::Default::default(),
                         }
                     }
                 }
@@ -1614,6 +1756,7 @@ mod root {
                         field_elu_alpha: impl ::planus::WriteAsOptional<f64>,
                         field_softplus_beta: impl ::planus::WriteAsOptional<f64>,
                         field_swish_beta: impl ::planus::WriteAsOptional<f64>,
+                        field_axis: impl ::planus::WriteAsOptional<i64>,
                     ) -> ::planus::Offset<Self> {
                         let prepared_relu_lower_clip = field_relu_lower_clip.prepare(builder);
                         let prepared_relu_upper_clip = field_relu_upper_clip.prepare(builder);
@@ -1622,8 +1765,9 @@ mod root {
                         let prepared_elu_alpha = field_elu_alpha.prepare(builder);
                         let prepared_softplus_beta = field_softplus_beta.prepare(builder);
                         let prepared_swish_beta = field_swish_beta.prepare(builder);
+                        let prepared_axis = field_axis.prepare(builder);
 
-                        let mut table_writer: ::planus::table_writer::TableWriter<16> =
+                        let mut table_writer: ::planus::table_writer::TableWriter<18> =
                             ::core::default::Default::default();
                         if prepared_relu_lower_clip.is_some() {
                             table_writer.write_entry::<f64>(0);
@@ -1642,6 +1786,9 @@ mod root {
                         }
                         if prepared_swish_beta.is_some() {
                             table_writer.write_entry::<f64>(5);
+                        }
+                        if prepared_axis.is_some() {
+                            table_writer.write_entry::<i64>(6);
                         }
 
                         unsafe {
@@ -1676,6 +1823,9 @@ mod root {
                                     prepared_swish_beta
                                 {
                                     object_writer.write::<_, _, 8>(&prepared_swish_beta);
+                                }
+                                if let ::core::option::Option::Some(prepared_axis) = prepared_axis {
+                                    object_writer.write::<_, _, 8>(&prepared_axis);
                                 }
                             });
                         }
@@ -1724,6 +1874,7 @@ mod root {
                             self.elu_alpha,
                             self.softplus_beta,
                             self.swish_beta,
+                            self.axis,
                         )
                     }
                 }
@@ -1873,6 +2024,31 @@ mod root {
                 }
 
                 impl<T0, T1, T2, T3, T4, T5> PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
+                    /// Setter for the [`axis` field](PointwiseParams#structfield.axis).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn axis<T6>(
+                        self,
+                        value: T6,
+                    ) -> PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5, T6)>
+                    where
+                        T6: ::planus::WriteAsOptional<i64>,
+                    {
+                        let (v0, v1, v2, v3, v4, v5) = self.0;
+                        PointwiseParamsBuilder((v0, v1, v2, v3, v4, v5, value))
+                    }
+
+                    /// Sets the [`axis` field](PointwiseParams#structfield.axis) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn axis_as_null(
+                        self,
+                    ) -> PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5, ())> {
+                        self.axis(())
+                    }
+                }
+
+                impl<T0, T1, T2, T3, T4, T5, T6> PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
                     /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [PointwiseParams].
                     #[inline]
                     pub fn finish(
@@ -1893,8 +2069,9 @@ mod root {
                         T3: ::planus::WriteAsOptional<f64>,
                         T4: ::planus::WriteAsOptional<f64>,
                         T5: ::planus::WriteAsOptional<f64>,
+                        T6: ::planus::WriteAsOptional<i64>,
                     > ::planus::WriteAs<::planus::Offset<PointwiseParams>>
-                    for PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5)>
+                    for PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5, T6)>
                 {
                     type Prepared = ::planus::Offset<PointwiseParams>;
 
@@ -1914,8 +2091,9 @@ mod root {
                         T3: ::planus::WriteAsOptional<f64>,
                         T4: ::planus::WriteAsOptional<f64>,
                         T5: ::planus::WriteAsOptional<f64>,
+                        T6: ::planus::WriteAsOptional<i64>,
                     > ::planus::WriteAsOptional<::planus::Offset<PointwiseParams>>
-                    for PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5)>
+                    for PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5, T6)>
                 {
                     type Prepared = ::planus::Offset<PointwiseParams>;
 
@@ -1938,16 +2116,17 @@ mod root {
                         T3: ::planus::WriteAsOptional<f64>,
                         T4: ::planus::WriteAsOptional<f64>,
                         T5: ::planus::WriteAsOptional<f64>,
+                        T6: ::planus::WriteAsOptional<i64>,
                     > ::planus::WriteAsOffset<PointwiseParams>
-                    for PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5)>
+                    for PointwiseParamsBuilder<(T0, T1, T2, T3, T4, T5, T6)>
                 {
                     #[inline]
                     fn prepare(
                         &self,
                         builder: &mut ::planus::Builder,
                     ) -> ::planus::Offset<PointwiseParams> {
-                        let (v0, v1, v2, v3, v4, v5) = &self.0;
-                        PointwiseParams::create(builder, v0, v1, v2, v3, v4, v5)
+                        let (v0, v1, v2, v3, v4, v5, v6) = &self.0;
+                        PointwiseParams::create(builder, v0, v1, v2, v3, v4, v5, v6)
                     }
                 }
 
@@ -1995,6 +2174,12 @@ mod root {
                     pub fn swish_beta(&self) -> ::planus::Result<::core::option::Option<f64>> {
                         self.0.access(5, "PointwiseParams", "swish_beta")
                     }
+
+                    /// Getter for the [`axis` field](PointwiseParams#structfield.axis).
+                    #[inline]
+                    pub fn axis(&self) -> ::planus::Result<::core::option::Option<i64>> {
+                        self.0.access(6, "PointwiseParams", "axis")
+                    }
                 }
 
                 impl<'a> ::core::fmt::Debug for PointwiseParamsRef<'a> {
@@ -2029,6 +2214,9 @@ mod root {
                             self.swish_beta().transpose()
                         {
                             f.field("swish_beta", &field_swish_beta);
+                        }
+                        if let ::core::option::Option::Some(field_axis) = self.axis().transpose() {
+                            f.field("axis", &field_axis);
                         }
                         f.finish()
                     }
@@ -2091,6 +2279,13 @@ mod root {
                             {
                                 ::core::option::Option::Some(::core::convert::TryInto::try_into(
                                     swish_beta,
+                                )?)
+                            } else {
+                                ::core::option::Option::None
+                            },
+                            axis: if let ::core::option::Option::Some(axis) = value.axis()? {
+                                ::core::option::Option::Some(::core::convert::TryInto::try_into(
+                                    axis,
                                 )?)
                             } else {
                                 ::core::option::Option::None
@@ -2177,10 +2372,10 @@ mod root {
                     }
                 }
 
-                ///  `out = mode(a[, b])`.
+                ///  `out = mode(a[, b[, c]])`.
                 ///
                 /// Generated from these locations:
-                /// * Table `PointwiseOp` in the file `schemas/graph.fbs:92`
+                /// * Table `PointwiseOp` in the file `schemas/graph.fbs:123`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -2189,13 +2384,15 @@ mod root {
                     pub mode: self::PointwiseMode,
                     /// The field `a` in the table `PointwiseOp`
                     pub a: i64,
-                    ///  Second operand of binary modes; absent for unary modes.
+                    ///  Second operand of binary and ternary modes; absent for unary modes.
                     pub b: ::core::option::Option<i64>,
                     /// The field `out` in the table `PointwiseOp`
                     pub out: i64,
                     /// The field `params` in the table `PointwiseOp`
                     pub params:
                         ::core::option::Option<::planus::alloc::boxed::Box<self::PointwiseParams>>,
+                    ///  Graph minor 2: the third operand (the mask of `BinarySelect`); absent otherwise.
+                    pub c: ::core::option::Option<i64>,
                 }
 
                 #[allow(clippy::derivable_impls)]
@@ -2207,6 +2404,7 @@ mod root {
                             b: ::core::default::Default::default(),
                             out: 0,
                             params: ::core::default::Default::default(),
+                            c: ::core::default::Default::default(),
                         }
                     }
                 }
@@ -2231,14 +2429,16 @@ mod root {
                         field_params: impl ::planus::WriteAsOptional<
                             ::planus::Offset<self::PointwiseParams>,
                         >,
+                        field_c: impl ::planus::WriteAsOptional<i64>,
                     ) -> ::planus::Offset<Self> {
                         let prepared_mode = field_mode.prepare(builder, &self::PointwiseMode::Add);
                         let prepared_a = field_a.prepare(builder, &0);
                         let prepared_b = field_b.prepare(builder);
                         let prepared_out = field_out.prepare(builder, &0);
                         let prepared_params = field_params.prepare(builder);
+                        let prepared_c = field_c.prepare(builder);
 
-                        let mut table_writer: ::planus::table_writer::TableWriter<14> =
+                        let mut table_writer: ::planus::table_writer::TableWriter<16> =
                             ::core::default::Default::default();
                         if prepared_a.is_some() {
                             table_writer.write_entry::<i64>(1);
@@ -2248,6 +2448,9 @@ mod root {
                         }
                         if prepared_out.is_some() {
                             table_writer.write_entry::<i64>(3);
+                        }
+                        if prepared_c.is_some() {
+                            table_writer.write_entry::<i64>(5);
                         }
                         if prepared_params.is_some() {
                             table_writer.write_entry::<::planus::Offset<self::PointwiseParams>>(4);
@@ -2266,6 +2469,9 @@ mod root {
                                 }
                                 if let ::core::option::Option::Some(prepared_out) = prepared_out {
                                     object_writer.write::<_, _, 8>(&prepared_out);
+                                }
+                                if let ::core::option::Option::Some(prepared_c) = prepared_c {
+                                    object_writer.write::<_, _, 8>(&prepared_c);
                                 }
                                 if let ::core::option::Option::Some(prepared_params) =
                                     prepared_params
@@ -2320,6 +2526,7 @@ mod root {
                             self.b,
                             self.out,
                             &self.params,
+                            self.c,
                         )
                     }
                 }
@@ -2434,6 +2641,26 @@ mod root {
                 }
 
                 impl<T0, T1, T2, T3, T4> PointwiseOpBuilder<(T0, T1, T2, T3, T4)> {
+                    /// Setter for the [`c` field](PointwiseOp#structfield.c).
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn c<T5>(self, value: T5) -> PointwiseOpBuilder<(T0, T1, T2, T3, T4, T5)>
+                    where
+                        T5: ::planus::WriteAsOptional<i64>,
+                    {
+                        let (v0, v1, v2, v3, v4) = self.0;
+                        PointwiseOpBuilder((v0, v1, v2, v3, v4, value))
+                    }
+
+                    /// Sets the [`c` field](PointwiseOp#structfield.c) to null.
+                    #[inline]
+                    #[allow(clippy::type_complexity)]
+                    pub fn c_as_null(self) -> PointwiseOpBuilder<(T0, T1, T2, T3, T4, ())> {
+                        self.c(())
+                    }
+                }
+
+                impl<T0, T1, T2, T3, T4, T5> PointwiseOpBuilder<(T0, T1, T2, T3, T4, T5)> {
                     /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [PointwiseOp].
                     #[inline]
                     pub fn finish(
@@ -2453,8 +2680,9 @@ mod root {
                         T2: ::planus::WriteAsOptional<i64>,
                         T3: ::planus::WriteAsDefault<i64, i64>,
                         T4: ::planus::WriteAsOptional<::planus::Offset<self::PointwiseParams>>,
+                        T5: ::planus::WriteAsOptional<i64>,
                     > ::planus::WriteAs<::planus::Offset<PointwiseOp>>
-                    for PointwiseOpBuilder<(T0, T1, T2, T3, T4)>
+                    for PointwiseOpBuilder<(T0, T1, T2, T3, T4, T5)>
                 {
                     type Prepared = ::planus::Offset<PointwiseOp>;
 
@@ -2473,8 +2701,9 @@ mod root {
                         T2: ::planus::WriteAsOptional<i64>,
                         T3: ::planus::WriteAsDefault<i64, i64>,
                         T4: ::planus::WriteAsOptional<::planus::Offset<self::PointwiseParams>>,
+                        T5: ::planus::WriteAsOptional<i64>,
                     > ::planus::WriteAsOptional<::planus::Offset<PointwiseOp>>
-                    for PointwiseOpBuilder<(T0, T1, T2, T3, T4)>
+                    for PointwiseOpBuilder<(T0, T1, T2, T3, T4, T5)>
                 {
                     type Prepared = ::planus::Offset<PointwiseOp>;
 
@@ -2495,16 +2724,17 @@ mod root {
                         T2: ::planus::WriteAsOptional<i64>,
                         T3: ::planus::WriteAsDefault<i64, i64>,
                         T4: ::planus::WriteAsOptional<::planus::Offset<self::PointwiseParams>>,
+                        T5: ::planus::WriteAsOptional<i64>,
                     > ::planus::WriteAsOffset<PointwiseOp>
-                    for PointwiseOpBuilder<(T0, T1, T2, T3, T4)>
+                    for PointwiseOpBuilder<(T0, T1, T2, T3, T4, T5)>
                 {
                     #[inline]
                     fn prepare(
                         &self,
                         builder: &mut ::planus::Builder,
                     ) -> ::planus::Offset<PointwiseOp> {
-                        let (v0, v1, v2, v3, v4) = &self.0;
-                        PointwiseOp::create(builder, v0, v1, v2, v3, v4)
+                        let (v0, v1, v2, v3, v4, v5) = &self.0;
+                        PointwiseOp::create(builder, v0, v1, v2, v3, v4, v5)
                     }
                 }
 
@@ -2555,6 +2785,12 @@ mod root {
                     {
                         self.0.access(4, "PointwiseOp", "params")
                     }
+
+                    /// Getter for the [`c` field](PointwiseOp#structfield.c).
+                    #[inline]
+                    pub fn c(&self) -> ::planus::Result<::core::option::Option<i64>> {
+                        self.0.access(5, "PointwiseOp", "c")
+                    }
                 }
 
                 impl<'a> ::core::fmt::Debug for PointwiseOpRef<'a> {
@@ -2570,6 +2806,9 @@ mod root {
                             self.params().transpose()
                         {
                             f.field("params", &field_params);
+                        }
+                        if let ::core::option::Option::Some(field_c) = self.c().transpose() {
+                            f.field("c", &field_c);
                         }
                         f.finish()
                     }
@@ -2593,6 +2832,11 @@ mod root {
                                 ::core::option::Option::Some(::planus::alloc::boxed::Box::new(
                                     ::core::convert::TryInto::try_into(params)?,
                                 ))
+                            } else {
+                                ::core::option::Option::None
+                            },
+                            c: if let ::core::option::Option::Some(c) = value.c()? {
+                                ::core::option::Option::Some(::core::convert::TryInto::try_into(c)?)
                             } else {
                                 ::core::option::Option::None
                             },
@@ -2677,7 +2921,7 @@ mod root {
                 ///  Convolution of any direction; the four geometry vectors have one entry per spatial dim.
                 ///
                 /// Generated from these locations:
-                /// * Table `ConvOp` in the file `schemas/graph.fbs:102`
+                /// * Table `ConvOp` in the file `schemas/graph.fbs:135`
                 #[derive(
                     Clone,
                     Debug,
@@ -3337,7 +3581,7 @@ mod root {
                 ///  `c = a * b`, batched.
                 ///
                 /// Generated from these locations:
-                /// * Table `MatmulOp` in the file `schemas/graph.fbs:114`
+                /// * Table `MatmulOp` in the file `schemas/graph.fbs:147`
                 #[derive(
                     Clone,
                     Debug,
@@ -3706,7 +3950,7 @@ mod root {
                 ///  `y = mode(x)` over the dims where `y` has size 1.
                 ///
                 /// Generated from these locations:
-                /// * Table `ReductionOp` in the file `schemas/graph.fbs:121`
+                /// * Table `ReductionOp` in the file `schemas/graph.fbs:154`
                 #[derive(
                     Clone,
                     Debug,
@@ -4094,7 +4338,7 @@ mod root {
                 ///  The type of an `Attribute`'s value: which of its value fields holds it.
                 ///
                 /// Generated from these locations:
-                /// * Enum `AttributeType` in the file `schemas/graph.fbs:128`
+                /// * Enum `AttributeType` in the file `schemas/graph.fbs:161`
                 #[derive(
                     Copy,
                     Clone,
@@ -4295,7 +4539,7 @@ mod root {
                 ///  One typed attribute of a `GenericOp`; only the field of its `type` is written.
                 ///
                 /// Generated from these locations:
-                /// * Table `Attribute` in the file `schemas/graph.fbs:138`
+                /// * Table `Attribute` in the file `schemas/graph.fbs:171`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -4958,7 +5202,7 @@ mod root {
                 ///  A named port of a `GenericOp` and the tensor bound to it.
                 ///
                 /// Generated from these locations:
-                /// * Table `Port` in the file `schemas/graph.fbs:150`
+                /// * Table `Port` in the file `schemas/graph.fbs:183`
                 #[derive(
                     Clone,
                     Debug,
@@ -5263,7 +5507,7 @@ mod root {
                 ///  attributes are sorted by name.
                 ///
                 /// Generated from these locations:
-                /// * Table `GenericOp` in the file `schemas/graph.fbs:158`
+                /// * Table `GenericOp` in the file `schemas/graph.fbs:191`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -5738,7 +5982,7 @@ mod root {
                 ///  The operation of a node.
                 ///
                 /// Generated from these locations:
-                /// * Union `Op` in the file `schemas/graph.fbs:166`
+                /// * Union `Op` in the file `schemas/graph.fbs:199`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -6110,7 +6354,7 @@ mod root {
                 ///  One node: a named operation and its compute type.
                 ///
                 /// Generated from these locations:
-                /// * Table `Node` in the file `schemas/graph.fbs:175`
+                /// * Table `Node` in the file `schemas/graph.fbs:208`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -6460,7 +6704,7 @@ mod root {
                 ///  The root of a graph blob body. Nodes are in topological order.
                 ///
                 /// Generated from these locations:
-                /// * Table `Graph` in the file `schemas/graph.fbs:182`
+                /// * Table `Graph` in the file `schemas/graph.fbs:215`
                 #[derive(
                     Clone, Debug, PartialEq, PartialOrd, ::serde::Serialize, ::serde::Deserialize,
                 )]
@@ -6472,7 +6716,8 @@ mod root {
                     /// The field `nodes` in the table `Graph`
                     pub nodes: ::planus::alloc::vec::Vec<self::Node>,
                     ///  The graph body's minor version: 0 (absent) when every node has a dedicated table, 1 when
-                    ///  some node is a `GenericOp`. Readers refuse a minor above their own with NOT_SUPPORTED.
+                    ///  some node is a `GenericOp`, 2 when the graph uses a data type, pointwise mode or field of
+                    ///  minor 2. Readers refuse a minor above their own with NOT_SUPPORTED.
                     pub minor_version: u32,
                 }
 

@@ -47,7 +47,67 @@ pub fn all_params() -> PointwiseParams {
         elu_alpha: Some(1.25),
         softplus_beta: Some(2.5),
         swish_beta: Some(0.75),
+        axis: None,
     }
+}
+
+/// The golden fixture of graph body minor 2: the data types, pointwise modes and fields it
+/// added. `mask = cmp_gt(x, y)` (a bool tensor), `idx = gen_index(x)` along axis 1 (i32),
+/// `sel = binary_select(x, y, mask)` (fp8 e4m3), `g = gelu_bwd(dy, x)` (fp8 e5m2 dy, i8 not
+/// involved), `n = logical_not(mask)` (i8). Validated, so its nodes are in topological order.
+pub fn fixture_minor2_graph() -> OpGraph {
+    let pw = |mode, a, b, c, out, params| {
+        Op::Pointwise(PointwiseOp {
+            mode,
+            a,
+            b,
+            c,
+            out,
+            params,
+        })
+    };
+    let none = PointwiseParams::default();
+    let mut g = OpGraph {
+        name: "fixture: new types and pointwise modes (graph minor 2)".into(),
+        tensors: vec![
+            tensor(1, "x", &[2, 3], DataType::F32, false),
+            tensor(2, "y", &[1, 3], DataType::F16, false),
+            tensor(3, "mask", &[2, 3], DataType::Boolean, true),
+            tensor(4, "idx", &[2, 3], DataType::I32, false),
+            tensor(5, "sel", &[2, 3], DataType::Fp8E4m3, false),
+            tensor(6, "dy", &[2, 3], DataType::Fp8E5m2, false),
+            tensor(7, "g", &[2, 3], DataType::Bf16, false),
+            tensor(8, "n", &[2, 3], DataType::I8, false),
+        ],
+        nodes: vec![
+            node("not", pw(PointwiseMode::LogicalNot, 3, None, None, 8, none)),
+            node("gt", pw(PointwiseMode::CmpGt, 1, Some(2), None, 3, none)),
+            node(
+                "index",
+                pw(
+                    PointwiseMode::GenIndex,
+                    1,
+                    None,
+                    None,
+                    4,
+                    PointwiseParams {
+                        axis: Some(1),
+                        ..none
+                    },
+                ),
+            ),
+            node(
+                "select",
+                pw(PointwiseMode::BinarySelect, 1, Some(2), Some(3), 5, none),
+            ),
+            node(
+                "gelu_bwd",
+                pw(PointwiseMode::GeluBwd, 6, Some(1), None, 7, none),
+            ),
+        ],
+    };
+    g.validate().expect("the minor-2 fixture graph is valid");
+    g
 }
 
 /// The golden fixture of graph body minor 1: an rmsnorm node (x channels-last-like f16, scale,
@@ -84,6 +144,7 @@ pub fn fixture_multi_output_graph() -> OpGraph {
                     mode: PointwiseMode::Relu,
                     a: 6,
                     b: None,
+                    c: None,
                     out: 7,
                     params: PointwiseParams::default(),
                 }),
@@ -146,6 +207,7 @@ pub fn fixture_graph() -> OpGraph {
                     mode: PointwiseMode::Add,
                     a: 3,
                     b: Some(4),
+                    c: None,
                     out: 5,
                     params: PointwiseParams::default(),
                 }),
@@ -156,6 +218,7 @@ pub fn fixture_graph() -> OpGraph {
                     mode: PointwiseMode::Relu,
                     a: 5,
                     b: None,
+                    c: None,
                     out: 6,
                     params: PointwiseParams {
                         relu_lower_clip: Some(0.0),
@@ -197,9 +260,13 @@ pub fn every_pointwise_mode_graph() -> OpGraph {
             Op::Pointwise(PointwiseOp {
                 mode,
                 a: prev,
-                b: mode.is_binary().then_some(2),
+                b: (mode.operand_count() >= 2).then_some(2),
+                c: (mode.operand_count() == 3).then_some(1),
                 out,
-                params: all_params(),
+                params: PointwiseParams {
+                    axis: (mode == PointwiseMode::GenIndex).then_some(1),
+                    ..all_params()
+                },
             }),
         ));
         prev = out;

@@ -25,6 +25,11 @@ class data_type:
     HALF: data_type
     BFLOAT16: data_type
     DOUBLE: data_type
+    BOOLEAN: data_type
+    INT8: data_type
+    INT32: data_type
+    FP8_E4M3: data_type
+    FP8_E5M2: data_type
     @property
     def short_name(self) -> str: ...
     @property

@@ -80,8 +80,40 @@ pub(crate) unsafe fn load(
                     *o = p.offset(i as isize * stride).read_unaligned() as f32;
                 }
             }
+            DataType::I32 => {
+                let p = (base as *const i32).offset(off);
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = p.offset(i as isize * stride).read_unaligned() as f32;
+                }
+            }
+            DataType::Boolean | DataType::I8 | DataType::Fp8E4m3 | DataType::Fp8E5m2 => {
+                let p = base.offset(off);
+                let decode = byte_decoder(dt);
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = decode[p.offset(i as isize * stride).read() as usize];
+                }
+            }
         }
     }
+}
+
+/// The value of every byte of a one-byte type, so that a load is one table lookup.
+fn byte_decoder(dt: DataType) -> &'static [f32; 256] {
+    use std::sync::OnceLock;
+    static TABLES: [OnceLock<[f32; 256]>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
+    let slot = match dt {
+        DataType::Boolean => 0,
+        DataType::I8 => 1,
+        DataType::Fp8E4m3 => 2,
+        _ => 3,
+    };
+    TABLES[slot]
+        .get_or_init(|| std::array::from_fn(|b| dt.read_f64(&[b as u8]).unwrap_or(f64::NAN) as f32))
 }
 
 /// Writes `src` as elements of type `dt` (rounded to nearest): element `i` at element offset
@@ -127,6 +159,24 @@ pub(crate) unsafe fn store(base: *mut u8, dt: DataType, off: isize, stride: isiz
                 let p = (base as *mut f64).offset(off);
                 for (i, &v) in src.iter().enumerate() {
                     p.offset(i as isize * stride).write_unaligned(v as f64);
+                }
+            }
+            DataType::I32 => {
+                let p = (base as *mut i32).offset(off);
+                let mut bytes = [0u8; 4];
+                for (i, &v) in src.iter().enumerate() {
+                    // Four bytes always fit: the write cannot fail.
+                    let _ = dt.write_f64(v as f64, &mut bytes);
+                    p.offset(i as isize * stride)
+                        .write_unaligned(i32::from_ne_bytes(bytes));
+                }
+            }
+            DataType::Boolean | DataType::I8 | DataType::Fp8E4m3 | DataType::Fp8E5m2 => {
+                let p = base.offset(off);
+                let mut byte = [0u8; 1];
+                for (i, &v) in src.iter().enumerate() {
+                    let _ = dt.write_f64(v as f64, &mut byte);
+                    p.offset(i as isize * stride).write(byte[0]);
                 }
             }
         }
@@ -187,19 +237,20 @@ mod tests {
 
     #[test]
     fn every_type_round_trips_with_strides() {
-        for dt in [DataType::F32, DataType::F16, DataType::Bf16, DataType::F64] {
+        for dt in DataType::ALL {
             let mut buf = vec![0u8; 64 * 8];
             let src = [1.5f32, -2.0, 0.25, 3.0];
             // SAFETY: offsets 1, 4, 7, 10 lie inside 64 elements of any type.
             unsafe {
                 store(buf.as_mut_ptr(), dt, 1, 3, &src);
+                let want = src.map(|v| dt.round_trip(v as f64) as f32);
                 let mut out = [0f32; 4];
                 load(buf.as_ptr(), dt, 1, 3, &mut out);
-                assert_eq!(out, src, "{dt}");
-                assert_eq!(load_one(buf.as_ptr(), dt, 4), -2.0);
+                assert_eq!(out, want, "{dt}");
+                assert_eq!(load_one(buf.as_ptr(), dt, 4), want[1]);
                 let mut g = [0f32; 2];
                 gather(buf.as_ptr(), dt, 1, &[9, 0], &mut g);
-                assert_eq!(g, [3.0, 1.5]);
+                assert_eq!(g, [want[3], want[0]]);
             }
         }
     }

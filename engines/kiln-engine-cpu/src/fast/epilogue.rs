@@ -10,7 +10,7 @@
 use super::element_io::{gather, load, load_one, scatter, store, SharedPtr};
 use super::pointwise_math::{Operand, Pointwise};
 use crate::tensor_map::TensorMap;
-use kiln_core::{DataType, Op, OpGraph};
+use kiln_core::{DataType, Op, OpGraph, PointwiseMode};
 use kiln_plugin_sdk::PluginResult;
 
 /// The other operand of one epilogue step.
@@ -98,6 +98,17 @@ impl Epilogue {
                     anchor_node.name
                 ));
             };
+            if matches!(
+                p.mode,
+                PointwiseMode::GenIndex | PointwiseMode::BinarySelect
+            ) {
+                return Err(format!(
+                    "node '{}' is pointwise {}; an epilogue fuses modes of one or two operands \
+                     that depend on values only",
+                    node.name,
+                    p.mode.name()
+                ));
+            }
             let out = graph
                 .tensor(p.out)
                 .ok_or_else(|| format!("tensor uid {} is not in the graph", p.out))?;

@@ -8,6 +8,7 @@ pub mod matmul;
 pub mod pointwise;
 mod pointwise_math;
 pub mod sdpa;
+pub mod resample;
 
 #[cfg(test)]
 mod tests;
@@ -16,6 +17,7 @@ pub use conv::{ConvDgradEngine, ConvFpropEngine, ConvWgradEngine};
 pub use matmul::MatmulEngine;
 pub use pointwise::PointwiseEngine;
 pub use sdpa::SdpaEngine;
+pub use resample::ResampleEngine;
 
 use crate::engine::CpuEngine;
 use kiln_plugin_sdk::KnobDescriptor;
@@ -71,7 +73,8 @@ fn workspace_slots(knobs: &[i64], id: i64) -> usize {
 
 /// The optimized engines, in heuristic order (most specific first): forward convolution and
 /// matmul (each with an optional epilogue), the convolution gradients, fused pointwise graphs,
-/// then attention (which claims only graphs no other engine does, so its place is free).
+/// then attention (which claims only graphs no other engine does, so its place is free), then
+/// pooling.
 pub fn engines() -> Vec<&'static dyn CpuEngine> {
     vec![
         &ConvFpropEngine,
@@ -80,5 +83,6 @@ pub fn engines() -> Vec<&'static dyn CpuEngine> {
         &ConvWgradEngine,
         &PointwiseEngine,
         &SdpaEngine,
+        &ResampleEngine,
     ]
 }

@@ -6,11 +6,10 @@
 //! that every tensor walks contiguously are merged first, so packed tensors move as whole rows.
 
 use super::element_io::{load, store, SharedPtr};
-use super::epilogue::check_data_type;
 use super::pointwise_math::{Operand, Pointwise};
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
-use kiln_core::{Op, OpGraph};
+use kiln_core::{DataType, Op, OpGraph, PointwiseMode};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{PluginError, PluginResult};
 use rayon::prelude::*;
@@ -34,7 +33,7 @@ impl CpuEngine for PointwiseEngine {
         KILN_BEHAVIOR_DETERMINISTIC | KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
     }
 
-    /// Accepts graphs whose nodes are all pointwise, over f32/f16/bf16 tensors.
+    /// Accepts graphs whose nodes are all pointwise, over tensors of any type but f64.
     fn supports(&self, graph: &OpGraph) -> Result<(), String> {
         if let Some(n) = graph
             .nodes
@@ -47,8 +46,15 @@ impl CpuEngine for PointwiseEngine {
                 n.op.describe()
             ));
         }
-        for t in graph.tensors.iter().filter(|t| t.scalar.is_none()) {
-            check_data_type(graph, t.uid)?;
+        if let Some(t) = graph
+            .tensors
+            .iter()
+            .find(|t| t.scalar.is_none() && t.data_type == DataType::F64)
+        {
+            return Err(format!(
+                "{} is f64; this engine computes in f32 (the reference engine runs f64)",
+                t.label()
+            ));
         }
         Ok(())
     }
@@ -72,6 +78,8 @@ struct Instr {
     op: Pointwise,
     a: Src,
     b: Option<Src>,
+    /// binary_select's mask.
+    c: Option<Src>,
     out: usize,
 }
 
@@ -89,6 +97,9 @@ struct FusedPlan {
     space: Vec<usize>,
     inputs: Vec<Io>,
     outputs: Vec<Io>,
+    /// gen_index results: slots filled with each element's coordinate along one dim (their
+    /// `strides` are 1 on that dim, 0 elsewhere; `uid` and `data_type` are the output's).
+    iotas: Vec<Io>,
     instrs: Vec<Instr>,
     slots: usize,
 }
@@ -113,6 +124,7 @@ impl FusedPlan {
         let mut slot_of: HashMap<i64, usize> = HashMap::new();
         let mut inputs = Vec::new();
         let mut outputs = Vec::new();
+        let mut iotas = Vec::new();
         let mut instrs = Vec::new();
         let eff = |t: &kiln_core::TensorDesc| -> Vec<isize> {
             space
@@ -151,14 +163,43 @@ impl FusedPlan {
                     node.name
                 )));
             };
+            let t = graph.tensor(p.out).ok_or_else(|| missing(p.out))?;
+            if p.mode == PointwiseMode::GenIndex {
+                let out = slot_of.len();
+                slot_of.insert(p.out, out);
+                let axis = usize::try_from(p.params.axis()).unwrap_or(usize::MAX);
+                let strides = eff(t)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &st)| isize::from(i == axis && st != 0))
+                    .collect();
+                iotas.push(Io {
+                    uid: p.out,
+                    data_type: t.data_type,
+                    strides,
+                    slot: out,
+                });
+                if !t.is_virtual {
+                    outputs.push(Io {
+                        uid: p.out,
+                        data_type: t.data_type,
+                        strides: eff(t),
+                        slot: out,
+                    });
+                }
+                continue;
+            }
             let a = src(p.a, &mut slot_of, &mut inputs)?;
             let b = match p.b {
                 Some(b) => Some(src(b, &mut slot_of, &mut inputs)?),
                 None => None,
             };
+            let c = match p.c {
+                Some(c) => Some(src(c, &mut slot_of, &mut inputs)?),
+                None => None,
+            };
             let out = slot_of.len();
             slot_of.insert(p.out, out);
-            let t = graph.tensor(p.out).ok_or_else(|| missing(p.out))?;
             if !t.is_virtual {
                 outputs.push(Io {
                     uid: p.out,
@@ -171,6 +212,7 @@ impl FusedPlan {
                 op: Pointwise::new(p.mode, &p.params),
                 a,
                 b,
+                c,
                 out,
             });
         }
@@ -178,6 +220,7 @@ impl FusedPlan {
             space: space.iter().map(|&d| d as usize).collect(),
             inputs,
             outputs,
+            iotas,
             instrs,
             slots: slot_of.len(),
         };
@@ -188,8 +231,14 @@ impl FusedPlan {
     /// Drops size-1 dims and merges neighbours that every tensor walks as one.
     fn merge_dims(&mut self) {
         let mut space: Vec<usize> = Vec::new();
-        let mut strides: Vec<Vec<isize>> = vec![Vec::new(); self.inputs.len() + self.outputs.len()];
-        let ios: Vec<&Io> = self.inputs.iter().chain(&self.outputs).collect();
+        let count = self.inputs.len() + self.outputs.len() + self.iotas.len();
+        let mut strides: Vec<Vec<isize>> = vec![Vec::new(); count];
+        let ios: Vec<&Io> = self
+            .inputs
+            .iter()
+            .chain(&self.outputs)
+            .chain(&self.iotas)
+            .collect();
         for (d, &size) in self.space.iter().enumerate() {
             if size == 1 {
                 continue;
@@ -219,11 +268,15 @@ impl FusedPlan {
             space.push(1);
             strides.iter_mut().for_each(|s| s.push(0));
         }
-        let (ins, outs) = strides.split_at(self.inputs.len());
+        let (ins, rest) = strides.split_at(self.inputs.len());
+        let (outs, iotas) = rest.split_at(self.outputs.len());
         for (io, s) in self.inputs.iter_mut().zip(ins) {
             io.strides = s.clone();
         }
         for (io, s) in self.outputs.iter_mut().zip(outs) {
+            io.strides = s.clone();
+        }
+        for (io, s) in self.iotas.iter_mut().zip(iotas) {
             io.strides = s.clone();
         }
         self.space = space;
@@ -295,6 +348,16 @@ impl FusedPlan {
                 };
             });
         }
+        for io in &self.iotas {
+            let buf = &mut slots[io.slot];
+            let inner = io.strides[rank - 1];
+            self.segments(start, end, |pos, len, j0, coords| {
+                let first = base(io, coords) + j0 as isize * inner;
+                for (k, v) in buf[pos..pos + len].iter_mut().enumerate() {
+                    *v = (first + k as isize * inner) as f32;
+                }
+            });
+        }
         for ins in &self.instrs {
             let mut out = std::mem::take(&mut slots[ins.out]);
             let operand = |s: Src| match s {
@@ -302,6 +365,10 @@ impl FusedPlan {
                 Src::Splat(v) => Operand::Splat(v),
             };
             match (ins.a, ins.b) {
+                (a, Some(b)) if ins.c.is_some() => {
+                    let c = ins.c.map(operand).unwrap_or(Operand::Splat(0.0));
+                    Pointwise::select(operand(a), operand(b), c, &mut out[..n])
+                }
                 (a, Some(b)) => ins.op.binary(operand(a), operand(b), &mut out[..n]),
                 (Src::Slot(a), None) => ins.op.unary(&slots[a][..n], &mut out[..n]),
                 (Src::Splat(v), None) => out[..n].fill(ins.op.eval(v, 0.0)),

@@ -1,4 +1,4 @@
-//! The 29 pointwise modes in f32, on single values and on runs of values.
+//! Every pointwise mode in f32, on single values and on runs of values.
 //!
 //! Semantics follow the reference engine's `pointwise_f64`; only the precision differs. The hot
 //! modes of epilogues (add, mul, max, relu...) get their own loops so that they vectorize; the
@@ -89,20 +89,103 @@ impl Pointwise {
             M::Sqrt => a.sqrt(),
             M::Rsqrt => 1.0 / a.sqrt(),
             M::Reciprocal => 1.0 / a,
+            M::AddSquare => a + b * b,
+            M::Mod => a % b,
+            M::Atan2 => a.atan2(b),
+            M::Ceil => a.ceil(),
+            M::Floor => a.floor(),
+            M::Sin => a.sin(),
+            M::Cos => a.cos(),
+            M::Tan => a.tan(),
+            M::Erf => libm::erff(a),
+            M::ReluBwd => a * self.relu_slope_at(b),
+            // The reference engine's tail-accurate forms.
+            M::TanhBwd => {
+                let e = (-2.0 * b.abs()).exp();
+                a * 4.0 * e / ((1.0 + e) * (1.0 + e))
+            }
+            M::SigmoidBwd => {
+                let e = (-b.abs()).exp();
+                a * e / ((1.0 + e) * (1.0 + e))
+            }
+            M::EluBwd => {
+                if b > 0.0 {
+                    a
+                } else if b.is_nan() {
+                    f32::NAN
+                } else {
+                    a * self.elu_alpha * b.exp()
+                }
+            }
+            M::GeluBwd => {
+                // Phi(x) + x phi(x) cancels for negative x: evaluated in f64, as cheap as the
+                // f32 erfc it replaces.
+                let x = b as f64;
+                let cdf = 0.5 * libm::erfc(-x * std::f64::consts::FRAC_1_SQRT_2);
+                let pdf = (-0.5 * x * x).exp() * 0.3989422804014327; // 1 / sqrt(2 pi)
+                (a as f64 * (cdf + x * pdf)) as f32
+            }
+            M::GeluApproxTanhBwd => {
+                // Cancels like gelu_bwd for negative x: f64 too.
+                const K: f64 = 0.7978845608028654; // sqrt(2 / pi)
+                const C: f64 = 0.044715;
+                let x = b as f64;
+                let u = K * (x + C * x * x * x);
+                let s = 1.0 / (1.0 + (-2.0 * u).exp());
+                (a as f64 * (s + x * 2.0 * s * (1.0 - s) * K * (1.0 + 3.0 * C * x * x))) as f32
+            }
+            M::SoftplusBwd => a * sigmoid(self.softplus_beta * b),
+            M::SwishBwd => {
+                let s = sigmoid(self.swish_beta * b);
+                a * (s + self.swish_beta * b * s * (1.0 - s))
+            }
+            M::LogicalAnd => flag(a != 0.0 && b != 0.0),
+            M::LogicalOr => flag(a != 0.0 || b != 0.0),
+            M::LogicalNot => flag(a == 0.0),
+            // Position-dependent and three-operand: the engines evaluate these whole.
+            M::GenIndex | M::BinarySelect => f32::NAN,
         }
     }
 
+    /// Relu with cuDNN's clip order: the lower clip (and its slope) first, then the upper clip
+    /// on the result (the reference engine's definition).
     #[inline(always)]
     fn relu(&self, x: f32) -> f32 {
-        if x >= self.relu_lower {
-            min(x, self.relu_upper)
-        } else if x.is_nan() {
+        let below = if x >= self.relu_lower {
             x
+        } else if x.is_nan() {
+            return x;
         } else if self.relu_slope == 0.0 {
             // Not `lower + 0 * (x - lower)`, which is NaN for x = -inf.
             self.relu_lower
         } else {
             self.relu_lower + self.relu_slope * (x - self.relu_lower)
+        };
+        min(below, self.relu_upper)
+    }
+
+    /// The derivative of [`Pointwise::relu`] at `x`.
+    #[inline(always)]
+    fn relu_slope_at(&self, x: f32) -> f32 {
+        if x.is_nan() {
+            f32::NAN
+        } else if self.relu_upper.is_finite() && self.relu(x) >= self.relu_upper {
+            0.0
+        } else if x > self.relu_lower {
+            1.0
+        } else {
+            self.relu_slope
+        }
+    }
+
+    /// `out[i] = c[i] != 0 ? a[i] : b[i]` (binary_select); a `Splat` stands for every position.
+    pub fn select(a: Operand<'_>, b: Operand<'_>, c: Operand<'_>, out: &mut [f32]) {
+        let at = |o: Operand<'_>, i: usize| match o {
+            Operand::Run(r) => r.get(i).copied().unwrap_or(f32::NAN),
+            Operand::Splat(v) => v,
+        };
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = if at(c, i) != 0.0 { at(a, i) } else { at(b, i) };
         }
     }
 
@@ -293,6 +376,9 @@ mod tests {
             let p = Pointwise::new(mode, &params);
             let mut out = vec![0f32; a.len()];
             let want: Vec<f32> = a.iter().zip(&b).map(|(&x, &y)| p.eval(x, y)).collect();
+            if matches!(mode, PointwiseMode::GenIndex | PointwiseMode::BinarySelect) {
+                continue;
+            }
             if mode.is_binary() {
                 p.binary(Operand::Run(&a), Operand::Run(&b), &mut out);
                 assert_same(&out, &want, mode);

@@ -70,6 +70,7 @@ fn pw_params(
             mode,
             a,
             b,
+            c: None,
             out,
             params,
         }),
@@ -200,7 +201,11 @@ fn tol_of(dt: DataType) -> f64 {
 #[test]
 fn pointwise_every_mode_broadcast_and_scalar() {
     let dt = DataType::F32;
-    for (i, mode) in PointwiseMode::ALL.into_iter().enumerate() {
+    // binary_select has its own test below.
+    let modes = PointwiseMode::ALL
+        .into_iter()
+        .filter(|m| *m != PointwiseMode::BinarySelect);
+    for (i, mode) in modes.enumerate() {
         let mut tensors = vec![tensor(1, &[3, 5, 7], &packed_strides(&[3, 5, 7]), dt)];
         let mut nodes = Vec::new();
         if mode.is_binary() {
@@ -225,6 +230,7 @@ fn pointwise_every_mode_broadcast_and_scalar() {
                     elu_alpha: Some(0.7),
                     softplus_beta: Some(2.0),
                     swish_beta: Some(1.5),
+                    axis: (mode == PointwiseMode::GenIndex).then_some(1),
                 },
             ));
         }
@@ -234,6 +240,68 @@ fn pointwise_every_mode_broadcast_and_scalar() {
             nodes,
         };
         check(&PointwiseEngine, graph, &[], 2e-6, 1e-6, i as u64);
+    }
+}
+
+/// gen_index along each axis (one of them broadcast further), comparisons into bool and i8,
+/// logical modes, binary_select with a bool mask into fp8, integer arithmetic: against the
+/// reference, packed and strided.
+#[test]
+fn pointwise_gen_index_select_logical_and_integral_types() {
+    for (i, strided) in [false, true].into_iter().enumerate() {
+        let d = [3i64, 37, 70];
+        let st = |dims: &[i64]| {
+            if strided {
+                padded_strides(dims)
+            } else {
+                packed_strides(dims)
+            }
+        };
+        let axis = |a| PointwiseParams {
+            axis: Some(a),
+            ..PointwiseParams::default()
+        };
+        let pw3 = |name: &str, a, b, c, out| Node {
+            name: name.into(),
+            compute_type: DataType::F32,
+            op: Op::Pointwise(PointwiseOp {
+                mode: PointwiseMode::BinarySelect,
+                a,
+                b: Some(b),
+                c: Some(c),
+                out,
+                params: PointwiseParams::default(),
+            }),
+        };
+        let graph = OpGraph {
+            name: format!("integral strided={strided}"),
+            tensors: vec![
+                tensor(1, &d, &st(&d), DataType::F32),
+                tensor(2, &[1, 37, 1], &st(&[1, 37, 1]), DataType::F16),
+                tensor(3, &d, &st(&d), DataType::I32),
+                tensor(4, &d, &st(&d), DataType::I32),
+                tensor(5, &[3, 1, 70], &st(&[3, 1, 70]), DataType::I32),
+                tensor(6, &d, &st(&d), DataType::Boolean),
+                tensor(7, &d, &st(&d), DataType::I8),
+                tensor(8, &d, &st(&d), DataType::Fp8E4m3),
+                tensor(9, &[3, 1, 70], &st(&[3, 1, 70]), DataType::I32),
+                tensor(10, &d, &st(&d), DataType::Fp8E5m2),
+                virt(11, &d, DataType::F32),
+                tensor(12, &d, &st(&d), DataType::I8),
+            ],
+            nodes: vec![
+                pw_params("rows", PointwiseMode::GenIndex, 1, None, 3, axis(1)),
+                pw_params("cols", PointwiseMode::GenIndex, 1, None, 4, axis(2)),
+                pw_params("planes", PointwiseMode::GenIndex, 5, None, 9, axis(0)),
+                pw("lt", PointwiseMode::CmpLt, 1, Some(2), 6),
+                pw("not", PointwiseMode::LogicalNot, 6, None, 7),
+                pw3("select", 1, 2, 6, 8),
+                pw("mod", PointwiseMode::Mod, 4, Some(9), 10),
+                pw("and", PointwiseMode::LogicalAnd, 3, Some(4), 11),
+                pw("or", PointwiseMode::LogicalOr, 11, Some(7), 12),
+            ],
+        };
+        check(&PointwiseEngine, graph, &[], 1e-6, 1.0, 40 + i as u64);
     }
 }
 
@@ -1024,7 +1092,8 @@ fn engines_are_listed_most_specific_first() {
             "KILN_CPU_CONV_DGRAD_GEMM_V1",
             "KILN_CPU_CONV_WGRAD_GEMM_V1",
             "KILN_CPU_POINTWISE_V1",
-            "KILN_CPU_SDPA_FLASH_V1"
+            "KILN_CPU_SDPA_FLASH_V1",
+            "KILN_CPU_RESAMPLE_V1"
         ]
     );
 }
@@ -1264,4 +1333,122 @@ fn workspace_slots_knob_is_kept_and_checked() {
         .map(|k| (k.id, k.name))
         .collect();
     assert_eq!(ids, [(1, "parallel_split"), (2, "workspace_slots")]);
+}
+
+// ---------------------------------------------------------------- resample
+
+/// A pooling graph: x [dims] in `strides`, y (and an index of `index_type`) in x's layout order.
+fn pooling(
+    dims: &[i64],
+    strides_of: fn(&[i64]) -> Vec<i64>,
+    dt: DataType,
+    mode: kiln_core::ops::resample::ResampleMode,
+    geometry: &kiln_core::ops::resample::ResampleGeometry,
+    index_type: Option<DataType>,
+) -> OpGraph {
+    use kiln_core::ops::resample::ResampleOp;
+    let out = geometry.output_dims(dims, "test").unwrap();
+    let mut tensors = vec![
+        tensor(1, dims, &strides_of(dims), dt),
+        tensor(2, &out, &strides_of(&out), dt),
+    ];
+    if let Some(it) = index_type {
+        tensors.push(tensor(3, &out, &strides_of(&out), it));
+    }
+    let op = ResampleOp {
+        mode,
+        geometry: geometry.clone(),
+        x: Some(1),
+        y: 2,
+        index: index_type.map(|_| 3),
+        dx: None,
+    };
+    OpGraph {
+        name: format!("{} {dims:?} {dt}", mode.name()),
+        tensors,
+        nodes: vec![Node {
+            name: "pool".into(),
+            compute_type: DataType::F32,
+            op: Op::Generic(op.to_generic()),
+        }],
+    }
+}
+
+#[test]
+fn resample_every_mode_layout_rank_and_type_matches_the_reference() {
+    use kiln_core::ops::resample::{ResampleGeometry, ResampleMode};
+    let cases: [(&[i64], ResampleGeometry); 3] = [
+        (
+            &[2, 5, 9, 8],
+            ResampleGeometry {
+                window: vec![3, 2],
+                stride: vec![2, 2],
+                pre_padding: vec![1, 0],
+                post_padding: vec![1, 1],
+            },
+        ),
+        (
+            &[1, 3, 11],
+            ResampleGeometry {
+                window: vec![4],
+                stride: vec![3],
+                pre_padding: vec![2],
+                post_padding: vec![0],
+            },
+        ),
+        (
+            &[2, 4, 5, 4, 6],
+            ResampleGeometry {
+                window: vec![2, 3, 2],
+                stride: vec![1, 2, 2],
+                pre_padding: vec![0, 1, 1],
+                post_padding: vec![1, 2, 0],
+            },
+        ),
+    ];
+    let mut seed = 60;
+    for (dims, geometry) in &cases {
+        for mode in ResampleMode::ALL {
+            for layout in [
+                packed_strides as fn(&[i64]) -> Vec<i64>,
+                channels_last_strides,
+            ] {
+                for dt in [DataType::F32, DataType::F16, DataType::Bf16] {
+                    let index = (mode == ResampleMode::MaxPool).then_some(if dt == DataType::F16 {
+                        DataType::I8
+                    } else {
+                        DataType::I32
+                    });
+                    let g = pooling(dims, layout, dt, mode, geometry, index);
+                    seed += 1;
+                    check(&super::ResampleEngine, g, &[], tol_of(dt), 1.0, seed);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn resample_engine_declines_other_graphs_with_a_reason() {
+    use kiln_core::ops::resample::{ResampleGeometry, ResampleMode};
+    let geometry = ResampleGeometry {
+        window: vec![2, 2],
+        stride: vec![2, 2],
+        pre_padding: vec![0, 0],
+        post_padding: vec![0, 0],
+    };
+    let mut g = pooling(
+        &[1, 2, 4, 4],
+        packed_strides,
+        DataType::F64,
+        ResampleMode::MaxPool,
+        &geometry,
+        None,
+    );
+    g.validate().unwrap();
+    let why = super::ResampleEngine.supports(&g).unwrap_err();
+    assert!(why.contains("f64"), "{why}");
+    let dag = pointwise_dag(DataType::F32, false);
+    let why = super::ResampleEngine.supports(&dag).unwrap_err();
+    assert!(why.contains("resample"), "{why}");
 }

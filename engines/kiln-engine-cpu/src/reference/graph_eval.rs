@@ -203,32 +203,32 @@ impl<'a> Env<'a> {
         let out = self.desc(uid)?;
         let values = match &self.node.op {
             Op::Pointwise(p) => {
-                if p.mode.is_binary() != p.b.is_some() {
+                if p.mode.operand_count() != p.operand_count() {
                     return Err(PluginError::bad_param(format!(
                         "{what}: mode {} takes {} operand(s)",
                         p.mode.name(),
-                        if p.mode.is_binary() { 2 } else { 1 }
+                        p.mode.operand_count()
                     )));
                 }
-                let a = self.read(p.a)?;
-                let b = p.b.map(|b| self.read(b)).transpose()?;
-                let dims = match (a, b) {
-                    ((_, Value::Scalar(_)), None) => {
+                let read = p
+                    .inputs()
+                    .into_iter()
+                    .map(|uid| self.read(uid))
+                    .collect::<PluginResult<Vec<_>>>()?;
+                let tensors: Vec<&TensorDesc> = read
+                    .iter()
+                    .filter(|(_, v)| matches!(v, Value::Data(_)))
+                    .map(|(t, _)| *t)
+                    .collect();
+                let dims = match tensors.split_first() {
+                    None => {
                         return Err(PluginError::bad_param(format!(
-                            "{what}: the only operand is a by-value scalar"
+                            "{what}: every operand is a by-value scalar"
                         )))
                     }
-                    ((ta, _), None) => ta.dims.clone(),
-                    ((_, Value::Scalar(_)), Some((_, Value::Scalar(_)))) => {
-                        return Err(PluginError::bad_param(format!(
-                            "{what}: both operands are by-value scalars"
-                        )))
-                    }
-                    ((_, Value::Scalar(_)), Some((tb, _))) => tb.dims.clone(),
-                    ((ta, _), Some((_, Value::Scalar(_)))) => ta.dims.clone(),
-                    ((ta, _), Some((tb, _))) => {
-                        kiln_core::shape::broadcast(&ta.dims, &tb.dims, &what)?
-                    }
+                    Some((first, rest)) => rest.iter().try_fold(first.dims.clone(), |acc, t| {
+                        kiln_core::shape::broadcast(&acc, &t.dims, &what)
+                    })?,
                 };
                 if dims != out.dims {
                     return Err(PluginError::bad_param(format!(
@@ -237,14 +237,17 @@ impl<'a> Env<'a> {
                         out.dims
                     )));
                 }
-                let operand = |(t, v): (&'a TensorDesc, Value<'a>)| match v {
-                    Value::Data(data) => Operand::Tensor {
-                        data,
-                        dims: &t.dims,
-                    },
-                    Value::Scalar(s) => Operand::Scalar(s),
-                };
-                pointwise::apply(p.mode, &p.params, operand(a), b.map(operand), &out.dims)
+                let operands: Vec<Operand<'_>> = read
+                    .iter()
+                    .map(|&(t, v)| match v {
+                        Value::Data(data) => Operand::Tensor {
+                            data,
+                            dims: &t.dims,
+                        },
+                        Value::Scalar(s) => Operand::Scalar(s),
+                    })
+                    .collect();
+                pointwise::apply(p.mode, &p.params, &operands, &out.dims)
             }
             Op::Conv(c) => {
                 let [first, second] = c.inputs();

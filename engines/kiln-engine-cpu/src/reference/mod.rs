@@ -24,6 +24,7 @@ mod graph_eval;
 mod matmul;
 mod pointwise;
 mod reduction;
+pub(crate) mod resample;
 mod rmsnorm;
 pub(crate) mod sdpa;
 #[cfg(test)]
@@ -103,6 +104,8 @@ pub(crate) fn generic_kernel(op: &str) -> Option<GenericKernel> {
         "rmsnorm" => Some(rmsnorm::run),
         "sdpa" => Some(sdpa::run),
         "sdpa_backward" => Some(sdpa::run_backward),
+        "resample" => Some(resample::run),
+        "resample_backward" => Some(resample::run_backward),
         _ => None,
     }
 }

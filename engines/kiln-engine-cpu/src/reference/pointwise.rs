@@ -17,7 +17,9 @@ const ONE_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI * 0.5;
 /// The scalar math of one pointwise mode in f64 (`b` is ignored for unary modes).
 ///
 /// Follows the definitions documented on [`PointwiseMode`] with `params`' defaults for unset
-/// fields. Transcendental modes are evaluated in numerically stable forms of the same
+/// fields. The two modes that are not a function of `a` and `b` alone are NaN here: `gen_index`
+/// (a function of the position) and `binary_select` (three operands); [`select_f64`] is the
+/// latter, and whole-tensor evaluation handles both. Transcendental modes are evaluated in numerically stable forms of the same
 /// mathematical functions (e.g. softplus never overflows for large inputs; gelu uses `erfc` so
 /// that its negative tail keeps full relative accuracy). Never panics.
 pub fn pointwise_f64(mode: PointwiseMode, params: &PointwiseParams, a: f64, b: f64) -> f64 {
@@ -37,19 +39,7 @@ pub fn pointwise_f64(mode: PointwiseMode, params: &PointwiseParams, a: f64, b: f
         PointwiseMode::CmpGt => flag(a > b),
         PointwiseMode::CmpGe => flag(a >= b),
         PointwiseMode::Identity => a,
-        PointwiseMode::Relu => {
-            let (lower, slope) = (params.relu_lower_clip(), params.relu_lower_clip_slope());
-            if a.is_nan() {
-                a
-            } else if a >= lower {
-                min_nan(a, params.relu_upper_clip())
-            } else if slope == 0.0 {
-                // Not `lower + 0 * (a - lower)`, which is NaN for a = -inf.
-                lower
-            } else {
-                lower + slope * (a - lower)
-            }
-        }
+        PointwiseMode::Relu => relu(params, a),
         PointwiseMode::Sigmoid => sigmoid(a),
         PointwiseMode::Tanh => a.tanh(),
         PointwiseMode::Gelu => 0.5 * a * erfc(-a * std::f64::consts::FRAC_1_SQRT_2),
@@ -85,6 +75,103 @@ pub fn pointwise_f64(mode: PointwiseMode, params: &PointwiseParams, a: f64, b: f
         PointwiseMode::Sqrt => a.sqrt(),
         PointwiseMode::Rsqrt => 1.0 / a.sqrt(),
         PointwiseMode::Reciprocal => 1.0 / a,
+        PointwiseMode::AddSquare => a + b * b,
+        PointwiseMode::Mod => a % b,
+        PointwiseMode::Atan2 => a.atan2(b),
+        PointwiseMode::Ceil => a.ceil(),
+        PointwiseMode::Floor => a.floor(),
+        PointwiseMode::Sin => a.sin(),
+        PointwiseMode::Cos => a.cos(),
+        PointwiseMode::Tan => a.tan(),
+        PointwiseMode::Erf => erf(a),
+        PointwiseMode::ReluBwd => a * relu_slope(params, b),
+        // 1 - tanh(x)^2 = 4 e / (1 + e)^2 and s (1 - s) = e / (1 + e)^2 with e = exp(-2|x|),
+        // exp(-|x|): the forms that keep their relative accuracy in the tails.
+        PointwiseMode::TanhBwd => {
+            let e = (-2.0 * b.abs()).exp();
+            a * 4.0 * e / ((1.0 + e) * (1.0 + e))
+        }
+        PointwiseMode::SigmoidBwd => {
+            let e = (-b.abs()).exp();
+            a * e / ((1.0 + e) * (1.0 + e))
+        }
+        PointwiseMode::EluBwd => {
+            if b > 0.0 {
+                a
+            } else if b.is_nan() {
+                f64::NAN
+            } else {
+                a * params.elu_alpha() * b.exp()
+            }
+        }
+        PointwiseMode::GeluBwd => {
+            let cdf = 0.5 * erfc(-b * std::f64::consts::FRAC_1_SQRT_2);
+            let pdf = (-0.5 * b * b).exp() * ONE_OVER_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2;
+            a * (cdf + b * pdf)
+        }
+        PointwiseMode::GeluApproxTanhBwd => {
+            const K: f64 = 0.7978845608028654; // sqrt(2 / pi)
+            const C: f64 = 0.044715;
+            let u = K * (b + C * b * b * b);
+            // 0.5 (1 + tanh(u)) = sigmoid(2u) and 1 - tanh(u)^2 = 4 s (1 - s), s = sigmoid(2u):
+            // the forms that do not cancel for large |u|.
+            let s = sigmoid(2.0 * u);
+            a * (s + b * 2.0 * s * (1.0 - s) * K * (1.0 + 3.0 * C * b * b))
+        }
+        PointwiseMode::SoftplusBwd => a * sigmoid(params.softplus_beta() * b),
+        PointwiseMode::SwishBwd => {
+            let beta = params.swish_beta();
+            let s = sigmoid(beta * b);
+            a * (s + beta * b * s * (1.0 - s))
+        }
+        PointwiseMode::LogicalAnd => flag(a != 0.0 && b != 0.0),
+        PointwiseMode::LogicalOr => flag(a != 0.0 || b != 0.0),
+        PointwiseMode::LogicalNot => flag(a == 0.0),
+        PointwiseMode::GenIndex | PointwiseMode::BinarySelect => f64::NAN,
+    }
+}
+
+/// `binary_select`: `a` where the mask `c` is nonzero (NaN included), else `b`.
+pub fn select_f64(a: f64, b: f64, c: f64) -> f64 {
+    if c != 0.0 {
+        a
+    } else {
+        b
+    }
+}
+
+/// Relu as cuDNN defines its clips: the lower clip (with its slope) applies first, then the upper
+/// clip applies to the result, so `min(upper, x >= lower ? x : lower + slope * (x - lower))`.
+/// With the lower clip above the upper one every output is the upper clip (ONNX `Clip` with
+/// min > max, numpy's `clip`). NaN stays NaN.
+fn relu(params: &PointwiseParams, a: f64) -> f64 {
+    let (lower, slope) = (params.relu_lower_clip(), params.relu_lower_clip_slope());
+    let clipped_below = if a.is_nan() {
+        return a;
+    } else if a >= lower {
+        a
+    } else if slope == 0.0 {
+        // Not `lower + 0 * (a - lower)`, which is NaN for a = -inf.
+        lower
+    } else {
+        lower + slope * (a - lower)
+    };
+    min_nan(clipped_below, params.relu_upper_clip())
+}
+
+/// The derivative of [`relu`] at `x`: 0 where the upper clip holds the output, 1 above the
+/// lower clip, the slope at or below it; NaN for NaN.
+fn relu_slope(params: &PointwiseParams, x: f64) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
+    }
+    let upper = params.relu_upper_clip();
+    if upper.is_finite() && relu(params, x) >= upper {
+        0.0
+    } else if x > params.relu_lower_clip() {
+        1.0
+    } else {
+        params.relu_lower_clip_slope()
     }
 }
 
@@ -180,30 +267,63 @@ fn erfc_continued_fraction(x: f64) -> f64 {
 
 /// Applies `mode` to whole tensors in packed row-major f64 form.
 ///
-/// `a` and `b` are either a buffer with its dims (same rank as `out_dims`, each dim equal to it
-/// or 1) or a by-value scalar; `out_dims` is the broadcast shape the caller has checked.
+/// `a`, `b` and `c` are either a buffer with its dims (same rank as `out_dims`, each dim equal to
+/// it or 1) or a by-value scalar; `out_dims` is the broadcast shape the caller has checked.
+/// `gen_index` writes each output element's index along `params.axis()` (its operand's values
+/// are not read); `binary_select` reads all three operands.
 pub(super) fn apply(
     mode: PointwiseMode,
     params: &PointwiseParams,
-    a: Operand<'_>,
-    b: Option<Operand<'_>>,
+    operands: &[Operand<'_>],
     out_dims: &[i64],
 ) -> PluginResult<Vec<f64>> {
-    let a_at = a.indexer(out_dims)?;
-    match b {
-        None => Ok(a_at
+    if mode == PointwiseMode::GenIndex {
+        return Ok(gen_index(out_dims, params.axis()));
+    }
+    let at = operands
+        .iter()
+        .map(|o| o.indexer(out_dims))
+        .collect::<PluginResult<Vec<_>>>()?;
+    Ok(match &at[..] {
+        [a] => a
             .iter()
             .map(|va| pointwise_f64(mode, params, va, 0.0))
-            .collect()),
-        Some(b) => {
-            let b_at = b.indexer(out_dims)?;
-            Ok(a_at
-                .iter()
-                .zip(b_at.iter())
-                .map(|(va, vb)| pointwise_f64(mode, params, va, vb))
-                .collect())
+            .collect(),
+        [a, b] => a
+            .iter()
+            .zip(b.iter())
+            .map(|(va, vb)| pointwise_f64(mode, params, va, vb))
+            .collect(),
+        [a, b, c] => a
+            .iter()
+            .zip(b.iter())
+            .zip(c.iter())
+            .map(|((va, vb), vc)| select_f64(va, vb, vc))
+            .collect(),
+        _ => {
+            return Err(kiln_plugin_sdk::PluginError::bad_param(format!(
+                "pointwise {}: {} operands; a mode takes 1 to 3",
+                mode.name(),
+                operands.len()
+            )))
         }
-    }
+    })
+}
+
+/// The index along `axis` of every element of `dims`, in row-major order (an out-of-range axis,
+/// refused by validation, gives zeros).
+fn gen_index(dims: &[i64], axis: i64) -> Vec<f64> {
+    let count = element_count(dims);
+    let axis = usize::try_from(axis).ok().filter(|&a| a < dims.len());
+    let Some(axis) = axis else {
+        return vec![0.0; count];
+    };
+    let inner: usize = dims[axis + 1..]
+        .iter()
+        .map(|&d| d.max(1) as usize)
+        .product();
+    let size = dims[axis].max(1) as usize;
+    (0..count).map(|i| ((i / inner) % size) as f64).collect()
 }
 
 /// One pointwise operand: a packed row-major buffer with its dims, or a by-value scalar.
@@ -348,6 +468,29 @@ mod tests {
             (Sqrt, 6.25, 0.0, 2.5),
             (Rsqrt, 4.0, 0.0, 0.5),
             (Reciprocal, -8.0, 0.0, -0.125),
+            (AddSquare, 1.5, 2.0, 5.5),
+            (Mod, -7.5, 2.0, -1.5),
+            (Atan2, 1.0, 1.0, std::f64::consts::FRAC_PI_4),
+            (Ceil, -1.5, 0.0, -1.0),
+            (Floor, -1.5, 0.0, -2.0),
+            (Sin, std::f64::consts::FRAC_PI_2, 0.0, 1.0),
+            (Cos, 0.0, 0.0, 1.0),
+            (Tan, std::f64::consts::FRAC_PI_4, 0.0, 1.0),
+            (Erf, 0.5, 0.0, 0.5204998778130465),
+            (ReluBwd, 2.0, 3.0, 2.0),
+            (TanhBwd, 1.0, 0.5, 0.7864477329659274),
+            (SigmoidBwd, 1.0, 0.0, 0.25),
+            (EluBwd, 2.0, -1.0, 0.7357588823428847),
+            (GeluBwd, 1.0, 0.0, 0.5),
+            (GeluApproxTanhBwd, 1.0, 0.0, 0.5),
+            (SoftplusBwd, 1.0, 0.0, 0.5),
+            (SwishBwd, 1.0, 0.0, 0.5),
+            (LogicalAnd, 2.0, 0.0, 0.0),
+            (LogicalOr, 2.0, 0.0, 1.0),
+            (LogicalNot, 0.0, 0.0, 1.0),
+            // Not functions of (a, b): evaluated whole-tensor by `apply` (tested there).
+            (GenIndex, 1.0, 0.0, f64::NAN),
+            (BinarySelect, 1.0, 0.0, f64::NAN),
         ]
     }
 
@@ -365,7 +508,7 @@ mod tests {
         for (mode, a, b, want) in cases {
             let got = pointwise_f64(mode, &p, a, b);
             assert!(
-                close(got, want, 1e-15),
+                close(got, want, 1e-15) || (got.is_nan() && want.is_nan()),
                 "{}({a}, {b}) = {got}, want {want}",
                 mode.name()
             );
@@ -395,6 +538,69 @@ mod tests {
             pointwise_f64(PointwiseMode::Relu, &leaky, f64::INFINITY, 0.0),
             f64::INFINITY
         );
+    }
+
+    #[test]
+    fn relu_with_the_lower_clip_above_the_upper_is_the_upper_clip() {
+        // ONNX test_clip_min_greater_than_max: x = [-2, 0, 6], min 2, max 1 -> [1, 1, 1].
+        let p = PointwiseParams {
+            relu_lower_clip: Some(2.0),
+            relu_upper_clip: Some(1.0),
+            ..Default::default()
+        };
+        for x in [-2.0, 0.0, 6.0] {
+            assert_eq!(
+                pointwise_f64(PointwiseMode::Relu, &p, x, 0.0),
+                1.0,
+                "x = {x}"
+            );
+        }
+        assert!(pointwise_f64(PointwiseMode::Relu, &p, f64::NAN, 0.0).is_nan());
+    }
+
+    #[test]
+    fn backward_modes_are_the_derivatives_of_their_forward_modes() {
+        use PointwiseMode::*;
+        let params = [
+            PointwiseParams::default(),
+            PointwiseParams {
+                relu_lower_clip: Some(-0.5),
+                relu_upper_clip: Some(1.5),
+                relu_lower_clip_slope: Some(0.1),
+                elu_alpha: Some(0.7),
+                softplus_beta: Some(2.0),
+                swish_beta: Some(1.5),
+                axis: None,
+            },
+        ];
+        let pairs = [
+            (Relu, ReluBwd),
+            (Tanh, TanhBwd),
+            (Sigmoid, SigmoidBwd),
+            (Elu, EluBwd),
+            (Gelu, GeluBwd),
+            (GeluApproxTanh, GeluApproxTanhBwd),
+            (Softplus, SoftplusBwd),
+            (Swish, SwishBwd),
+        ];
+        let h = 1e-6;
+        for p in &params {
+            for (fwd, bwd) in pairs {
+                // Points away from relu's and elu's kinks.
+                for x in [-3.1, -1.7, -0.3, 0.2, 0.9, 2.3, 4.4] {
+                    let f = |x| pointwise_f64(fwd, p, x, 0.0);
+                    let numeric = (f(x + h) - f(x - h)) / (2.0 * h);
+                    let got = pointwise_f64(bwd, p, 1.0, x);
+                    assert!(
+                        (got - numeric).abs() <= 1e-6 * numeric.abs().max(1.0),
+                        "{}({x}) = {got}, numeric {numeric} ({p:?})",
+                        bwd.name()
+                    );
+                    let scaled = pointwise_f64(bwd, p, 2.5, x);
+                    assert!(close(scaled, 2.5 * got, 1e-15), "dy scales: {scaled}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -460,7 +666,19 @@ mod tests {
                     | PointwiseMode::CmpGt
                     | PointwiseMode::CmpGe
             );
-            if mode == PointwiseMode::CmpNe {
+            let is_logical = matches!(
+                mode,
+                PointwiseMode::LogicalAnd | PointwiseMode::LogicalOr | PointwiseMode::LogicalNot
+            );
+            if is_logical {
+                // NaN is nonzero, so true.
+                let want = if mode == PointwiseMode::LogicalNot {
+                    0.0
+                } else {
+                    1.0
+                };
+                assert_eq!(got, want, "{}", mode.name());
+            } else if mode == PointwiseMode::CmpNe {
                 assert_eq!(got, 1.0);
             } else if is_cmp {
                 assert_eq!(got, 0.0, "{}", mode.name());
@@ -484,14 +702,16 @@ mod tests {
         let out = apply(
             PointwiseMode::Add,
             &p,
-            Operand::Tensor {
-                data: &a,
-                dims: &[2, 1],
-            },
-            Some(Operand::Tensor {
-                data: &b,
-                dims: &[1, 3],
-            }),
+            &[
+                Operand::Tensor {
+                    data: &a,
+                    dims: &[2, 1],
+                },
+                Operand::Tensor {
+                    data: &b,
+                    dims: &[1, 3],
+                },
+            ],
             &[2, 3],
         )
         .unwrap();
@@ -499,14 +719,53 @@ mod tests {
         let out = apply(
             PointwiseMode::Sub,
             &p,
-            Operand::Scalar(100.0),
-            Some(Operand::Tensor {
-                data: &b,
-                dims: &[1, 3],
-            }),
+            &[
+                Operand::Scalar(100.0),
+                Operand::Tensor {
+                    data: &b,
+                    dims: &[1, 3],
+                },
+            ],
             &[1, 3],
         )
         .unwrap();
         assert_eq!(out, vec![99.0, 98.0, 97.0]);
+        // binary_select: the mask [1, 0, NaN] picks a, b, a.
+        let mask = [1.0, 0.0, f64::NAN];
+        let out = apply(
+            PointwiseMode::BinarySelect,
+            &p,
+            &[
+                Operand::Tensor {
+                    data: &b,
+                    dims: &[1, 3],
+                },
+                Operand::Scalar(-1.0),
+                Operand::Tensor {
+                    data: &mask,
+                    dims: &[1, 3],
+                },
+            ],
+            &[1, 3],
+        )
+        .unwrap();
+        assert_eq!(out, vec![1.0, -1.0, 3.0]);
+    }
+
+    #[test]
+    fn gen_index_counts_along_its_axis() {
+        let p = |axis| PointwiseParams {
+            axis: Some(axis),
+            ..Default::default()
+        };
+        let x = [0.0; 6];
+        let op = [Operand::Tensor {
+            data: &x,
+            dims: &[2, 3],
+        }];
+        let rows = apply(PointwiseMode::GenIndex, &p(0), &op, &[2, 3]).unwrap();
+        assert_eq!(rows, vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+        let cols = apply(PointwiseMode::GenIndex, &p(1), &op, &[2, 3]).unwrap();
+        assert_eq!(cols, vec![0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
     }
 }

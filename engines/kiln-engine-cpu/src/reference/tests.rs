@@ -54,6 +54,7 @@ fn pw(mode: PointwiseMode, a: i64, b: Option<i64>, out: i64) -> Op {
         mode,
         a,
         b,
+        c: None,
         out,
         params: PointwiseParams::default(),
     })
@@ -390,6 +391,7 @@ fn pointwise_modes_in_a_graph_use_their_params() {
         mode: PointwiseMode::Relu,
         a: 1,
         b: None,
+        c: None,
         out: 2,
         params: PointwiseParams {
             relu_lower_clip_slope: Some(0.1),

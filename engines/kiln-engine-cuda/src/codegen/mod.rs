@@ -7,6 +7,7 @@
 //! - [`gemm`]: `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`, one tiled GEMM kernel in
 //!   headers, specialised by a generated prologue (operand geometry, fused pointwise epilogue).
 //! - [`sdpa`]: `KILN_CUDA_SDPA_FA2_V1`, attention forward and backward on tensor cores.
+//! - [`resample`]: `KILN_CUDA_RESAMPLE_V1`, pooling.
 //!
 //! Every generated kernel computes in f32 and takes one pointer per bound tensor, in the order
 //! of [`Kernel::args`].
@@ -15,6 +16,7 @@ pub mod gemm;
 pub mod hopper;
 pub mod pointwise;
 pub mod sdpa;
+pub mod resample;
 
 use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
 use std::collections::HashMap;
@@ -23,9 +25,14 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 12] = [
+pub const HEADERS: [(&str, &str); 13] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
+    // Included by common.cuh: storage types beyond f32/f16/bf16, the newer pointwise modes.
+    (
+        "pointwise_math.cuh",
+        include_str!("../kernels/pointwise_math.cuh"),
+    ),
     (
         "gemm_mainloop.cuh",
         include_str!("../kernels/gemm_mainloop.cuh"),
@@ -132,6 +139,11 @@ pub fn c_type(dt: DataType) -> Option<&'static str> {
         DataType::F16 => Some("__half"),
         DataType::Bf16 => Some("__nv_bfloat16"),
         DataType::F64 => None,
+        DataType::Boolean => Some("kiln_bool"),
+        DataType::I8 => Some("signed char"),
+        DataType::I32 => Some("int"),
+        DataType::Fp8E4m3 => Some("__nv_fp8_e4m3"),
+        DataType::Fp8E5m2 => Some("__nv_fp8_e5m2"),
     }
 }
 
@@ -149,10 +161,19 @@ pub fn float_lit(v: f64) -> String {
     }
 }
 
-/// The f32 expression of one pointwise node over operand expressions `a` and `b`.
-pub fn mode_expr(op: &PointwiseOp, a: &str, b: &str) -> String {
+/// The f32 expression of one pointwise node over operand expressions `a`, `b` and `c` (the
+/// mask of `binary_select`); `index` is the element's coordinate along `gen_index`'s axis.
+pub fn mode_expr(op: &PointwiseOp, a: &str, b: &str, c: &str, index: &str) -> String {
     let p = &op.params;
     let flag = |c: &str| format!("(({a}) {c} ({b}) ? 1.0f : 0.0f)");
+    let relu_params = || {
+        format!(
+            "{}, {}, {}",
+            float_lit(p.relu_lower_clip()),
+            float_lit(p.relu_upper_clip()),
+            float_lit(p.relu_lower_clip_slope())
+        )
+    };
     match op.mode {
         PointwiseMode::Add => format!("({a}) + ({b})"),
         PointwiseMode::Sub => format!("({a}) - ({b})"),
@@ -168,12 +189,7 @@ pub fn mode_expr(op: &PointwiseOp, a: &str, b: &str) -> String {
         PointwiseMode::CmpGt => flag(">"),
         PointwiseMode::CmpGe => flag(">="),
         PointwiseMode::Identity => a.to_string(),
-        PointwiseMode::Relu => format!(
-            "kiln_relu({a}, {}, {}, {})",
-            float_lit(p.relu_lower_clip()),
-            float_lit(p.relu_upper_clip()),
-            float_lit(p.relu_lower_clip_slope())
-        ),
+        PointwiseMode::Relu => format!("kiln_relu({a}, {})", relu_params()),
         PointwiseMode::Sigmoid => format!("kiln_sigmoid({a})"),
         PointwiseMode::Tanh => format!("tanhf({a})"),
         PointwiseMode::Gelu => format!("0.5f * ({a}) * erfcf(-({a}) * 0.70710678118654752f)"),
@@ -198,6 +214,47 @@ pub fn mode_expr(op: &PointwiseOp, a: &str, b: &str) -> String {
         PointwiseMode::Sqrt => format!("sqrtf({a})"),
         PointwiseMode::Rsqrt => format!("(1.0f / sqrtf({a}))"),
         PointwiseMode::Reciprocal => format!("(1.0f / ({a}))"),
+        PointwiseMode::AddSquare => format!("(({a}) + ({b}) * ({b}))"),
+        PointwiseMode::Mod => format!("fmodf({a}, {b})"),
+        PointwiseMode::Atan2 => format!("atan2f({a}, {b})"),
+        PointwiseMode::Ceil => format!("ceilf({a})"),
+        PointwiseMode::Floor => format!("floorf({a})"),
+        PointwiseMode::Sin => format!("sinf({a})"),
+        PointwiseMode::Cos => format!("cosf({a})"),
+        PointwiseMode::Tan => format!("tanf({a})"),
+        PointwiseMode::Erf => format!("erff({a})"),
+        PointwiseMode::ReluBwd => format!("(({a}) * kiln_relu_slope({b}, {}))", relu_params()),
+        PointwiseMode::TanhBwd => format!("kiln_tanh_bwd({a}, {b})"),
+        PointwiseMode::SigmoidBwd => format!("kiln_sigmoid_bwd({a}, {b})"),
+        PointwiseMode::EluBwd => format!("kiln_elu_bwd({a}, {b}, {})", float_lit(p.elu_alpha())),
+        PointwiseMode::GeluBwd => format!("kiln_gelu_bwd({a}, {b})"),
+        PointwiseMode::GeluApproxTanhBwd => format!("kiln_gelu_tanh_bwd({a}, {b})"),
+        PointwiseMode::SoftplusBwd => format!(
+            "(({a}) * kiln_sigmoid({} * ({b})))",
+            float_lit(p.softplus_beta())
+        ),
+        PointwiseMode::SwishBwd => {
+            format!("kiln_swish_bwd({a}, {b}, {})", float_lit(p.swish_beta()))
+        }
+        PointwiseMode::LogicalAnd => format!("((({a}) != 0.0f && ({b}) != 0.0f) ? 1.0f : 0.0f)"),
+        PointwiseMode::LogicalOr => format!("((({a}) != 0.0f || ({b}) != 0.0f) ? 1.0f : 0.0f)"),
+        PointwiseMode::LogicalNot => format!("(({a}) == 0.0f ? 1.0f : 0.0f)"),
+        PointwiseMode::GenIndex => format!("((float)({index}))"),
+        PointwiseMode::BinarySelect => format!("(({c}) != 0.0f ? ({a}) : ({b}))"),
+    }
+}
+
+/// The coordinate along `gen_index`'s axis for `op` (a gen_index node) at `coords` of the
+/// iteration space: 0 where its output has size 1 on that axis (it broadcasts there).
+pub fn gen_index_coord(graph: &OpGraph, op: &PointwiseOp, coords: &[String]) -> String {
+    let axis = usize::try_from(op.params.axis()).unwrap_or(usize::MAX);
+    let sized = graph
+        .tensor(op.out)
+        .and_then(|t| t.dims.get(axis).copied())
+        .is_some_and(|d| d != 1);
+    match coords.get(axis) {
+        Some(c) if sized => c.clone(),
+        _ => "0".into(),
     }
 }
 
@@ -297,16 +354,26 @@ pub fn emit_pointwise_body(
             Ok(name)
         };
     for (i, op) in nodes.iter().enumerate() {
-        let a = operand(op.a, values, &mut out)?;
+        // gen_index reads no value of its operand.
+        let a = if op.mode == PointwiseMode::GenIndex {
+            "0.0f".into()
+        } else {
+            operand(op.a, values, &mut out)?
+        };
         let b = match op.b {
             Some(b) => operand(b, values, &mut out)?,
             None => "0.0f".into(),
         };
+        let c = match op.c {
+            Some(c) => operand(c, values, &mut out)?,
+            None => "0.0f".into(),
+        };
+        let index = gen_index_coord(graph, op, coords);
         let name = format!("v{i}");
         let _ = writeln!(
             out,
             "{indent}const float {name} = {};",
-            mode_expr(op, &a, &b)
+            mode_expr(op, &a, &b, &c, &index)
         );
         values.insert(op.out, name.clone());
         let t = graph
@@ -338,10 +405,24 @@ pub fn store_stmt(
     ))
 }
 
-/// Checks that every tensor is f32, f16 or bf16.
-pub fn check_types(graph: &OpGraph) -> Result<(), String> {
+/// Checks that every tensor is of a type the pointwise kernels load and store: any but f64.
+pub fn check_pointwise_types(graph: &OpGraph) -> Result<(), String> {
     for t in &graph.tensors {
         if c_type(t.data_type).is_none() {
+            return Err(format!(
+                "{} is {}; the CUDA pointwise engine takes every type but f64",
+                t.label(),
+                t.data_type
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every tensor is f32, f16 or bf16 (the GEMM engines' types).
+pub fn check_types(graph: &OpGraph) -> Result<(), String> {
+    for t in &graph.tensors {
+        if !matches!(t.data_type, DataType::F32 | DataType::F16 | DataType::Bf16) {
             return Err(format!(
                 "{} is {}; CUDA engines take f32, f16 and bf16",
                 t.label(),

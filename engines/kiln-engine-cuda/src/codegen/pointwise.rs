@@ -3,9 +3,9 @@
 //! that shape, a wide path reads and writes 16 bytes (or 32 for f32 among 2-byte types) per
 //! access, taken at run time when all pointers are aligned for it.
 
-use super::{check_types, emit_pointwise_body, fill, symbol, Kernel, Params};
+use super::{check_pointwise_types, emit_pointwise_body, fill, symbol, Kernel, Params};
 use kiln_core::tensor::packed_strides;
-use kiln_core::{Op, OpGraph, PointwiseOp};
+use kiln_core::{Op, OpGraph, PointwiseMode, PointwiseOp};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -50,7 +50,7 @@ fn iteration_dims(graph: &OpGraph, nodes: &[&PointwiseOp]) -> Result<Vec<i64>, S
 
 /// `Ok` when the engine can run `graph`.
 pub fn supports(graph: &OpGraph) -> Result<(), String> {
-    check_types(graph)?;
+    check_pointwise_types(graph)?;
     let nodes = nodes(graph)?;
     let dims = iteration_dims(graph, &nodes)?;
     for t in graph.bound_tensors() {
@@ -187,16 +187,28 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
                     .map(super::float_lit)
                     .ok_or_else(|| format!("{} has no value", t.label()))
             };
-            let a = get(op.a, &vals)?;
+            let a = if op.mode == PointwiseMode::GenIndex {
+                "0.0f".into()
+            } else {
+                get(op.a, &vals)?
+            };
             let b = match op.b {
                 Some(b) => get(b, &vals)?,
                 None => "0.0f".into(),
             };
+            let c = match op.c {
+                Some(c) => get(c, &vals)?,
+                None => "0.0f".into(),
+            };
+            // Dense: the coordinate along the axis follows from the flat index.
+            let axis = usize::try_from(op.params.axis()).unwrap_or(0).min(rank - 1);
+            let inner: i64 = dims[axis + 1..].iter().product();
+            let index = format!("((j * {vec} + e) / {inner}LL) % {}LL", dims[axis]);
             let name = format!("v{k}");
             let _ = writeln!(
                 vbody,
                 "                const float {name} = {};",
-                super::mode_expr(op, &a, &b)
+                super::mode_expr(op, &a, &b, &c, &index)
             );
             vals.insert(op.out, name.clone());
             let t = graph.tensor(op.out).ok_or("lost tensor")?;

@@ -1,5 +1,5 @@
 // kiln CUDA kernel provider: helpers shared by every generated kernel.
-// Compute is f32; tensors are f32, f16 or bf16.
+// Compute is f32; tensors are f32, f16 or bf16 (more storage types in pointwise_math.cuh).
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
@@ -25,12 +25,13 @@ __device__ __forceinline__ float kiln_sigmoid(float x) {
     float e = expf(x);
     return e / (1.0f + e);
 }
-// The reference engine's relu: NaN stays NaN; below the lower clip with slope 0 the result is
+// The reference engine's relu (cuDNN's clip order): the lower clip and its slope first, then
+// the upper clip on the result. NaN stays NaN; below the lower clip with slope 0 the result is
 // exactly the lower clip, also for -inf (where lower + 0 * (x - lower) would be NaN).
 __device__ __forceinline__ float kiln_relu(float a, float lower, float upper, float slope) {
     if (isnan(a)) { return a; }
-    if (a >= lower) { return kiln_min(a, upper); }
-    return slope == 0.0f ? lower : lower + slope * (a - lower);
+    float below = a >= lower ? a : (slope == 0.0f ? lower : lower + slope * (a - lower));
+    return kiln_min(below, upper);
 }
 __device__ __forceinline__ float kiln_softplus(float a, float beta) {
     float z = beta * a;
@@ -41,3 +42,5 @@ __device__ __forceinline__ float kiln_gelu_tanh(float a) {
     float u = 0.7978845608028654f * (a + 0.044715f * a * a * a);
     return a * kiln_sigmoid(2.0f * u);
 }
+
+#include "pointwise_math.cuh"

@@ -1,0 +1,26 @@
+// KILN_CUDA_RESAMPLE_V1: pooling (max with an optional index, average including or excluding
+// padding), one thread per output element; consecutive threads take consecutive elements of y's
+// memory order, so stores are coalesced. Definitions follow kiln_core::ops::resample: padding is
+// never a maximum and counts as zero in averages, NaN propagates, the index is the row-major
+// window position of the first maximum. Placeholders (double braces) are filled by
+// codegen/resample.rs.
+#include "common.cuh"
+
+extern "C" __global__ void __launch_bounds__(256) {{SYMBOL}}({{PARAMS}}) {
+    const kiln_i64 count = {{COUNT}}LL;
+    const kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
+    for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += step) {
+{{COORDS}}
+        float acc = {{INIT}};
+        int arg = -1;
+        int inside = 0;
+#pragma unroll 4
+        for (int w = 0; w < {{WINDOW}}; ++w) {
+{{TAP}}
+            const float v = kiln_ld(p0[x_off]);
+            ++inside;
+{{COMBINE}}
+        }
+{{FINISH}}
+    }
+}
