@@ -200,11 +200,13 @@ pub fn reduction_mode_arg(s: &str) -> PyResult<ReductionMode> {
     })
 }
 
-/// `[(name, is_binary)]` of every pointwise mode, for the operation table.
+/// `[(name, is_binary)]` of every pointwise mode of one or two operands, for the operation
+/// table (`binary_select`, of three, is reached through `Graph.pointwise`).
 #[pyfunction]
 pub fn _pointwise_modes() -> Vec<(&'static str, bool)> {
     PointwiseMode::ALL
         .iter()
+        .filter(|m| m.operand_count() <= 2)
         .map(|m| (m.name(), m.is_binary()))
         .collect()
 }

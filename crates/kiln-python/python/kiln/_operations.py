@@ -129,6 +129,14 @@ def _phase_outputs(training: Sequence[str], inference: Sequence[str]):
 # kiln's generic operations: one line each.
 GENERIC = [
     Generic("rmsnorm", outputs=_phase_outputs(training=("y", "inv_rms"), inference=("y",))),
+    Generic(
+        "sdpa",
+        outputs=lambda attrs: ("o", "stats") if attrs.get("generate_stats") else ("o",),
+    ),
+    Generic("sdpa_backward"),
+    # The max-pooling index output is bound through generic_op(..., ["y", "index"], ...).
+    Generic("resample"),
+    Generic("resample_backward"),
 ]
 
 
