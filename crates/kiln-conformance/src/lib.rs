@@ -65,6 +65,8 @@ pub const CONV_DGRAD: &str = "KILN_CPU_CONV_DGRAD_GEMM_V1";
 pub const CONV_WGRAD: &str = "KILN_CPU_CONV_WGRAD_GEMM_V1";
 /// The optimized matmul engine (with fused pointwise epilogues).
 pub const MATMUL: &str = "KILN_CPU_MATMUL_GEMM_V1";
+/// The optimized normalization engine (with fused pointwise epilogues).
+pub const NORM: &str = "KILN_CPU_NORM_V1";
 
 /// The CUDA engine for graphs of pointwise nodes (a device engine: under test with
 /// `KILN_CONFORMANCE_DEVICE=cuda:N`).

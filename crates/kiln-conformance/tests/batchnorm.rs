@@ -48,6 +48,25 @@ fn nhwc_batchnorm_conforms() {
     }
 }
 
+/// Shapes large enough for the engines to split the walk across threads, in NCHW and NHWC, with
+/// odd sizes (tails of every vector loop), the fused relu on the forwards.
+#[test]
+fn large_channels_conform() {
+    for norm in [
+        Norm::Batchnorm,
+        Norm::BatchnormInference,
+        Norm::BatchnormBackward,
+    ] {
+        for layout in [Layout::packed(), Layout::channels_last()] {
+            let mut spec = fixed(norm, &[9, 67, 13, 11], layout);
+            if norm != Norm::BatchnormBackward {
+                spec.then = Some(kiln::PointwiseMode::Relu);
+            }
+            conform_norm(&spec, 9).unwrap();
+        }
+    }
+}
+
 /// A known example: one channel holding [1, 3] (N = 2), scale 2, bias 1, epsilon 0, momentum
 /// 0.5 from running mean 0 and variance 1: mean 2, variance 1 (unbiased 2).
 #[test]

@@ -42,3 +42,61 @@ fn a_worked_example() {
     assert!((outs[1].to_f64_vec()[0] - 2.5).abs() < 1e-6);
     assert!((outs[2].to_f64_vec()[0] - inv).abs() < 1e-6);
 }
+
+/// Shapes large enough for the engines to split rows across threads, every norm per sample,
+/// with odd lengths (tails of every vector loop) and a strided layout.
+#[test]
+fn large_rows_conform() {
+    for (norm, dims) in [
+        (Norm::Layernorm, vec![48, 1027]),
+        (Norm::Layernorm, vec![7, 3, 5, 301]),
+        (Norm::LayernormBackward, vec![40, 1029]),
+        (Norm::RmsnormBackward, vec![33, 517]),
+    ] {
+        for layout in [Layout::packed(), Layout::transposed()] {
+            let mut spec = fixed(norm, &dims, layout);
+            spec.then = (norm == Norm::Layernorm).then_some(kiln::PointwiseMode::Relu);
+            conform_norm(&spec, 5).unwrap();
+        }
+    }
+}
+
+/// layernorm, then `* s + b` with a tensor and a scalar operand, then gelu: one fused plan on
+/// the norm engine, equal to the reference.
+#[test]
+fn a_chain_with_tensor_operands_fuses() {
+    use kiln::{DataType, Graph, LayernormAttributes, PointwiseAttributes, PointwiseMode};
+    use kiln_conformance::{Case, Domain, TensorSpec};
+    let mut g = Graph::new();
+    let x = TensorSpec::new(&[6, 4, 33], Layout::channels_last(), DataType::Bf16);
+    let p = TensorSpec::new(&[1, 4, 33], Layout::packed(), DataType::Bf16);
+    let gate = TensorSpec::new(&[6, 1, 33], Layout::packed(), DataType::F32);
+    let (xt, scale, bias) = (
+        x.add_to(&mut g, "x"),
+        p.add_to(&mut g, "s"),
+        p.add_to(&mut g, "b"),
+    );
+    let gt = gate.add_to(&mut g, "gate");
+    let out = g
+        .layernorm(&xt, &scale, &bias, LayernormAttributes::new().epsilon(1e-5))
+        .unwrap();
+    let two = g.scalar(2.0);
+    let m = g.pointwise(
+        &out.y,
+        Some(&gt),
+        PointwiseAttributes::new(PointwiseMode::Mul),
+    );
+    let a = g.pointwise(&two, Some(&m), PointwiseAttributes::new(PointwiseMode::Add));
+    let y = g.pointwise(&a, None, PointwiseAttributes::new(PointwiseMode::Gelu));
+    y.set_data_type(DataType::Bf16);
+    let case = Case::new("layernorm * gate + 2, gelu", g)
+        .input(&xt, Domain::WIDE)
+        .input(&scale, Domain::SYMMETRIC)
+        .input(&bias, Domain::SYMMETRIC)
+        .input(&gt, Domain::SYMMETRIC)
+        .output(&y)
+        .terms(132)
+        .depth(5)
+        .expect_engine(kiln_conformance::NORM);
+    kiln_conformance::assert_conforms(case, 3);
+}

@@ -12,13 +12,14 @@
 //! | `cpu_pointwise_chain_1_0` | CPU payload format 1.0 | fused pointwise chain |
 //! | `cpu_reference_conv_1_0` | CPU payload format 1.0 | the reference engine |
 //! | `cpu_conv_envelope_v1` | envelope version 1 around a real CPU payload | v1 plans of real engines |
+//! | `cpu_layernorm_relu_1_1` | CPU payload format 1.1 | layernorm + fused relu on the norm engine |
 
 mod common;
 
 use common::cpu_handle;
 use kiln::{
-    ConvAttributes, DataType, Graph, HeurMode, HostTensor, MatmulAttributes, PointwiseAttributes,
-    PointwiseMode, TensorAttributes,
+    ConvAttributes, DataType, Graph, HeurMode, HostTensor, LayernormAttributes, MatmulAttributes,
+    PointwiseAttributes, PointwiseMode, TensorAttributes,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -74,6 +75,20 @@ fn pointwise_graph() -> Graph {
     g
 }
 
+fn layernorm_graph() -> Graph {
+    let mut g = Graph::new();
+    g.set_name("layernorm_relu");
+    let x = f32_tensor(&mut g, "x", &[3, 2, 7]);
+    let scale = f32_tensor(&mut g, "scale", &[1, 2, 7]);
+    let bias = f32_tensor(&mut g, "bias", &[1, 2, 7]);
+    let out = g
+        .layernorm(&x, &scale, &bias, LayernormAttributes::new().epsilon(1e-5))
+        .expect("layernorm");
+    let y = g.pointwise(&out.y, None, PointwiseAttributes::new(PointwiseMode::Relu));
+    y.set_name("y").set_output(true);
+    g
+}
+
 struct Case {
     file: &'static str,
     make: fn() -> Graph,
@@ -82,7 +97,7 @@ struct Case {
     engine: &'static str,
 }
 
-const CASES: [Case; 5] = [
+const CASES: [Case; 6] = [
     Case {
         file: "cpu_conv_bias_relu_1_0",
         make: conv_graph,
@@ -117,6 +132,13 @@ const CASES: [Case; 5] = [
         mode: HeurMode::A,
         envelope_v1: true,
         engine: "KILN_CPU_CONV_FPROP",
+    },
+    Case {
+        file: "cpu_layernorm_relu_1_1",
+        make: layernorm_graph,
+        mode: HeurMode::A,
+        envelope_v1: false,
+        engine: "KILN_CPU_NORM",
     },
 ];
 

@@ -246,7 +246,9 @@ impl NormSpec {
             self.x.dims[1..].iter().product::<i64>().max(self.x.dims[0])
         };
         let depth = if self.norm.is_backward() { 4 } else { 3 };
-        case.terms(terms as usize).depth(depth)
+        case.terms(terms as usize)
+            .depth(depth)
+            .expect_engine(kiln_conformance::NORM)
     }
 
     /// Replaces a backward case's saved statistics by the true statistics of its `x` (so that

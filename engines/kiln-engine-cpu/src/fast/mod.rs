@@ -1,10 +1,12 @@
 //! Optimized CPU engines: fused pointwise graphs, convolution and matmul through GEMM with
-//! fused pointwise epilogues, and the convolution gradients through GEMM.
+//! fused pointwise epilogues, the convolution gradients through GEMM, and the normalizations
+//! with fused pointwise epilogues.
 
 pub mod conv;
 mod element_io;
 mod epilogue;
 pub mod matmul;
+pub mod norm;
 pub mod pointwise;
 mod pointwise_math;
 
@@ -13,6 +15,7 @@ mod tests;
 
 pub use conv::{ConvDgradEngine, ConvFpropEngine, ConvWgradEngine};
 pub use matmul::MatmulEngine;
+pub use norm::NormEngine;
 pub use pointwise::PointwiseEngine;
 
 use crate::engine::CpuEngine;
@@ -68,14 +71,15 @@ fn workspace_slots(knobs: &[i64], id: i64) -> usize {
 }
 
 /// The optimized engines, in heuristic order (most specific first): forward convolution and
-/// matmul (each with an optional epilogue), the convolution gradients, then fused pointwise
-/// graphs.
+/// matmul (each with an optional epilogue), the convolution gradients, the normalizations (with
+/// an optional epilogue), then fused pointwise graphs.
 pub fn engines() -> Vec<&'static dyn CpuEngine> {
     vec![
         &ConvFpropEngine,
         &MatmulEngine,
         &ConvDgradEngine,
         &ConvWgradEngine,
+        &NormEngine,
         &PointwiseEngine,
     ]
 }
