@@ -4,7 +4,7 @@
 //! median of the runs is reported. `scripts/bench_peers.py` runs the same cases on ONNX Runtime
 //! and numpy and reports ratios.
 
-use crate::graphs::{ConvCase, MatmulCase};
+use crate::graphs::{ConvCase, MatmulCase, NormCase, NormKind};
 use crate::progress;
 use anyhow::Result;
 use kiln::{Graph, Handle, HeurMode, HostTensor, Tensor, VariantPack, Workspace};
@@ -23,7 +23,8 @@ pub struct Args {
     /// Print the results as a JSON array.
     #[arg(long)]
     json: bool,
-    /// Only cases whose op (conv_fprop, matmul) contains this text.
+    /// Only cases whose op (conv_fprop, matmul, layernorm, batchnorm_inference, plan_save,
+    /// plan_load) contains this text.
     #[arg(long)]
     filter: Option<String>,
     /// Most timed runs per case (fewer when a case is slow: about 3 s per case at most).
@@ -187,9 +188,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
             k: 2048,
         },
     ];
+    let norms = [
+        NormCase {
+            kind: NormKind::Layernorm,
+            shape: vec![4096, 1024],
+        },
+        NormCase {
+            kind: NormKind::BatchnormInference,
+            shape: vec![8, 64, 56, 56],
+        },
+    ];
     let wanted = |op: &str| args.filter.as_deref().is_none_or(|f| op.contains(f));
     let steps = convs.iter().filter(|_| wanted("conv_fprop")).count()
         + matmuls.iter().filter(|_| wanted("matmul")).count()
+        + norms.iter().filter(|n| wanted(n.op())).count()
         + usize::from(wanted("plan_save") || wanted("plan_load"));
     let pb = progress::bar(steps as u64, "kiln bench");
     let mut results = Vec::new();
@@ -219,6 +231,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
             engine,
             &mut times,
             case.flops(),
+        ));
+        if !args.json {
+            pb.suspend(|| print_row(results.last()));
+        }
+        pb.inc(1);
+    }
+    for case in norms.iter().filter(|n| wanted(n.op())) {
+        let (mut g, inputs, y) = case.graph()?;
+        let (engine, mut times) = time_graph(&handle, &mut g, &inputs, &y, args.runs)?;
+        results.push(CaseResult::from_times(
+            case.op(),
+            case.shape.clone(),
+            false,
+            engine,
+            &mut times,
+            0.0,
         ));
         if !args.json {
             pb.suspend(|| print_row(results.last()));

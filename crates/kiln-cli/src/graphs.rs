@@ -119,3 +119,77 @@ impl MatmulCase {
         (g, vec![a, b], c)
     }
 }
+
+/// The norm of a [`NormCase`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormKind {
+    /// layernorm in inference, x [rows, hidden].
+    Layernorm,
+    /// batchnorm_inference, x [N, C, H, W] (NCHW).
+    BatchnormInference,
+}
+
+/// A normalization bench case, f32.
+pub struct NormCase {
+    pub kind: NormKind,
+    pub shape: Vec<i64>,
+}
+
+impl NormCase {
+    /// The op name in `kiln bench`'s rows.
+    pub fn op(&self) -> &'static str {
+        match self.kind {
+            NormKind::Layernorm => "layernorm",
+            NormKind::BatchnormInference => "batchnorm_inference",
+        }
+    }
+
+    /// The graph, its inputs and its output `y`.
+    pub fn graph(&self) -> anyhow::Result<(Graph, Vec<Tensor>, Tensor)> {
+        let mut g = Graph::new();
+        let f32 = |g: &mut Graph, name: &str, dims: &[i64]| {
+            g.tensor(
+                TensorAttributes::new()
+                    .name(name)
+                    .dim(dims)
+                    .data_type(DataType::F32),
+            )
+        };
+        let x = f32(&mut g, "x", &self.shape);
+        let (inputs, y) = match self.kind {
+            NormKind::Layernorm => {
+                let mut p = self.shape.clone();
+                p[0] = 1;
+                let scale = f32(&mut g, "scale", &p);
+                let bias = f32(&mut g, "bias", &p);
+                let out = g.layernorm(
+                    &x,
+                    &scale,
+                    &bias,
+                    kiln::LayernormAttributes::new().epsilon(1e-5),
+                )?;
+                (vec![x, scale, bias], out.y)
+            }
+            NormKind::BatchnormInference => {
+                let p: Vec<i64> = (0..self.shape.len())
+                    .map(|i| if i == 1 { self.shape[1] } else { 1 })
+                    .collect();
+                let ts: Vec<Tensor> = ["mean", "inv_variance", "scale", "bias"]
+                    .iter()
+                    .map(|n| f32(&mut g, n, &p))
+                    .collect();
+                let y = g.batchnorm_inference(
+                    &x,
+                    &ts[0],
+                    &ts[1],
+                    &ts[2],
+                    &ts[3],
+                    kiln::BatchnormInferenceAttributes::new(),
+                )?;
+                (std::iter::once(x).chain(ts).collect(), y)
+            }
+        };
+        y.set_output(true).set_name("y");
+        Ok((g, inputs, y))
+    }
+}
