@@ -5,7 +5,9 @@
 //! code object, so that a loaded plan runs without compiling anything. Engines:
 //! - `KILN_CUDA_POINTWISE_V1`: any chain of pointwise nodes, fused into one kernel;
 //! - `KILN_CUDA_MATMUL_V1`: batched matmul with a fused pointwise epilogue;
-//! - `KILN_CUDA_CONV_FPROP_V1`: 2-D forward convolution (implicit GEMM) with a fused epilogue.
+//! - `KILN_CUDA_CONV_FPROP_V1`: 2-D forward convolution (implicit GEMM) with a fused epilogue;
+//! - `KILN_CUDA_NORM_V1`: the normalizations (forward, inference, backward), a forward's `y`
+//!   followed by a fused pointwise chain.
 //!
 //! The driver (through the `kiln-cuda-driver` crate, which the frontend's device buffers share)
 //! and NVRTC are loaded at run time (cudarc `dynamic-loading`) and checked before
@@ -39,13 +41,15 @@ pub const PLUGIN_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const POINTWISE_V1: &str = "KILN_CUDA_POINTWISE_V1";
 pub const MATMUL_V1: &str = "KILN_CUDA_MATMUL_V1";
 pub const CONV_FPROP_V1: &str = "KILN_CUDA_CONV_FPROP_V1";
-const ENGINES: [&str; 3] = [POINTWISE_V1, MATMUL_V1, CONV_FPROP_V1];
+pub const NORM_V1: &str = "KILN_CUDA_NORM_V1";
+const ENGINES: [&str; 4] = [POINTWISE_V1, MATMUL_V1, CONV_FPROP_V1, NORM_V1];
 
 fn supports(name: &str, graph: &OpGraph) -> Result<(), String> {
     match name {
         POINTWISE_V1 => codegen::pointwise::supports(graph),
         MATMUL_V1 => codegen::gemm::supports(graph, false),
         CONV_FPROP_V1 => codegen::gemm::supports(graph, true),
+        NORM_V1 => codegen::norm::supports(graph),
         other => Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     }
 }
@@ -56,6 +60,7 @@ pub fn generate(name: &str, graph: &OpGraph) -> Result<Vec<codegen::Kernel>, Str
         POINTWISE_V1 => codegen::pointwise::generate(graph)?,
         MATMUL_V1 => codegen::gemm::generate(graph, false)?,
         CONV_FPROP_V1 => codegen::gemm::generate(graph, true)?,
+        NORM_V1 => return codegen::norm::generate(graph),
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     };
     Ok(vec![k])

@@ -6,11 +6,13 @@
 //! - [`pointwise`]: `KILN_CUDA_POINTWISE_V1`, a chain of pointwise nodes in one kernel.
 //! - [`gemm`]: `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`, one tiled GEMM kernel in
 //!   headers, specialised by a generated prologue (operand geometry, fused pointwise epilogue).
+//! - [`norm`]: `KILN_CUDA_NORM_V1`, the normalizations with a fused chain after `y`.
 //!
 //! Every generated kernel computes in f32 and takes one pointer per bound tensor, in the order
 //! of [`Kernel::args`].
 
 pub mod gemm;
+pub mod norm;
 pub mod pointwise;
 
 use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
@@ -20,7 +22,7 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 5] = [
+pub const HEADERS: [(&str, &str); 6] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
     (
@@ -38,6 +40,11 @@ pub const HEADERS: [(&str, &str); 5] = [
     (
         "conv_fprop_operands.cuh",
         include_str!("../kernels/conv_fprop_operands.cuh"),
+    ),
+    // Block-wide sums of the normalization kernels.
+    (
+        "norm_reduce.cuh",
+        include_str!("../kernels/norm_reduce.cuh"),
     ),
 ];
 
