@@ -901,10 +901,10 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f64>, Vec<
     let m = w.per_channel() as f64;
     let mut mean = Vec::with_capacity(w.channels);
     let mut var = Vec::with_capacity(w.channels);
-    for c in 0..w.channels {
-        let d = sums.s1[c] / m;
-        mean.push(f64::from(pivot[c]) + d);
-        var.push((sums.s2[c] / m - d * d).max(0.0));
+    for ((&p, s1), s2) in pivot.iter().zip(&sums.s1).zip(&sums.s2) {
+        let d = s1 / m;
+        mean.push(f64::from(p) + d);
+        var.push((s2 / m - d * d).max(0.0));
     }
     (mean, var)
 }

@@ -14,7 +14,7 @@ impl Rows {
     /// The rows of `x` (holding `len` values), refusing an empty or inconsistent tensor.
     pub fn per_sample(what: &str, x: &TensorDesc, len: usize) -> PluginResult<Rows> {
         let count = usize::try_from(x.dims.first().copied().unwrap_or(0)).unwrap_or(0);
-        if count == 0 || len == 0 || len % count != 0 {
+        if count == 0 || len == 0 || !len.is_multiple_of(count) {
             return Err(PluginError::bad_param(format!(
                 "{what}: x {} holds {len} values, which is not a whole number of its {count} samples",
                 x.label()
@@ -40,11 +40,7 @@ impl Channels {
     pub fn of(what: &str, x: &TensorDesc, len: usize) -> PluginResult<Channels> {
         let dim = |i: usize| usize::try_from(x.dims.get(i).copied().unwrap_or(0)).unwrap_or(0);
         let (batch, channels) = (dim(0), dim(1));
-        let spatial = if batch * channels == 0 {
-            0
-        } else {
-            len / (batch * channels)
-        };
+        let spatial = len.checked_div(batch * channels).unwrap_or(0);
         if spatial == 0 || batch * channels * spatial != len {
             return Err(PluginError::bad_param(format!(
                 "{what}: x {} holds {len} values, which is not {batch} samples of {channels} \
