@@ -44,8 +44,10 @@ impl Norm {
     }
 }
 
-/// The epsilon of every case whose statistics the test computes (the backwards).
-pub const SAVED_EPSILON: f64 = 1e-5;
+/// The epsilon of every case whose statistics the test computes (the backwards): large enough
+/// that two close values of a short row do not make `inv` huge and every gradient a residue of
+/// cancellations.
+pub const SAVED_EPSILON: f64 = 1e-3;
 
 /// One norm node, optionally followed by a pointwise node on `y` (the fused chain).
 #[derive(Debug, Clone)]
@@ -60,6 +62,10 @@ pub struct NormSpec {
     pub momentum: f64,
     /// A unary pointwise mode applied to `y` (forwards only).
     pub then: Option<PointwiseMode>,
+    /// Saved statistics (the backwards' inputs) in f64 rather than f32: the oracle test, where
+    /// f32 rounding of the statistics would move an ill-conditioned gradient away from the
+    /// Jacobian of the true statistics (only the reference takes f64).
+    pub exact_stats: bool,
 }
 
 /// The parameter dims (`scale`, `bias`, `dscale`, ...) for x of dims `x`.
@@ -93,10 +99,15 @@ impl NormSpec {
         let mut g = Graph::new();
         let dt = self.x.data_type;
         let params = TensorSpec::new(&param_dims(self.norm, &self.x.dims), Layout::packed(), dt);
+        let stats_type = if self.exact_stats && self.norm.is_backward() {
+            DataType::F64
+        } else {
+            DataType::F32
+        };
         let stats = TensorSpec::new(
             &stat_dims(self.norm, &self.x.dims),
             Layout::packed(),
-            DataType::F32,
+            stats_type,
         );
         let mut inputs: Vec<(Tensor, Domain)> = Vec::new();
         let mut outputs: Vec<Tensor> = Vec::new();
@@ -246,9 +257,12 @@ impl NormSpec {
             self.x.dims[1..].iter().product::<i64>().max(self.x.dims[0])
         };
         let depth = if self.norm.is_backward() { 4 } else { 3 };
-        case.terms(terms as usize)
-            .depth(depth)
-            .expect_engine(kiln_conformance::NORM)
+        let case = case.terms(terms as usize).depth(depth);
+        if stats_type == DataType::F64 {
+            case
+        } else {
+            case.expect_engine(kiln_conformance::NORM)
+        }
     }
 
     /// Replaces a backward case's saved statistics by the true statistics of its `x` (so that
@@ -410,6 +424,7 @@ pub fn norm_spec(norm: Norm, max: i64) -> impl Strategy<Value = NormSpec> {
                     variant,
                     momentum,
                     then: then.filter(|_| !norm.is_backward()),
+                    exact_stats: false,
                 },
             )
             .prop_filter("running statistics need two values per channel", move |s| {
@@ -449,6 +464,10 @@ pub fn reference_is_right(
 ) -> Result<(), proptest::test_runner::TestCaseError> {
     use kiln_conformance::compare::compare_values;
     use proptest::test_runner::TestCaseError;
+    let spec = &NormSpec {
+        exact_stats: true,
+        ..spec.clone()
+    };
     let mut case = spec.case();
     let mut session = Session::open(&mut case, seed).map_err(TestCaseError::fail)?;
     spec.set_saved_stats(&mut session)
@@ -526,5 +545,6 @@ pub fn fixed(norm: Norm, dims: &[i64], layout: Layout) -> NormSpec {
         variant: true,
         momentum: 0.1,
         then: None,
+        exact_stats: false,
     }
 }

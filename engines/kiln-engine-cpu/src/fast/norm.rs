@@ -434,34 +434,33 @@ fn forward_per_sample(
     }
 }
 
-/// The sum of `v`, in eight lanes (vectorisable), then the lanes in f64.
+/// The sum of `v - p`, in eight lanes (vectorisable), then the lanes in f64.
 #[inline]
-fn lane_sum(v: &[f32]) -> f64 {
+fn lane_sum_shifted(v: &[f32], p: f32) -> f64 {
     let mut acc = [0f32; 8];
     let chunks = v.chunks_exact(8);
-    let rest: f64 = chunks.remainder().iter().map(|&x| f64::from(x)).sum();
+    let rest: f64 = chunks.remainder().iter().map(|&x| f64::from(x - p)).sum();
     for c in chunks {
         for k in 0..8 {
-            acc[k] += c[k];
+            acc[k] += c[k] - p;
         }
     }
     acc.iter().map(|&x| f64::from(x)).sum::<f64>() + rest
 }
 
-/// The sum of `(v - c)^2`, in eight lanes.
+/// The sum of `((v - p) - off)^2`, in eight lanes.
 #[inline]
-fn lane_sum_sq(v: &[f32], c: f32) -> f64 {
+fn lane_sum_sq(v: &[f32], p: f32, off: f32) -> f64 {
     let mut acc = [0f32; 8];
     let chunks = v.chunks_exact(8);
-    let rest: f64 = chunks
-        .remainder()
-        .iter()
-        .map(|&x| f64::from((x - c) * (x - c)))
-        .sum();
+    let sq = |x: f32| {
+        let d = (x - p) - off;
+        d * d
+    };
+    let rest: f64 = chunks.remainder().iter().map(|&x| f64::from(sq(x))).sum();
     for ch in chunks {
         for k in 0..8 {
-            let d = ch[k] - c;
-            acc[k] += d * d;
+            acc[k] += sq(ch[k]);
         }
     }
     acc.iter().map(|&x| f64::from(x)).sum::<f64>() + rest
@@ -568,21 +567,26 @@ impl NormPlan {
                     // SAFETY: row r of x, inside its dims.
                     unsafe { x.addr.load_run(xp, x.addr.row_base(0, r), 0, v) };
                     let n = inner as f64;
-                    let mu = if rms { 0.0 } else { (lane_sum(v) / n) as f32 };
-                    let var = lane_sum_sq(v, mu) / n;
+                    // Centred on the row's first value, so that the deviations keep their
+                    // precision when the mean is large against them.
+                    let p = if rms { 0.0 } else { v[0] };
+                    let dm = if rms { 0.0 } else { lane_sum_shifted(v, p) / n };
+                    let off = dm as f32;
+                    let var = lane_sum_sq(v, p, off) / n;
                     let iv = (1.0 / (var + f64::from(eps)).sqrt()) as f32;
                     match &bias {
                         Some(b) => {
                             for ((o, &s), &b) in v.iter_mut().zip(&scale).zip(b) {
-                                *o = (*o - mu) * iv * s + b;
+                                *o = ((*o - p) - off) * iv * s + b;
                             }
                         }
                         None => {
                             for (o, &s) in v.iter_mut().zip(&scale) {
-                                *o = (*o - mu) * iv * s;
+                                *o = ((*o - p) - off) * iv * s;
                             }
                         }
                     }
+                    let mu = (f64::from(p) + dm) as f32;
                     let tile = Tile {
                         fixed: 0,
                         row0: r,
@@ -625,9 +629,14 @@ impl NormPlan {
         let scale = tensors.gather_f32(*scale)?;
         let bias = tensors.gather_f32(*bias)?;
         let xp = ptr(tensors, x)?;
-        let (mean, inv): (Vec<f32>, Vec<f32>) = match stats {
+        // y = ((x - centre) - off) * inv * scale + bias: batch statistics are centred on the
+        // channel's pivot with the small offset to the mean apart, so that the deviations keep
+        // their precision when the mean is large against them.
+        let (centre, off, inv): (Vec<f32>, Vec<f32>, Vec<f32>) = match stats {
             ChannelStats::Given { mean, inv } => {
-                (tensors.gather_f32(*mean)?, tensors.gather_f32(*inv)?)
+                let mean = tensors.gather_f32(*mean)?;
+                let zeros = vec![0.0; mean.len()];
+                (mean, zeros, tensors.gather_f32(*inv)?)
             }
             ChannelStats::Batch {
                 eps,
@@ -636,7 +645,12 @@ impl NormPlan {
                 running,
             } => {
                 // SAFETY: forwarded contract.
-                let (mu, var) = unsafe { channel_moments(x, xp, w) };
+                let (pivot, dm, var) = unsafe { channel_moments(x, xp, w) };
+                let mu: Vec<f64> = pivot
+                    .iter()
+                    .zip(&dm)
+                    .map(|(&p, d)| f64::from(p) + d)
+                    .collect();
                 let iv: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
                 tensors.scatter_f64(*mean, &mu)?;
                 tensors.scatter_f64(*inv, &iv)?;
@@ -655,7 +669,8 @@ impl NormPlan {
                     tensors.scatter_f64(r.next_var, &mix(&prev_var, &var, bessel))?;
                 }
                 (
-                    mu.iter().map(|&v| v as f32).collect(),
+                    pivot,
+                    dm.iter().map(|&v| v as f32).collect(),
                     iv.iter().map(|&v| v as f32).collect(),
                 )
             }
@@ -673,13 +688,14 @@ impl NormPlan {
                     // SAFETY: segment (f, r) of x.
                     unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, v) };
                     if w.inner {
-                        for (((o, &m), &a), &b) in v.iter_mut().zip(&mean).zip(&a).zip(&bias) {
-                            *o = (*o - m) * a + b;
+                        let params = centre.iter().zip(&off).zip(&a).zip(&bias);
+                        for (o, (((&m, &d), &a), &b)) in v.iter_mut().zip(params) {
+                            *o = ((*o - m) - d) * a + b;
                         }
                     } else {
-                        let (m, a, b) = (mean[f], a[f], bias[f]);
+                        let (m, d, a, b) = (centre[f], off[f], a[f], bias[f]);
                         for o in v.iter_mut() {
-                            *o = (*o - m) * a + b;
+                            *o = ((*o - m) - d) * a + b;
                         }
                     }
                     let tile = Tile {
@@ -856,12 +872,13 @@ impl NormPlan {
     }
 }
 
-/// The per-channel mean and biased variance of `x` along `w`: one pass of sums of `x - pivot`
-/// and its square (f64), the pivot being one value of each channel.
+/// The per-channel pivot, offset from the pivot to the mean, and biased variance of `x` along
+/// `w`: one pass of sums of `x - pivot` and its square (f64), the pivot being one value of each
+/// channel.
 ///
 /// # Safety
 /// `xp` is x's bound pointer for a live execute call.
-unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f64>, Vec<f64>) {
+unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<f64>, Vec<f64>) {
     let mut pivot = vec![0f32; w.channels];
     let mut first = vec![0f32; w.cols];
     for f in 0..w.fixed {
@@ -890,8 +907,8 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f64>, Vec<
                     }
                 } else {
                     let p = pivot[f];
-                    acc.s1[f] += lane_sum(&buf) - f64::from(p) * buf.len() as f64;
-                    acc.s2[f] += lane_sum_sq(&buf, p);
+                    acc.s1[f] += lane_sum_shifted(&buf, p);
+                    acc.s2[f] += lane_sum_sq(&buf, p, 0.0);
                 }
                 (acc, buf)
             },
@@ -899,12 +916,12 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f64>, Vec<
         .map(|(acc, _)| acc)
         .reduce(|| Sums::new(w.channels), Sums::merge);
     let m = w.per_channel() as f64;
-    let mut mean = Vec::with_capacity(w.channels);
+    let mut offset = Vec::with_capacity(w.channels);
     let mut var = Vec::with_capacity(w.channels);
-    for ((&p, s1), s2) in pivot.iter().zip(&sums.s1).zip(&sums.s2) {
+    for (s1, s2) in sums.s1.iter().zip(&sums.s2) {
         let d = s1 / m;
-        mean.push(f64::from(p) + d);
+        offset.push(d);
         var.push((s2 / m - d * d).max(0.0));
     }
-    (mean, var)
+    (pivot, offset, var)
 }

@@ -370,6 +370,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
                     ("EPS", float_lit(eps)),
                     ("COORDS", row_coords(xt, "            ").trim_end().into()),
                     ("LOAD_X", g.load(x, &coords)?),
+                    ("LOAD_PIVOT", g.load(x, &here)?),
                     ("LOAD_SCALE", g.load(scale, &coords)?),
                     ("LOAD_BIAS", bias),
                     (
@@ -492,7 +493,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
                         (
                             "PASS2",
                             format!(
-                                "        const float yv = ({} - mean) * inv * sc + bi;\n{}",
+                                "        const float yv = (({} - pivot) - dm) * inv * sc + bi;\n{}",
                                 g.load(b.x, &coords)?,
                                 epilogue.trim_end()
                             ),
