@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Times kiln's CPU engine against its peers on the standard cases and prints the ratios.
 
-Peers: ONNX Runtime's CPU provider (Conv [+ Add + Relu] graphs, opset 17, intra-op threads 2)
+Peers: ONNX Runtime's CPU provider (Conv [+ Add + Relu], MatMul, LayerNormalization and
+BatchNormalization graphs, opset 17, intra-op threads 2)
 for every case, and numpy (matmul through its BLAS) for the matmul cases. kiln's figures come
 from `cargo run --release -p kiln-cli -- bench --json`. Each peer case is warmed up, then timed
 several times; the median is reported. The ratio is peer_ms / kiln_ms: above 1 means kiln is
@@ -38,6 +39,9 @@ CONV_CASES = [
 ]
 # (M, N, K)
 MATMUL_CASES = [(1024, 1024, 1024), (2048, 2048, 2048)]
+# (kiln op, x shape): layernorm over the last dim (ONNX LayerNormalization, axis -1) and
+# batchnorm_inference per channel of NCHW (ONNX BatchNormalization, inference mode).
+NORM_CASES = [("layernorm", (4096, 1024)), ("batchnorm_inference", (8, 64, 56, 56))]
 
 
 def need(module: str):
@@ -110,6 +114,46 @@ def ort_conv_session(case, threads: int):
         model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
     )
     x = rng.uniform(-1, 1, (n, c, h, w)).astype(np.float32)
+    return lambda: sess.run(None, {"x": x})
+
+
+def ort_norm_session(case, threads: int):
+    np = need("numpy")
+    need("onnx")
+    ort = need("onnxruntime")
+    from onnx import TensorProto, helper
+
+    op, shape = case
+    rng = np.random.default_rng(7)
+    if op == "layernorm":
+        p = rng.uniform(-1, 1, (shape[-1],)).astype(np.float32)
+        inits = [helper.make_tensor(n, TensorProto.FLOAT, p.shape, p.ravel()) for n in ("s", "b")]
+        node = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-1,
+                                epsilon=1e-5)
+    else:
+        c = shape[1]
+        vals = {"s": rng.uniform(-1, 1, c), "b": rng.uniform(-1, 1, c),
+                "m": rng.uniform(-1, 1, c), "v": rng.uniform(0.5, 2, c)}
+        inits = [helper.make_tensor(n, TensorProto.FLOAT, (c,), v.astype(np.float32))
+                 for n, v in vals.items()]
+        node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
+                                epsilon=1e-5)
+    graph = helper.make_graph(
+        [node], "norm_case",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = min(model.ir_version, 9)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(
+        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+    )
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
     return lambda: sess.run(None, {"x": x})
 
 
@@ -223,6 +267,11 @@ def main() -> int:
             keep(("onnxruntime", "matmul", str(shape)),
                  time_ms(ort_matmul_session(case, args.threads), args.runs))
             keep(("numpy", "matmul", str(shape)), time_ms(numpy_matmul(case), args.runs))
+        for case in NORM_CASES:
+            op, shape = case[0], list(case[1])
+            keep(("kiln", op, str(shape)), kiln_lookup(kiln, op, shape))
+            keep(("onnxruntime", op, str(shape)),
+                 time_ms(ort_norm_session(case, args.threads), args.runs))
 
     rows = []
     for case in CONV_CASES:
@@ -236,6 +285,11 @@ def main() -> int:
         for peer in ("onnxruntime", "numpy"):
             rows.append(("matmul", shape, False, peer, best[(peer, "matmul", str(shape))],
                          best.get(("kiln", "matmul", str(shape))), flops))
+    for op, shape in NORM_CASES:
+        shape = list(shape)
+        # No flops: the GF/s columns read 0; memory-bound, compare the times.
+        rows.append((op, shape, False, "onnxruntime", best[("onnxruntime", op, str(shape))],
+                     best.get(("kiln", op, str(shape))), 0.0))
     if not kiln_ran and not args.skip_kiln:
         print("bench_peers: no kiln figures (see above); the table shows the peers only",
               file=sys.stderr)

@@ -171,6 +171,45 @@ fn every_example_builds_with_its_graph_runs_and_matches_the_reference() {
     }
 }
 
+/// The norm examples (one per family, several outputs each but layernorm's fused one) build on
+/// the norm engine, run from the saved file and match the reference on every output.
+#[test]
+fn every_norm_example_runs_on_the_norm_engine_and_matches_the_reference() {
+    let dir = scratch("norm-examples");
+    for (name, outputs) in [
+        ("batchnorm.json", 5),
+        ("layernorm.json", 1),
+        ("rmsnorm.json", 2),
+    ] {
+        let out = dir.join(name.replace(".json", ".kiln"));
+        let built = kiln([
+            "build",
+            s(&example(name)),
+            "--with-graph",
+            "-o",
+            s(&out),
+            "--json",
+        ]);
+        let report = built.ok().json();
+        assert_eq!(report["engine"], "KILN_CPU_NORM_V1", "{name}: {report}");
+        let ran = kiln(["run", s(&out), "--validate", "--json"]).ok().json();
+        assert_eq!(ran["plan"], "loaded", "{ran}");
+        assert_eq!(ran["validation"]["matches"], true, "{name}: {ran}");
+        let got = ran["outputs"].as_array().unwrap();
+        assert_eq!(got.len(), outputs, "{name}: {ran}");
+        for o in got {
+            assert!(
+                o["max_rel_error"].as_f64().unwrap() <= o["tolerance"].as_f64().unwrap(),
+                "{name}: {o}"
+            );
+            assert!(
+                o["max"].as_f64().unwrap() > o["min"].as_f64().unwrap(),
+                "{name}: constant output {o}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_mismatch_with_the_reference_exits_2() {
     let dir = scratch("mismatch");

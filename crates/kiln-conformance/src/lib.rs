@@ -69,6 +69,8 @@ pub const MATMUL: &str = "KILN_CPU_MATMUL_GEMM_V1";
 pub const SDPA: &str = "KILN_CPU_SDPA_FLASH_V1";
 /// The optimized pooling engine (resample forward).
 pub const RESAMPLE: &str = "KILN_CPU_RESAMPLE_V1";
+/// The optimized normalization engine (with fused pointwise epilogues).
+pub const NORM: &str = "KILN_CPU_NORM_V1";
 
 /// The CUDA engine for graphs of pointwise nodes (a device engine: under test with
 /// `KILN_CONFORMANCE_DEVICE=cuda:N`).

@@ -4,8 +4,14 @@
 
 use crate::graph::Graph;
 use crate::tensor::Tensor;
+use kiln_core::ops::batchnorm::Batchnorm;
+use kiln_core::ops::batchnorm_backward::BatchnormBackward;
+use kiln_core::ops::batchnorm_inference::BatchnormInference;
+use kiln_core::ops::layernorm::Layernorm;
+use kiln_core::ops::layernorm_backward::LayernormBackward;
 use kiln_core::ops::rmsnorm::Rmsnorm;
 use kiln_core::ops::sdpa::{Sdpa, SdpaBackward};
+use kiln_core::ops::rmsnorm_backward::RmsnormBackward;
 use kiln_core::{AttrValue, OpSpec, Result};
 use std::collections::BTreeMap;
 
@@ -125,6 +131,461 @@ impl Graph {
         Ok(RmsnormOutputs {
             y,
             inv_rms: made.next(),
+        })
+    }
+}
+
+/// A scalar operand of a norm (epsilon, momentum): a value or a by-value scalar tensor.
+#[derive(Debug, Clone)]
+enum ScalarArg {
+    Value(f64),
+    Tensor(Tensor),
+}
+
+impl ScalarArg {
+    /// Binds the scalar as the attribute or the input port `port`.
+    fn bind<'t>(
+        &'t self,
+        port: &'static str,
+        inputs: &mut Vec<(&'static str, &'t Tensor)>,
+        attributes: &mut BTreeMap<String, AttrValue>,
+    ) {
+        match self {
+            ScalarArg::Value(v) => {
+                attributes.insert(port.to_string(), AttrValue::Float(*v));
+            }
+            ScalarArg::Tensor(t) => inputs.push((port, t)),
+        }
+    }
+}
+
+/// Binds epsilon, refusing an attribute set without one (`op` and `setter` name the fix).
+fn bind_epsilon<'t>(
+    epsilon: &'t Option<ScalarArg>,
+    op: &str,
+    setter: &str,
+    inputs: &mut Vec<(&'static str, &'t Tensor)>,
+    attributes: &mut BTreeMap<String, AttrValue>,
+) -> Result<()> {
+    match epsilon {
+        Some(e) => {
+            e.bind("epsilon", inputs, attributes);
+            Ok(())
+        }
+        None => Err(kiln_core::Error::BadParam(format!(
+            "{op}: set epsilon ({setter}::epsilon or epsilon_tensor)"
+        ))),
+    }
+}
+
+/// The next output of a node, or an internal error naming it.
+fn next_output(made: &mut std::vec::IntoIter<Tensor>, op: &str, port: &str) -> Result<Tensor> {
+    made.next()
+        .ok_or_else(|| kiln_core::Error::Internal(format!("{op}: no {port}")))
+}
+
+/// Attributes of a layernorm node (cuDNN frontend's `Layernorm_attributes`).
+#[derive(Debug, Clone)]
+pub struct LayernormAttributes {
+    name: String,
+    phase: NormPhase,
+    epsilon: Option<ScalarArg>,
+}
+
+impl Default for LayernormAttributes {
+    fn default() -> Self {
+        LayernormAttributes::new()
+    }
+}
+
+impl LayernormAttributes {
+    /// Inference phase (only `y`); epsilon must be set.
+    pub fn new() -> Self {
+        LayernormAttributes {
+            name: String::new(),
+            phase: NormPhase::Inference,
+            epsilon: None,
+        }
+    }
+    /// Names the node.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+    /// Training also writes `mean` and `inv_variance`; inference writes `y` only.
+    pub fn forward_phase(mut self, phase: NormPhase) -> Self {
+        self.phase = phase;
+        self
+    }
+    /// Epsilon as a value (stored as the node's `epsilon` attribute).
+    pub fn epsilon(mut self, v: f64) -> Self {
+        self.epsilon = Some(ScalarArg::Value(v));
+        self
+    }
+    /// Epsilon as a by-value scalar tensor ([`Graph::scalar`]), as cuDNN frontend takes it.
+    pub fn epsilon_tensor(mut self, t: &Tensor) -> Self {
+        self.epsilon = Some(ScalarArg::Tensor(t.clone()));
+        self
+    }
+}
+
+/// The outputs of [`Graph::layernorm`].
+#[derive(Debug, Clone)]
+pub struct LayernormOutputs {
+    /// The normalized tensor, dims of `x`.
+    pub y: Tensor,
+    /// The mean of each sample, dims `[N, 1, ...]`; training only.
+    pub mean: Option<Tensor>,
+    /// `1 / sqrt(variance + epsilon)` of each sample, dims `[N, 1, ...]`; training only.
+    pub inv_variance: Option<Tensor>,
+}
+
+/// Attributes of a batchnorm (training forward) node (cuDNN frontend's `Batchnorm_attributes`).
+#[derive(Debug, Clone, Default)]
+pub struct BatchnormAttributes {
+    name: String,
+    epsilon: Option<ScalarArg>,
+    running: Option<(Tensor, Tensor, ScalarArg)>,
+}
+
+impl BatchnormAttributes {
+    /// No running statistics; epsilon must be set.
+    pub fn new() -> Self {
+        BatchnormAttributes::default()
+    }
+    /// Names the node.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+    /// Epsilon as a value (stored as the node's `epsilon` attribute).
+    pub fn epsilon(mut self, v: f64) -> Self {
+        self.epsilon = Some(ScalarArg::Value(v));
+        self
+    }
+    /// Epsilon as a by-value scalar tensor ([`Graph::scalar`]), as cuDNN frontend takes it.
+    pub fn epsilon_tensor(mut self, t: &Tensor) -> Self {
+        self.epsilon = Some(ScalarArg::Tensor(t.clone()));
+        self
+    }
+    /// The previous running mean and variance (`[1, C, 1, ...]`) and the momentum (a value in
+    /// [0, 1]): the node then also writes `next_running_mean` and `next_running_var`.
+    pub fn previous_running_stats(mut self, mean: &Tensor, var: &Tensor, momentum: f64) -> Self {
+        self.running = Some((mean.clone(), var.clone(), ScalarArg::Value(momentum)));
+        self
+    }
+    /// [`BatchnormAttributes::previous_running_stats`] with the momentum as a by-value scalar
+    /// tensor, as cuDNN frontend's `set_previous_running_stats` takes it.
+    pub fn previous_running_stats_tensor(
+        mut self,
+        mean: &Tensor,
+        var: &Tensor,
+        momentum: &Tensor,
+    ) -> Self {
+        self.running = Some((
+            mean.clone(),
+            var.clone(),
+            ScalarArg::Tensor(momentum.clone()),
+        ));
+        self
+    }
+}
+
+/// The outputs of [`Graph::batchnorm`].
+#[derive(Debug, Clone)]
+pub struct BatchnormOutputs {
+    /// The normalized tensor, dims of `x`.
+    pub y: Tensor,
+    /// The mean of each channel, dims `[1, C, 1, ...]`.
+    pub mean: Tensor,
+    /// `1 / sqrt(variance + epsilon)` of each channel (biased variance), dims `[1, C, 1, ...]`.
+    pub inv_variance: Tensor,
+    /// The updated running mean; with previous running statistics only.
+    pub next_running_mean: Option<Tensor>,
+    /// The updated running variance (unbiased); with previous running statistics only.
+    pub next_running_var: Option<Tensor>,
+}
+
+/// Attributes of a batchnorm_inference node (cuDNN frontend's
+/// `Batchnorm_inference_attributes`).
+#[derive(Debug, Clone, Default)]
+pub struct BatchnormInferenceAttributes {
+    name: String,
+}
+
+impl BatchnormInferenceAttributes {
+    /// No name.
+    pub fn new() -> Self {
+        BatchnormInferenceAttributes::default()
+    }
+    /// Names the node.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+}
+
+/// Attributes of a batchnorm_backward or layernorm_backward node (cuDNN frontend's
+/// `Batchnorm_backward_attributes` / `Layernorm_backward_attributes`).
+#[derive(Debug, Clone, Default)]
+pub struct NormBackwardAttributes {
+    name: String,
+    saved: Option<(Tensor, Tensor)>,
+}
+
+impl NormBackwardAttributes {
+    /// The saved statistics must be set.
+    pub fn new() -> Self {
+        NormBackwardAttributes::default()
+    }
+    /// Names the node.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+    /// The forward's `mean` and `inv_variance` outputs.
+    pub fn saved_mean_and_inv_variance(mut self, mean: &Tensor, inv_variance: &Tensor) -> Self {
+        self.saved = Some((mean.clone(), inv_variance.clone()));
+        self
+    }
+}
+
+/// Attributes of a batchnorm_backward node.
+pub type BatchnormBackwardAttributes = NormBackwardAttributes;
+/// Attributes of a layernorm_backward node.
+pub type LayernormBackwardAttributes = NormBackwardAttributes;
+
+/// Attributes of an rmsnorm_backward node (cuDNN frontend's `Rmsnorm_backward_attributes`).
+#[derive(Debug, Clone, Default)]
+pub struct RmsnormBackwardAttributes {
+    name: String,
+    has_dbias: bool,
+}
+
+impl RmsnormBackwardAttributes {
+    /// No `dbias` output.
+    pub fn new() -> Self {
+        RmsnormBackwardAttributes::default()
+    }
+    /// Names the node.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+    /// Also writes `dbias` (the forward had a bias).
+    pub fn has_dbias(mut self, yes: bool) -> Self {
+        self.has_dbias = yes;
+        self
+    }
+}
+
+/// The outputs of the norm backward methods.
+#[derive(Debug, Clone)]
+pub struct NormBackwardOutputs {
+    /// The gradient of `x`, dims of `x`.
+    pub dx: Tensor,
+    /// The gradient of `scale`, dims of `scale`.
+    pub dscale: Tensor,
+    /// The gradient of the bias, dims of `scale`; always for batchnorm and layernorm, with
+    /// `has_dbias` for rmsnorm.
+    pub dbias: Option<Tensor>,
+}
+
+impl Graph {
+    /// Adds a layer normalization of `x` [N, ...] over every dim but the first, scaled by
+    /// `scale` and shifted by `bias` (both [1, ...]). Returns `y` and, in the training phase,
+    /// `mean` and `inv_variance` (virtual until `set_output(true)`).
+    ///
+    /// Refuses an attribute set without epsilon; the rest is checked by [`Graph::validate`].
+    pub fn layernorm(
+        &mut self,
+        x: &Tensor,
+        scale: &Tensor,
+        bias: &Tensor,
+        attrs: LayernormAttributes,
+    ) -> Result<LayernormOutputs> {
+        let mut inputs = vec![("x", x), ("scale", scale), ("bias", bias)];
+        let mut attributes = BTreeMap::new();
+        attributes.insert(
+            "forward_phase".to_string(),
+            AttrValue::Str(attrs.phase.name().into()),
+        );
+        bind_epsilon(
+            &attrs.epsilon,
+            "layernorm",
+            "LayernormAttributes",
+            &mut inputs,
+            &mut attributes,
+        )?;
+        let outputs: &[&str] = match attrs.phase {
+            NormPhase::Training => &["y", "mean", "inv_variance"],
+            NormPhase::Inference => &["y"],
+        };
+        let mut made = self
+            .generic_op(Layernorm.name(), &attrs.name, &inputs, outputs, attributes)?
+            .into_iter();
+        Ok(LayernormOutputs {
+            y: next_output(&mut made, "layernorm", "y")?,
+            mean: made.next(),
+            inv_variance: made.next(),
+        })
+    }
+
+    /// Adds a batch normalization in training of `x` [N, C, ...] per channel (dim 1) over every
+    /// other dim, scaled by `scale` and shifted by `bias` ([1, C, 1, ...]). Returns `y`, the
+    /// batch `mean` and `inv_variance` and, with previous running statistics, the next ones.
+    ///
+    /// Refuses an attribute set without epsilon; the rest is checked by [`Graph::validate`].
+    pub fn batchnorm(
+        &mut self,
+        x: &Tensor,
+        scale: &Tensor,
+        bias: &Tensor,
+        attrs: BatchnormAttributes,
+    ) -> Result<BatchnormOutputs> {
+        let mut inputs = vec![("x", x), ("scale", scale), ("bias", bias)];
+        let mut attributes = BTreeMap::new();
+        bind_epsilon(
+            &attrs.epsilon,
+            "batchnorm",
+            "BatchnormAttributes",
+            &mut inputs,
+            &mut attributes,
+        )?;
+        let mut outputs = vec!["y", "mean", "inv_variance"];
+        if let Some((mean, var, momentum)) = &attrs.running {
+            inputs.push(("prev_running_mean", mean));
+            inputs.push(("prev_running_var", var));
+            momentum.bind("momentum", &mut inputs, &mut attributes);
+            outputs.extend(["next_running_mean", "next_running_var"]);
+        }
+        let mut made = self
+            .generic_op(Batchnorm.name(), &attrs.name, &inputs, &outputs, attributes)?
+            .into_iter();
+        Ok(BatchnormOutputs {
+            y: next_output(&mut made, "batchnorm", "y")?,
+            mean: next_output(&mut made, "batchnorm", "mean")?,
+            inv_variance: next_output(&mut made, "batchnorm", "inv_variance")?,
+            next_running_mean: made.next(),
+            next_running_var: made.next(),
+        })
+    }
+
+    /// Adds a batch normalization of `x` [N, C, ...] with given per-channel statistics and
+    /// parameters ([1, C, 1, ...]): `y = (x - mean) * inv_variance * scale + bias`.
+    pub fn batchnorm_inference(
+        &mut self,
+        x: &Tensor,
+        mean: &Tensor,
+        inv_variance: &Tensor,
+        scale: &Tensor,
+        bias: &Tensor,
+        attrs: BatchnormInferenceAttributes,
+    ) -> Result<Tensor> {
+        let inputs = [
+            ("x", x),
+            ("mean", mean),
+            ("inv_variance", inv_variance),
+            ("scale", scale),
+            ("bias", bias),
+        ];
+        let mut made = self
+            .generic_op(
+                BatchnormInference.name(),
+                &attrs.name,
+                &inputs,
+                &["y"],
+                BTreeMap::new(),
+            )?
+            .into_iter();
+        next_output(&mut made, "batchnorm_inference", "y")
+    }
+
+    /// Adds the backward of a batchnorm: from `dy` and the forward's `x`, `scale` and saved
+    /// statistics (required in `attrs`), `dx`, `dscale` and `dbias`.
+    pub fn batchnorm_backward(
+        &mut self,
+        dy: &Tensor,
+        x: &Tensor,
+        scale: &Tensor,
+        attrs: BatchnormBackwardAttributes,
+    ) -> Result<NormBackwardOutputs> {
+        self.stats_backward(BatchnormBackward.name(), dy, x, scale, attrs)
+    }
+
+    /// Adds the backward of a layernorm: from `dy` and the forward's `x`, `scale` and saved
+    /// statistics (required in `attrs`), `dx`, `dscale` and `dbias`.
+    pub fn layernorm_backward(
+        &mut self,
+        dy: &Tensor,
+        x: &Tensor,
+        scale: &Tensor,
+        attrs: LayernormBackwardAttributes,
+    ) -> Result<NormBackwardOutputs> {
+        self.stats_backward(LayernormBackward.name(), dy, x, scale, attrs)
+    }
+
+    fn stats_backward(
+        &mut self,
+        op: &str,
+        dy: &Tensor,
+        x: &Tensor,
+        scale: &Tensor,
+        attrs: NormBackwardAttributes,
+    ) -> Result<NormBackwardOutputs> {
+        let Some((mean, inv)) = &attrs.saved else {
+            return Err(kiln_core::Error::BadParam(format!(
+                "{op}: set the forward's statistics \
+                 (NormBackwardAttributes::saved_mean_and_inv_variance)"
+            )));
+        };
+        let inputs = [
+            ("dy", dy),
+            ("x", x),
+            ("scale", scale),
+            ("mean", mean),
+            ("inv_variance", inv),
+        ];
+        let mut made = self
+            .generic_op(
+                op,
+                &attrs.name,
+                &inputs,
+                &["dx", "dscale", "dbias"],
+                BTreeMap::new(),
+            )?
+            .into_iter();
+        Ok(NormBackwardOutputs {
+            dx: next_output(&mut made, op, "dx")?,
+            dscale: next_output(&mut made, op, "dscale")?,
+            dbias: made.next(),
+        })
+    }
+
+    /// Adds the backward of an rmsnorm: from `dy` and the forward's `x`, `scale` and `inv_rms`,
+    /// `dx`, `dscale` and, with `has_dbias`, `dbias`.
+    pub fn rmsnorm_backward(
+        &mut self,
+        dy: &Tensor,
+        x: &Tensor,
+        scale: &Tensor,
+        inv_rms: &Tensor,
+        attrs: RmsnormBackwardAttributes,
+    ) -> Result<NormBackwardOutputs> {
+        let inputs = [("dy", dy), ("x", x), ("scale", scale), ("inv_rms", inv_rms)];
+        let outputs: &[&str] = if attrs.has_dbias {
+            &["dx", "dscale", "dbias"]
+        } else {
+            &["dx", "dscale"]
+        };
+        let op = RmsnormBackward.name();
+        let mut made = self
+            .generic_op(op, &attrs.name, &inputs, outputs, BTreeMap::new())?
+            .into_iter();
+        Ok(NormBackwardOutputs {
+            dx: next_output(&mut made, op, "dx")?,
+            dscale: next_output(&mut made, op, "dscale")?,
+            dbias: made.next(),
         })
     }
 }

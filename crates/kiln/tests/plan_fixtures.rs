@@ -13,13 +13,14 @@
 //! | `cpu_reference_conv_1_0` | CPU payload format 1.0 | the reference engine |
 //! | `cpu_conv_envelope_v1` | envelope version 1 around a real CPU payload | v1 plans of real engines |
 //! | `cpu_sdpa_gqa_causal_1_1` | CPU payload format 1.1 | tiled attention (GQA, B,S,H,D, bias, causal) |
+//! | `cpu_layernorm_relu_1_1` | CPU payload format 1.1 | layernorm + fused relu on the norm engine |
 
 mod common;
 
 use common::cpu_handle;
 use kiln::{
-    ConvAttributes, DataType, Graph, HeurMode, HostTensor, MatmulAttributes, PointwiseAttributes,
-    PointwiseMode, SdpaAttributes, TensorAttributes,
+    ConvAttributes, DataType, Graph, HeurMode, HostTensor, LayernormAttributes, MatmulAttributes,
+    PointwiseAttributes, PointwiseMode, SdpaAttributes, TensorAttributes,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -106,6 +107,20 @@ fn sdpa_graph() -> Graph {
     g
 }
 
+fn layernorm_graph() -> Graph {
+    let mut g = Graph::new();
+    g.set_name("layernorm_relu");
+    let x = f32_tensor(&mut g, "x", &[3, 2, 7]);
+    let scale = f32_tensor(&mut g, "scale", &[1, 2, 7]);
+    let bias = f32_tensor(&mut g, "bias", &[1, 2, 7]);
+    let out = g
+        .layernorm(&x, &scale, &bias, LayernormAttributes::new().epsilon(1e-5))
+        .expect("layernorm");
+    let y = g.pointwise(&out.y, None, PointwiseAttributes::new(PointwiseMode::Relu));
+    y.set_name("y").set_output(true);
+    g
+}
+
 struct Case {
     file: &'static str,
     make: fn() -> Graph,
@@ -114,7 +129,7 @@ struct Case {
     engine: &'static str,
 }
 
-const CASES: [Case; 6] = [
+const CASES: [Case; 7] = [
     Case {
         file: "cpu_conv_bias_relu_1_0",
         make: conv_graph,
@@ -156,6 +171,13 @@ const CASES: [Case; 6] = [
         mode: HeurMode::A,
         envelope_v1: false,
         engine: "KILN_CPU_SDPA_FLASH",
+    },
+    Case {
+        file: "cpu_layernorm_relu_1_1",
+        make: layernorm_graph,
+        mode: HeurMode::A,
+        envelope_v1: false,
+        engine: "KILN_CPU_NORM",
     },
 ];
 

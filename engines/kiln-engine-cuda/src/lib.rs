@@ -11,6 +11,8 @@
 //!   (`codegen::hopper`). The heuristics offer them first on compute capability 9.0.
 //! - `KILN_CUDA_SDPA_FA2_V1`: attention (`sdpa`, `sdpa_backward`), FlashAttention-2 style.
 //! - `KILN_CUDA_RESAMPLE_V1`: pooling (max with an optional index, average).
+//! - `KILN_CUDA_NORM_V1`: the normalizations (forward, inference, backward), a forward's `y`
+//!   followed by a fused pointwise chain.
 //!
 //! The driver (through the `kiln-cuda-driver` crate, which the frontend's device buffers share)
 //! and NVRTC are loaded at run time (cudarc `dynamic-loading`) and checked before
@@ -49,8 +51,9 @@ pub const MATMUL_V2: &str = "KILN_CUDA_MATMUL_V2";
 pub const CONV_FPROP_V2: &str = "KILN_CUDA_CONV_FPROP_V2";
 pub const SDPA_FA2_V1: &str = "KILN_CUDA_SDPA_FA2_V1";
 pub const RESAMPLE_V1: &str = "KILN_CUDA_RESAMPLE_V1";
+pub const NORM_V1: &str = "KILN_CUDA_NORM_V1";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 7] = [
+const ENGINES: [&str; 8] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
@@ -58,6 +61,7 @@ const ENGINES: [&str; 7] = [
     CONV_FPROP_V1,
     SDPA_FA2_V1,
     RESAMPLE_V1,
+    NORM_V1,
 ];
 
 /// The V2 engines' knob: which tile configuration (`codegen::hopper::CONFIGS[v - 1]`); 0 lets
@@ -87,6 +91,7 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
         CONV_FPROP_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, true)),
         SDPA_FA2_V1 => codegen::sdpa::supports(graph),
         RESAMPLE_V1 => codegen::resample::supports(graph),
+        NORM_V1 => codegen::norm::supports(graph),
         other => Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     }
 }
@@ -115,6 +120,7 @@ pub fn generate_with(
         CONV_FPROP_V2 => codegen::hopper::generate(graph, true, cfg)?,
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
+        NORM_V1 => return codegen::norm::generate(graph),
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     };
     Ok(vec![k])

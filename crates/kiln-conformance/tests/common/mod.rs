@@ -1,6 +1,8 @@
 //! Proptest strategies shared by the suite's test files.
 #![allow(dead_code)]
 
+pub mod norms;
+
 use kiln::{DataType, Device, PointwiseMode};
 use kiln_conformance::modes::params_variant;
 use kiln_conformance::{check, Case, ConvSpec, Layout, MatmulSpec, Outcome, TensorSpec};

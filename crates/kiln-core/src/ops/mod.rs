@@ -5,14 +5,22 @@
 //! operation is a [`GenericOp`] node described by an [`OpSpec`] registered in [`SPECS`]: adding
 //! one is a new module here plus one line in [`SPECS`] (see `docs/adding-an-op.md`).
 
+pub mod batchnorm;
+pub mod batchnorm_backward;
+pub mod batchnorm_inference;
 pub mod conv;
 pub mod generic;
+pub mod layernorm;
+pub mod layernorm_backward;
 pub mod matmul;
+pub mod norm;
+pub mod norm_backward;
 pub mod pointwise;
 pub mod reduction;
 pub mod resample;
 pub mod rmsnorm;
 pub mod sdpa;
+pub mod rmsnorm_backward;
 
 pub use generic::{AttrValue, GenericOp};
 
@@ -25,6 +33,12 @@ pub static SPECS: &[&dyn OpSpec] = &[
     &sdpa::SdpaBackward,
     &resample::Resample,
     &resample::ResampleBackward,
+    &rmsnorm_backward::RmsnormBackward,
+    &layernorm::Layernorm,
+    &layernorm_backward::LayernormBackward,
+    &batchnorm::Batchnorm,
+    &batchnorm_inference::BatchnormInference,
+    &batchnorm_backward::BatchnormBackward,
 ];
 
 /// The spec of the generic operation called `name`, or `None`.

@@ -11,33 +11,7 @@
 use super::{AttrValue, GenericOp, OpSpec, Port};
 use crate::{Error, OpGraph, Result};
 
-/// Where a node's epsilon comes from.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Epsilon {
-    /// The `epsilon` attribute.
-    Value(f64),
-    /// The `epsilon` input port: the UID of a by-value scalar.
-    Tensor(i64),
-}
-
-/// Whether the node also writes `inv_rms` (training) or only `y` (inference).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NormPhase {
-    /// Writes `y` and `inv_rms`.
-    Training,
-    /// Writes `y` only.
-    Inference,
-}
-
-impl NormPhase {
-    /// The attribute value: `training` or `inference`.
-    pub fn name(self) -> &'static str {
-        match self {
-            NormPhase::Training => "training",
-            NormPhase::Inference => "inference",
-        }
-    }
-}
+pub use super::norm::{Epsilon, NormPhase};
 
 /// A typed view of an rmsnorm node.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,27 +104,13 @@ impl RmsnormOp {
 
     /// The value of epsilon: the attribute, or the value of the by-value scalar `epsilon`.
     pub fn epsilon_value(&self, graph: &OpGraph, node: &str) -> Result<f64> {
-        match self.epsilon {
-            Epsilon::Value(v) => Ok(v),
-            Epsilon::Tensor(uid) => {
-                let t = graph.tensor_for(uid, node)?;
-                t.scalar.ok_or_else(|| {
-                    Error::BadParam(format!(
-                        "node '{node}': epsilon {} must be a by-value scalar",
-                        t.label()
-                    ))
-                })
-            }
-        }
+        self.epsilon.value(graph, node, "epsilon")
     }
 }
 
 /// The dims of `inv_rms` for `x`: the batch dim kept, every other dim 1.
 pub fn inv_rms_dims(x: &[i64]) -> Vec<i64> {
-    x.iter()
-        .enumerate()
-        .map(|(i, &d)| if i == 0 { d } else { 1 })
-        .collect()
+    super::norm::per_sample_stat_dims(x)
 }
 
 /// The [`OpSpec`] of rmsnorm.

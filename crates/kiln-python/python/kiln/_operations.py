@@ -134,6 +134,16 @@ GENERIC = [
         outputs=lambda attrs: ("o", "stats") if attrs.get("generate_stats") else ("o",),
     ),
     Generic("sdpa_backward"),
+    Generic(
+        "layernorm",
+        outputs=_phase_outputs(training=("y", "mean", "inv_variance"), inference=("y",)),
+    ),
+    Generic("layernorm_backward"),
+    # dbias (with a bias) and batchnorm's next running statistics are bound through generic_op.
+    Generic("rmsnorm_backward"),
+    Generic("batchnorm"),
+    Generic("batchnorm_inference"),
+    Generic("batchnorm_backward"),
     # The max-pooling index output is bound through generic_op(..., ["y", "index"], ...).
     Generic("resample"),
     Generic("resample_backward"),

@@ -68,6 +68,18 @@ impl Epilogue {
                 anchor_node.op.describe()
             ));
         };
+        Epilogue::parse_after(graph, anchor, anchor_out)
+    }
+
+    /// Parses the nodes other than `anchor` as an epilogue of its output `anchor_out`, for an
+    /// anchor that writes several tensors (a norm's `y` and its statistics): the other outputs
+    /// must be read by no node.
+    pub fn parse_after(
+        graph: &OpGraph,
+        anchor: usize,
+        anchor_out: i64,
+    ) -> Result<Epilogue, String> {
+        let anchor_node = &graph.nodes[anchor];
         let anchor_t = graph
             .tensor(anchor_out)
             .ok_or_else(|| format!("tensor uid {anchor_out} is not in the graph"))?;
@@ -273,7 +285,7 @@ impl AxisMap {
 
 /// Where the elements of one tensor are, over a tiling of the anchor's output.
 #[derive(Debug, Clone, PartialEq)]
-struct Addr {
+pub(crate) struct Addr {
     uid: i64,
     data_type: DataType,
     fixed: AxisMap,
@@ -282,7 +294,13 @@ struct Addr {
 }
 
 impl Addr {
-    fn new(uid: i64, data_type: DataType, dims: &[i64], strides: &[i64], g: &Geometry) -> Addr {
+    pub(crate) fn new(
+        uid: i64,
+        data_type: DataType,
+        dims: &[i64],
+        strides: &[i64],
+        g: &Geometry,
+    ) -> Addr {
         // Broadcast dims (size 1 in the tensor, larger in the anchor) read element 0.
         let eff: Vec<isize> = g
             .dims
@@ -304,14 +322,20 @@ impl Addr {
 
     /// Element offset of (fixed index `f`, row `r`, column 0).
     #[inline]
-    fn row_base(&self, f: usize, r: usize) -> isize {
+    pub(crate) fn row_base(&self, f: usize, r: usize) -> isize {
         self.fixed.at(f) + self.rows.at(r)
     }
 
     /// # Safety
     /// `ptr` is this tensor's bound pointer and the run lies inside the anchor's output dims.
     #[inline]
-    unsafe fn load_run(&self, ptr: SharedPtr, base: isize, col0: usize, out: &mut [f32]) {
+    pub(crate) unsafe fn load_run(
+        &self,
+        ptr: SharedPtr,
+        base: isize,
+        col0: usize,
+        out: &mut [f32],
+    ) {
         // SAFETY (all arms): offsets come from the tensor's own strides over in-range indices.
         unsafe {
             match &self.cols {
@@ -336,7 +360,7 @@ impl Addr {
     /// # Safety
     /// As for [`Addr::load_run`], and no other thread writes these elements.
     #[inline]
-    unsafe fn store_run(&self, ptr: SharedPtr, base: isize, col0: usize, src: &[f32]) {
+    pub(crate) unsafe fn store_run(&self, ptr: SharedPtr, base: isize, col0: usize, src: &[f32]) {
         // SAFETY (all arms): as above.
         unsafe {
             match &self.cols {

@@ -1,10 +1,12 @@
 //! Optimized CPU engines: fused pointwise graphs, convolution and matmul through GEMM with
-//! fused pointwise epilogues, the convolution gradients through GEMM, and tiled attention.
+//! fused pointwise epilogues, the convolution gradients through GEMM, the normalizations with
+//! fused pointwise epilogues, and tiled attention.
 
 pub mod conv;
 mod element_io;
 mod epilogue;
 pub mod matmul;
+pub mod norm;
 pub mod pointwise;
 mod pointwise_math;
 pub mod sdpa;
@@ -15,6 +17,7 @@ mod tests;
 
 pub use conv::{ConvDgradEngine, ConvFpropEngine, ConvWgradEngine};
 pub use matmul::MatmulEngine;
+pub use norm::NormEngine;
 pub use pointwise::PointwiseEngine;
 pub use sdpa::SdpaEngine;
 pub use resample::ResampleEngine;
@@ -72,15 +75,16 @@ fn workspace_slots(knobs: &[i64], id: i64) -> usize {
 }
 
 /// The optimized engines, in heuristic order (most specific first): forward convolution and
-/// matmul (each with an optional epilogue), the convolution gradients, fused pointwise graphs,
-/// then attention (which claims only graphs no other engine does, so its place is free), then
-/// pooling.
+/// matmul (each with an optional epilogue), the convolution gradients, the normalizations (with
+/// an optional epilogue), fused pointwise graphs, then attention (which claims only graphs no
+/// other engine does, so its place is free), then pooling.
 pub fn engines() -> Vec<&'static dyn CpuEngine> {
     vec![
         &ConvFpropEngine,
         &MatmulEngine,
         &ConvDgradEngine,
         &ConvWgradEngine,
+        &NormEngine,
         &PointwiseEngine,
         &SdpaEngine,
         &ResampleEngine,

@@ -1082,6 +1082,14 @@ fn matmul_refuses_non_matmul_graphs() {
 }
 
 #[test]
+fn norm_refuses_graphs_without_a_norm_with_a_reason() {
+    let why = super::NormEngine
+        .supports(&pointwise_dag(DataType::F32, false))
+        .unwrap_err();
+    assert!(why.contains("one normalization node"), "{why}");
+}
+
+#[test]
 fn engines_are_listed_most_specific_first() {
     let names: Vec<&str> = super::engines().iter().map(|e| e.name()).collect();
     assert_eq!(
@@ -1091,6 +1099,7 @@ fn engines_are_listed_most_specific_first() {
             "KILN_CPU_MATMUL_GEMM_V1",
             "KILN_CPU_CONV_DGRAD_GEMM_V1",
             "KILN_CPU_CONV_WGRAD_GEMM_V1",
+            "KILN_CPU_NORM_V1",
             "KILN_CPU_POINTWISE_V1",
             "KILN_CPU_SDPA_FLASH_V1",
             "KILN_CPU_RESAMPLE_V1"

@@ -18,10 +18,15 @@
 //! [`evaluate`] and [`pointwise_f64`] are public so that tests and other engines can use the
 //! oracle directly on host buffers.
 
+mod batchnorm;
+mod batchnorm_inference;
 mod broadcast;
 mod conv;
 mod graph_eval;
+mod layernorm;
 mod matmul;
+mod norm_backward;
+mod norm_layout;
 mod pointwise;
 mod reduction;
 pub(crate) mod resample;
@@ -106,6 +111,12 @@ pub(crate) fn generic_kernel(op: &str) -> Option<GenericKernel> {
         "sdpa_backward" => Some(sdpa::run_backward),
         "resample" => Some(resample::run),
         "resample_backward" => Some(resample::run_backward),
+        "rmsnorm_backward" => Some(norm_backward::rmsnorm),
+        "layernorm" => Some(layernorm::run),
+        "layernorm_backward" => Some(norm_backward::layernorm),
+        "batchnorm" => Some(batchnorm::run),
+        "batchnorm_inference" => Some(batchnorm_inference::run),
+        "batchnorm_backward" => Some(norm_backward::batchnorm),
         _ => None,
     }
 }

@@ -8,12 +8,14 @@
 //!   headers, specialised by a generated prologue (operand geometry, fused pointwise epilogue).
 //! - [`sdpa`]: `KILN_CUDA_SDPA_FA2_V1`, attention forward and backward on tensor cores.
 //! - [`resample`]: `KILN_CUDA_RESAMPLE_V1`, pooling.
+//! - [`norm`]: `KILN_CUDA_NORM_V1`, the normalizations with a fused chain after `y`.
 //!
 //! Every generated kernel computes in f32 and takes one pointer per bound tensor, in the order
 //! of [`Kernel::args`].
 
 pub mod gemm;
 pub mod hopper;
+pub mod norm;
 pub mod pointwise;
 pub mod sdpa;
 pub mod resample;
@@ -25,7 +27,7 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 13] = [
+pub const HEADERS: [(&str, &str); 14] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
     // Included by common.cuh: storage types beyond f32/f16/bf16, the newer pointwise modes.
@@ -74,6 +76,11 @@ pub const HEADERS: [(&str, &str); 13] = [
     (
         "sdpa_backward_dkdv.cuh",
         include_str!("../kernels/sdpa_backward_dkdv.cuh"),
+    ),
+    // Block-wide sums of the normalization kernels.
+    (
+        "norm_reduce.cuh",
+        include_str!("../kernels/norm_reduce.cuh"),
     ),
 ];
 

@@ -1,0 +1,112 @@
+//! `KILN_CUDA_NORM_V1` on every norm, against the reference: random shapes with odd sizes (rows
+//! and channels that fill no block evenly), any layouts (NCHW and NHWC), f32, f16 and bf16, the
+//! fused chain after y; the saved statistics of the backwards are those of their x. Every case
+//! must be claimed and compared by the CUDA norm engine, so none passes by comparing nothing.
+//!
+//! Ignored without a GPU; on the GPU machine run with `KILN_CONFORMANCE_DEVICE=cuda:0` and
+//! `--include-ignored` (scripts/gpu-package.sh's `conformance` part). With the CPU under test
+//! they fail, saying so. Case counts: 32 per test, or `PROPTEST_CASES`.
+
+mod common;
+
+use common::config_with;
+use common::norms::{fixed, norm_spec, Norm, NormSpec};
+use kiln::Device;
+use kiln_conformance::{check_session, device_under_test, Layout, Session, DEVICE_ENV};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+/// The CUDA normalization engine.
+const CUDA_NORM: &str = "KILN_CUDA_NORM_V1";
+
+/// Runs `spec` with the CUDA device under test, requiring the CUDA norm engine to be compared.
+fn conform_cuda(spec: &NormSpec, seed: u64) -> Result<(), TestCaseError> {
+    let device = match device_under_test() {
+        Ok(d @ Device::Cuda(_)) => d,
+        Ok(d) => {
+            return Err(TestCaseError::fail(format!(
+                "these tests check the CUDA engines but the device under test is {d}: set \
+                 {DEVICE_ENV}=cuda:N"
+            )))
+        }
+        Err(e) => return Err(TestCaseError::fail(e)),
+    };
+    let mut case = spec.case().expect_engine(CUDA_NORM);
+    let mut session = Session::open_on(&mut case, seed, device).map_err(TestCaseError::fail)?;
+    spec.set_saved_stats(&mut session)
+        .map_err(TestCaseError::fail)?;
+    let outcome = check_session(&mut session).map_err(TestCaseError::fail)?;
+    prop_assert!(
+        outcome
+            .compared
+            .iter()
+            .any(|(e, runs)| e == CUDA_NORM && *runs >= 1),
+        "{CUDA_NORM} was not compared: {outcome:?}"
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config_with(32))]
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_layernorm(spec in norm_spec(Norm::Layernorm, 9), seed in any::<u64>()) {
+        conform_cuda(&spec, seed)?;
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_batchnorm(spec in norm_spec(Norm::Batchnorm, 9), seed in any::<u64>()) {
+        conform_cuda(&spec, seed)?;
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_batchnorm_inference(spec in norm_spec(Norm::BatchnormInference, 9), seed in any::<u64>()) {
+        conform_cuda(&spec, seed)?;
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_layernorm_backward(spec in norm_spec(Norm::LayernormBackward, 7), seed in any::<u64>()) {
+        conform_cuda(&spec, seed)?;
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_rmsnorm_backward(spec in norm_spec(Norm::RmsnormBackward, 7), seed in any::<u64>()) {
+        conform_cuda(&spec, seed)?;
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_batchnorm_backward(spec in norm_spec(Norm::BatchnormBackward, 7), seed in any::<u64>()) {
+        conform_cuda(&spec, seed)?;
+    }
+}
+
+/// Rows and channels large enough for many blocks, NCHW and NHWC, every norm.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cuda_norms_on_large_odd_shapes() {
+    for (norm, dims) in [
+        (Norm::Layernorm, vec![257, 1031]),
+        (Norm::LayernormBackward, vec![129, 2049]),
+        (Norm::RmsnormBackward, vec![33, 4097]),
+        (Norm::Batchnorm, vec![7, 33, 9, 11]),
+        (Norm::BatchnormInference, vec![7, 33, 9, 11]),
+        (Norm::BatchnormBackward, vec![7, 33, 9, 11]),
+    ] {
+        for layout in [Layout::packed(), Layout::channels_last()] {
+            let mut spec = fixed(norm, &dims, layout);
+            if matches!(
+                norm,
+                Norm::Layernorm | Norm::Batchnorm | Norm::BatchnormInference
+            ) {
+                spec.then = Some(kiln::PointwiseMode::Relu);
+            }
+            conform_cuda(&spec, 17).unwrap_or_else(|e| panic!("{norm:?} {dims:?}: {e}"));
+        }
+    }
+}

@@ -1,0 +1,927 @@
+//! `KILN_CPU_NORM_V1`: the normalizations (layernorm, rmsnorm, batchnorm, batchnorm_inference
+//! and the three backwards), one node per graph, with a fused pointwise chain after a forward's
+//! `y` (cuDNN's norm + pointwise fusion: batchnorm_inference + relu, layernorm + gelu, ...).
+//!
+//! Inputs of any layout and of f32, f16 or bf16 are read into f32 buffers, computed in f32 and
+//! stored once, rounded to their type; statistics and parameter gradients accumulate in f64.
+//! - **Per sample** (layernorm, rmsnorm): rayon over rows (samples); a row is read once into a
+//!   buffer that stays in cache, its mean and variance are two passes over that buffer, and `y`
+//!   goes through the epilogue chain straight from it into the output.
+//! - **Per channel** (batchnorm): the tensor is walked in runs, along the channels when they are
+//!   innermost in `x` (NHWC: a run is one position's channels) and along the spatial dims
+//!   otherwise (NCHW: a run is one sample's plane of one channel). The statistics are one pass
+//!   (sums of `x - pivot` and its square, with a per-channel pivot so that a large mean does not
+//!   cancel), the output a second.
+//! - **Backward**: the same walks; per sample each row is one pass, per channel two (the sums,
+//!   then `dx`).
+//!
+//! Workspace: none (per-worker buffers are allocated at execute).
+
+use super::element_io::SharedPtr;
+use super::epilogue::{check_data_type, Addr, BoundEpilogue, Epilogue, Geometry, Tile};
+use crate::engine::{CpuEngine, Prepared};
+use crate::tensor_map::TensorMap;
+use kiln_core::ops::batchnorm::BatchnormOp;
+use kiln_core::ops::batchnorm_inference::BatchnormInferenceOp;
+use kiln_core::ops::layernorm::LayernormOp;
+use kiln_core::ops::norm_backward::NormBackwardOp;
+use kiln_core::ops::rmsnorm::RmsnormOp;
+use kiln_core::{GenericOp, Op, OpGraph, TensorDesc};
+use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
+use kiln_plugin_sdk::{PluginError, PluginResult};
+use rayon::prelude::*;
+
+/// The engine's unique name.
+pub const NAME: &str = "KILN_CPU_NORM_V1";
+
+/// Elements a rayon task should cover at least, so that small rows are batched.
+const TASK_ELEMENTS: usize = 16 * 1024;
+
+/// The normalization engine.
+pub struct NormEngine;
+
+impl CpuEngine for NormEngine {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn behavior_notes(&self) -> u64 {
+        KILN_BEHAVIOR_DETERMINISTIC | KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
+    }
+
+    /// Accepts one norm node over f32/f16/bf16 tensors, followed (forwards only) by a
+    /// pointwise chain on `y`.
+    fn supports(&self, graph: &OpGraph) -> Result<(), String> {
+        NormPlan::new(graph).map(|_| ())
+    }
+
+    fn prepare(&self, graph: &OpGraph, _knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
+        let plan = NormPlan::new(graph)
+            .map_err(|why| PluginError::not_supported(format!("{NAME}: {why}")))?;
+        Ok(Box::new(plan))
+    }
+}
+
+/// The names of the operations this engine runs.
+const NORMS: [&str; 7] = [
+    "layernorm",
+    "rmsnorm",
+    "batchnorm",
+    "batchnorm_inference",
+    "layernorm_backward",
+    "rmsnorm_backward",
+    "batchnorm_backward",
+];
+
+/// How the values sharing one per-channel statistic are walked: in runs of `cols` values, one
+/// per (fixed index, row); along the channels (`inner`) or within one channel.
+#[derive(Debug, Clone, Copy)]
+struct Walk {
+    inner: bool,
+    fixed: usize,
+    rows: usize,
+    cols: usize,
+    channels: usize,
+}
+
+impl Walk {
+    /// The walk and its geometry for `x`: channels along the runs when dim 1 has the smallest
+    /// stride of the dims larger than 1 (NHWC), within one channel otherwise (NCHW).
+    fn of(x: &TensorDesc) -> (Walk, Geometry) {
+        let rank = x.dims.len();
+        let min_other = (2..rank)
+            .filter(|&i| x.dims[i] > 1)
+            .map(|i| x.strides[i].abs())
+            .min();
+        let inner = min_other.is_none_or(|s| x.strides[1].abs() <= s);
+        let size = |axes: &[usize]| axes.iter().map(|&a| x.dims[a] as usize).product::<usize>();
+        let (fixed, rows, cols) = if inner {
+            let rows: Vec<usize> = std::iter::once(0).chain(2..rank).collect();
+            (vec![], rows, vec![1])
+        } else {
+            (vec![1], vec![0], (2..rank).collect())
+        };
+        let walk = Walk {
+            inner,
+            fixed: size(&fixed),
+            rows: size(&rows),
+            cols: size(&cols),
+            channels: x.dims[1] as usize,
+        };
+        let geometry = Geometry {
+            dims: x.dims.clone(),
+            fixed,
+            rows,
+            cols,
+        };
+        (walk, geometry)
+    }
+
+    fn segments(&self) -> usize {
+        self.fixed * self.rows
+    }
+
+    /// Values per channel.
+    fn per_channel(&self) -> usize {
+        self.segments() * self.cols / self.channels.max(1)
+    }
+
+    /// Segments per rayon task.
+    fn min_len(&self) -> usize {
+        (TASK_ELEMENTS / self.cols.max(1)).max(1)
+    }
+}
+
+/// The geometry of a per-sample walk of `x`: one row per sample, all other dims along it.
+fn sample_geometry(x: &TensorDesc) -> Geometry {
+    Geometry {
+        dims: x.dims.clone(),
+        fixed: vec![],
+        rows: vec![0],
+        cols: (1..x.dims.len()).collect(),
+    }
+}
+
+/// A tensor read or written along a walk.
+#[derive(Debug, Clone)]
+struct Walked {
+    addr: Addr,
+    uid: i64,
+}
+
+impl Walked {
+    fn new(graph: &OpGraph, uid: i64, g: &Geometry) -> Result<Walked, String> {
+        let t = tensor(graph, uid)?;
+        Ok(Walked {
+            addr: Addr::new(uid, t.data_type, &t.dims, &t.strides, g),
+            uid,
+        })
+    }
+}
+
+fn tensor(graph: &OpGraph, uid: i64) -> Result<&TensorDesc, String> {
+    graph
+        .tensor(uid)
+        .ok_or_else(|| format!("tensor uid {uid} is not in the graph"))
+}
+
+/// The running statistics of a batchnorm: previous mean and variance, momentum, next ones.
+#[derive(Debug, Clone, Copy)]
+struct Running {
+    prev_mean: i64,
+    prev_var: i64,
+    momentum: f64,
+    next_mean: i64,
+    next_var: i64,
+}
+
+/// What the per-channel forward computes its scale and shift from.
+#[derive(Debug, Clone, Copy)]
+enum ChannelStats {
+    /// Batch statistics, written to `mean` and `inv_variance`.
+    Batch {
+        eps: f64,
+        mean: i64,
+        inv: i64,
+        running: Option<Running>,
+    },
+    /// Given statistics.
+    Given { mean: i64, inv: i64 },
+}
+
+/// The prepared work of one norm graph.
+#[derive(Debug, Clone)]
+enum Work {
+    SampleForward {
+        rms: bool,
+        x: Walked,
+        rows: usize,
+        inner: usize,
+        scale: i64,
+        bias: Option<i64>,
+        eps: f32,
+        /// Training: the `mean` (layernorm only) and `inv_variance` / `inv_rms` outputs.
+        mean: Option<i64>,
+        inv: Option<i64>,
+        epilogue: BoundEpilogue,
+    },
+    ChannelForward {
+        x: Walked,
+        walk: Walk,
+        scale: i64,
+        bias: i64,
+        stats: ChannelStats,
+        epilogue: BoundEpilogue,
+    },
+    SampleBackward {
+        rms: bool,
+        dy: Walked,
+        x: Walked,
+        dx: Walked,
+        rows: usize,
+        inner: usize,
+        scale: i64,
+        mean: Option<i64>,
+        inv: i64,
+        dscale: i64,
+        dbias: Option<i64>,
+    },
+    ChannelBackward {
+        dy: Walked,
+        x: Walked,
+        dx: Walked,
+        walk: Walk,
+        scale: i64,
+        mean: i64,
+        inv: i64,
+        dscale: i64,
+        dbias: Option<i64>,
+    },
+}
+
+/// A prepared norm graph.
+#[derive(Debug, Clone)]
+struct NormPlan {
+    work: Work,
+}
+
+impl NormPlan {
+    /// The plan of `graph`, or why this engine does not run it.
+    fn new(graph: &OpGraph) -> Result<NormPlan, String> {
+        let found = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .find_map(|(i, n)| match &n.op {
+                Op::Generic(g) if NORMS.contains(&g.op.as_str()) => Some((i, g)),
+                _ => None,
+            });
+        let Some((anchor, op)) = found else {
+            let n = graph
+                .nodes
+                .first()
+                .ok_or_else(|| "the graph has no nodes".to_string())?;
+            return Err(format!(
+                "node '{}' is {}; this engine runs graphs of one normalization node (and a \
+                 pointwise chain after its y)",
+                n.name,
+                n.op.describe()
+            ));
+        };
+        for t in graph.tensors.iter().filter(|t| t.scalar.is_none()) {
+            check_data_type(graph, t.uid)?;
+        }
+        let node = &graph.nodes[anchor].name;
+        let what = format!("node '{node}' ({})", op.op);
+        let err = |e: kiln_core::Error| e.to_string();
+        let epilogue = |y: i64, g: &Geometry| -> Result<BoundEpilogue, String> {
+            Epilogue::parse_after(graph, anchor, y)?
+                .bind(graph, g)
+                .map_err(|e| e.message)
+        };
+        let single = || -> Result<(), String> {
+            if graph.nodes.len() == 1 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{what}: a backward norm runs alone here; the graph has {} nodes",
+                    graph.nodes.len()
+                ))
+            }
+        };
+        let x_of = |uid: i64| tensor(graph, uid);
+        let work = match op.op.as_str() {
+            "layernorm" | "rmsnorm" => {
+                let (x, scale, bias, eps, y, mean, inv, rms) = forward_per_sample(op, &what)?;
+                let eps = eps.value(graph, node, "epsilon").map_err(err)? as f32;
+                let xt = x_of(x)?;
+                let g = sample_geometry(xt);
+                let rows = xt.dims[0] as usize;
+                Work::SampleForward {
+                    rms,
+                    x: Walked::new(graph, x, &g)?,
+                    rows,
+                    inner: count(xt) / rows.max(1),
+                    scale,
+                    bias,
+                    eps,
+                    mean,
+                    inv,
+                    epilogue: epilogue(y, &g)?,
+                }
+            }
+            "batchnorm" => {
+                let b = BatchnormOp::from_generic(op, &what).map_err(err)?;
+                let (walk, g) = Walk::of(x_of(b.x)?);
+                let running = match b.running {
+                    Some(r) => Some(Running {
+                        prev_mean: r.prev_mean,
+                        prev_var: r.prev_var,
+                        momentum: r.momentum.value(graph, node, "momentum").map_err(err)?,
+                        next_mean: r.next_mean,
+                        next_var: r.next_var,
+                    }),
+                    None => None,
+                };
+                Work::ChannelForward {
+                    x: Walked::new(graph, b.x, &g)?,
+                    walk,
+                    scale: b.scale,
+                    bias: b.bias,
+                    stats: ChannelStats::Batch {
+                        eps: b.epsilon.value(graph, node, "epsilon").map_err(err)?,
+                        mean: b.mean,
+                        inv: b.inv_variance,
+                        running,
+                    },
+                    epilogue: epilogue(b.y, &g)?,
+                }
+            }
+            "batchnorm_inference" => {
+                let b = BatchnormInferenceOp::from_generic(op, &what).map_err(err)?;
+                let (walk, g) = Walk::of(x_of(b.x)?);
+                Work::ChannelForward {
+                    x: Walked::new(graph, b.x, &g)?,
+                    walk,
+                    scale: b.scale,
+                    bias: b.bias,
+                    stats: ChannelStats::Given {
+                        mean: b.mean,
+                        inv: b.inv_variance,
+                    },
+                    epilogue: epilogue(b.y, &g)?,
+                }
+            }
+            _ => {
+                single()?;
+                let b = NormBackwardOp::of(op, &what)
+                    .ok_or_else(|| format!("{what}: not a norm"))?
+                    .map_err(err)?;
+                let xt = x_of(b.x)?;
+                if b.kind.per_channel() {
+                    let (walk, g) = Walk::of(xt);
+                    Work::ChannelBackward {
+                        dy: Walked::new(graph, b.dy, &g)?,
+                        x: Walked::new(graph, b.x, &g)?,
+                        dx: Walked::new(graph, b.dx, &g)?,
+                        walk,
+                        scale: b.scale,
+                        mean: b.mean.ok_or_else(|| format!("{what}: no mean"))?,
+                        inv: b.inv,
+                        dscale: b.dscale,
+                        dbias: b.dbias,
+                    }
+                } else {
+                    let g = sample_geometry(xt);
+                    let rows = xt.dims[0] as usize;
+                    Work::SampleBackward {
+                        rms: b.mean.is_none(),
+                        dy: Walked::new(graph, b.dy, &g)?,
+                        x: Walked::new(graph, b.x, &g)?,
+                        dx: Walked::new(graph, b.dx, &g)?,
+                        rows,
+                        inner: count(xt) / rows.max(1),
+                        scale: b.scale,
+                        mean: b.mean,
+                        inv: b.inv,
+                        dscale: b.dscale,
+                        dbias: b.dbias,
+                    }
+                }
+            }
+        };
+        Ok(NormPlan { work })
+    }
+}
+
+fn count(t: &TensorDesc) -> usize {
+    t.dims.iter().map(|&d| d.max(0) as usize).product()
+}
+
+/// The ports of a layernorm or rmsnorm node: x, scale, bias, epsilon, y, mean, inv, is-rms.
+#[allow(clippy::type_complexity)]
+fn forward_per_sample(
+    op: &GenericOp,
+    what: &str,
+) -> Result<
+    (
+        i64,
+        i64,
+        Option<i64>,
+        kiln_core::ops::norm::Epsilon,
+        i64,
+        Option<i64>,
+        Option<i64>,
+        bool,
+    ),
+    String,
+> {
+    if op.op == "rmsnorm" {
+        let r = RmsnormOp::from_generic(op, what).map_err(|e| e.to_string())?;
+        Ok((r.x, r.scale, r.bias, r.epsilon, r.y, None, r.inv_rms, true))
+    } else {
+        let l = LayernormOp::from_generic(op, what).map_err(|e| e.to_string())?;
+        Ok((
+            l.x,
+            l.scale,
+            Some(l.bias),
+            l.epsilon,
+            l.y,
+            l.mean,
+            l.inv_variance,
+            false,
+        ))
+    }
+}
+
+/// The sum of `v - p`, in eight lanes (vectorisable), then the lanes in f64.
+#[inline]
+fn lane_sum_shifted(v: &[f32], p: f32) -> f64 {
+    let mut acc = [0f32; 8];
+    let chunks = v.chunks_exact(8);
+    let rest: f64 = chunks.remainder().iter().map(|&x| f64::from(x - p)).sum();
+    for c in chunks {
+        for k in 0..8 {
+            acc[k] += c[k] - p;
+        }
+    }
+    acc.iter().map(|&x| f64::from(x)).sum::<f64>() + rest
+}
+
+/// The sum of `((v - p) - off)^2`, in eight lanes.
+#[inline]
+fn lane_sum_sq(v: &[f32], p: f32, off: f32) -> f64 {
+    let mut acc = [0f32; 8];
+    let chunks = v.chunks_exact(8);
+    let sq = |x: f32| {
+        let d = (x - p) - off;
+        d * d
+    };
+    let rest: f64 = chunks.remainder().iter().map(|&x| f64::from(sq(x))).sum();
+    for ch in chunks {
+        for k in 0..8 {
+            acc[k] += sq(ch[k]);
+        }
+    }
+    acc.iter().map(|&x| f64::from(x)).sum::<f64>() + rest
+}
+
+/// The pointers of a walked tensor.
+fn ptr(tensors: &TensorMap<'_>, w: &Walked) -> PluginResult<SharedPtr> {
+    tensors.ptr(w.uid).map(SharedPtr)
+}
+
+/// Per-worker buffers of a walk.
+struct Buffers {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    scratch: Vec<f32>,
+}
+
+impl Buffers {
+    fn new(n: usize) -> Buffers {
+        Buffers {
+            a: vec![0.0; n],
+            b: vec![0.0; n],
+            scratch: vec![0.0; n],
+        }
+    }
+}
+
+/// Per-channel (or per-parameter) f64 sums of a walk's first pass.
+#[derive(Clone)]
+struct Sums {
+    s1: Vec<f64>,
+    s2: Vec<f64>,
+}
+
+impl Sums {
+    fn new(n: usize) -> Sums {
+        Sums {
+            s1: vec![0.0; n],
+            s2: vec![0.0; n],
+        }
+    }
+
+    fn merge(mut self, other: Sums) -> Sums {
+        for (a, b) in self.s1.iter_mut().zip(&other.s1) {
+            *a += b;
+        }
+        for (a, b) in self.s2.iter_mut().zip(&other.s2) {
+            *a += b;
+        }
+        self
+    }
+}
+
+impl Prepared for NormPlan {
+    fn workspace_size(&self) -> usize {
+        0
+    }
+
+    unsafe fn execute(&self, tensors: &TensorMap<'_>, _workspace: *mut u8) -> PluginResult<()> {
+        // SAFETY (every arm): execute's contract; every walk stays inside its tensor's dims,
+        // and each task writes only the runs of its own rows or segments.
+        unsafe {
+            match &self.work {
+                Work::SampleForward { .. } => self.sample_forward(tensors),
+                Work::ChannelForward { .. } => self.channel_forward(tensors),
+                Work::SampleBackward { .. } => self.sample_backward(tensors),
+                Work::ChannelBackward { .. } => self.channel_backward(tensors),
+            }
+        }
+    }
+}
+
+impl NormPlan {
+    /// # Safety
+    /// As for [`Prepared::execute`].
+    unsafe fn sample_forward(&self, tensors: &TensorMap<'_>) -> PluginResult<()> {
+        let Work::SampleForward {
+            rms,
+            x,
+            rows,
+            inner,
+            scale,
+            bias,
+            eps,
+            mean,
+            inv,
+            epilogue,
+        } = &self.work
+        else {
+            return Err(PluginError::internal("sample_forward on another plan"));
+        };
+        let (rms, rows, inner, eps) = (*rms, *rows, *inner, *eps);
+        let scale = tensors.gather_f32(*scale)?;
+        let bias = bias.map(|b| tensors.gather_f32(b)).transpose()?;
+        let xp = ptr(tensors, x)?;
+        let ptrs = epilogue.pointers(tensors)?;
+        let stats: Vec<(f32, f32)> = (0..rows)
+            .into_par_iter()
+            .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
+            .map_init(
+                || Buffers::new(inner),
+                |buf, r| {
+                    let v = &mut buf.a[..];
+                    // SAFETY: row r of x, inside its dims.
+                    unsafe { x.addr.load_run(xp, x.addr.row_base(0, r), 0, v) };
+                    let n = inner as f64;
+                    // Centred on the row's first value, so that the deviations keep their
+                    // precision when the mean is large against them.
+                    let p = if rms { 0.0 } else { v[0] };
+                    let dm = if rms { 0.0 } else { lane_sum_shifted(v, p) / n };
+                    let off = dm as f32;
+                    let var = lane_sum_sq(v, p, off) / n;
+                    let iv = (1.0 / (var + f64::from(eps)).sqrt()) as f32;
+                    match &bias {
+                        Some(b) => {
+                            for ((o, &s), &b) in v.iter_mut().zip(&scale).zip(b) {
+                                *o = ((*o - p) - off) * iv * s + b;
+                            }
+                        }
+                        None => {
+                            for (o, &s) in v.iter_mut().zip(&scale) {
+                                *o = ((*o - p) - off) * iv * s;
+                            }
+                        }
+                    }
+                    let mu = (f64::from(p) + dm) as f32;
+                    let tile = Tile {
+                        fixed: 0,
+                        row0: r,
+                        col0: 0,
+                        rows: 1,
+                        cols: inner,
+                        values: v,
+                        ld: inner,
+                    };
+                    // SAFETY: this task owns row r of the output.
+                    unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
+                    (mu, iv)
+                },
+            )
+            .collect();
+        if let Some(m) = mean {
+            tensors.scatter_f32(*m, &stats.iter().map(|s| s.0).collect::<Vec<_>>())?;
+        }
+        if let Some(i) = inv {
+            tensors.scatter_f32(*i, &stats.iter().map(|s| s.1).collect::<Vec<_>>())?;
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// As for [`Prepared::execute`].
+    unsafe fn channel_forward(&self, tensors: &TensorMap<'_>) -> PluginResult<()> {
+        let Work::ChannelForward {
+            x,
+            walk,
+            scale,
+            bias,
+            stats,
+            epilogue,
+        } = &self.work
+        else {
+            return Err(PluginError::internal("channel_forward on another plan"));
+        };
+        let w = *walk;
+        let scale = tensors.gather_f32(*scale)?;
+        let bias = tensors.gather_f32(*bias)?;
+        let xp = ptr(tensors, x)?;
+        // y = ((x - centre) - off) * inv * scale + bias: batch statistics are centred on the
+        // channel's pivot with the small offset to the mean apart, so that the deviations keep
+        // their precision when the mean is large against them.
+        let (centre, off, inv): (Vec<f32>, Vec<f32>, Vec<f32>) = match stats {
+            ChannelStats::Given { mean, inv } => {
+                let mean = tensors.gather_f32(*mean)?;
+                let zeros = vec![0.0; mean.len()];
+                (mean, zeros, tensors.gather_f32(*inv)?)
+            }
+            ChannelStats::Batch {
+                eps,
+                mean,
+                inv,
+                running,
+            } => {
+                // SAFETY: forwarded contract.
+                let (pivot, dm, var) = unsafe { channel_moments(x, xp, w) };
+                let mu: Vec<f64> = pivot
+                    .iter()
+                    .zip(&dm)
+                    .map(|(&p, d)| f64::from(p) + d)
+                    .collect();
+                let iv: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
+                tensors.scatter_f64(*mean, &mu)?;
+                tensors.scatter_f64(*inv, &iv)?;
+                if let Some(r) = running {
+                    let m = w.per_channel() as f64;
+                    let bessel = if m > 1.0 { m / (m - 1.0) } else { 0.0 };
+                    let prev_mean = tensors.gather_f64(r.prev_mean)?;
+                    let prev_var = tensors.gather_f64(r.prev_var)?;
+                    let mix = |prev: &[f64], stat: &[f64], f: f64| -> Vec<f64> {
+                        prev.iter()
+                            .zip(stat)
+                            .map(|(p, s)| (1.0 - r.momentum) * p + r.momentum * s * f)
+                            .collect()
+                    };
+                    tensors.scatter_f64(r.next_mean, &mix(&prev_mean, &mu, 1.0))?;
+                    tensors.scatter_f64(r.next_var, &mix(&prev_var, &var, bessel))?;
+                }
+                (
+                    pivot,
+                    dm.iter().map(|&v| v as f32).collect(),
+                    iv.iter().map(|&v| v as f32).collect(),
+                )
+            }
+        };
+        let a: Vec<f32> = inv.iter().zip(&scale).map(|(i, s)| i * s).collect();
+        let ptrs = epilogue.pointers(tensors)?;
+        (0..w.segments())
+            .into_par_iter()
+            .with_min_len(w.min_len())
+            .for_each_init(
+                || Buffers::new(w.cols),
+                |buf, s| {
+                    let (f, r) = (s / w.rows, s % w.rows);
+                    let v = &mut buf.a[..];
+                    // SAFETY: segment (f, r) of x.
+                    unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, v) };
+                    if w.inner {
+                        let params = centre.iter().zip(&off).zip(&a).zip(&bias);
+                        for (o, (((&m, &d), &a), &b)) in v.iter_mut().zip(params) {
+                            *o = ((*o - m) - d) * a + b;
+                        }
+                    } else {
+                        let (m, d, a, b) = (centre[f], off[f], a[f], bias[f]);
+                        for o in v.iter_mut() {
+                            *o = ((*o - m) - d) * a + b;
+                        }
+                    }
+                    let tile = Tile {
+                        fixed: f,
+                        row0: r,
+                        col0: 0,
+                        rows: 1,
+                        cols: w.cols,
+                        values: v,
+                        ld: w.cols,
+                    };
+                    // SAFETY: this task owns segment (f, r) of the output.
+                    unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
+                },
+            );
+        Ok(())
+    }
+
+    /// # Safety
+    /// As for [`Prepared::execute`].
+    unsafe fn sample_backward(&self, tensors: &TensorMap<'_>) -> PluginResult<()> {
+        let Work::SampleBackward {
+            rms,
+            dy,
+            x,
+            dx,
+            rows,
+            inner,
+            scale,
+            mean,
+            inv,
+            dscale,
+            dbias,
+        } = &self.work
+        else {
+            return Err(PluginError::internal("sample_backward on another plan"));
+        };
+        let (rms, rows, inner) = (*rms, *rows, *inner);
+        let scale = tensors.gather_f32(*scale)?;
+        let mean = match mean {
+            Some(m) => tensors.gather_f32(*m)?,
+            None => vec![0.0; rows],
+        };
+        let inv = tensors.gather_f32(*inv)?;
+        let (dyp, xp, dxp) = (ptr(tensors, dy)?, ptr(tensors, x)?, ptr(tensors, dx)?);
+        let sums = (0..rows)
+            .into_par_iter()
+            .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
+            .fold(
+                || (Sums::new(inner), Buffers::new(inner)),
+                |(mut acc, mut buf), r| {
+                    let (xv, dyv) = (&mut buf.a[..], &mut buf.b[..]);
+                    // SAFETY: row r of x and dy.
+                    unsafe {
+                        x.addr.load_run(xp, x.addr.row_base(0, r), 0, xv);
+                        dy.addr.load_run(dyp, dy.addr.row_base(0, r), 0, dyv);
+                    }
+                    let (mu, iv) = (mean[r], inv[r]);
+                    let (mut sg, mut sgx) = (0f32, 0f32);
+                    for i in 0..inner {
+                        let xh = (xv[i] - mu) * iv;
+                        let g = dyv[i] * scale[i];
+                        sg += g;
+                        sgx += g * xh;
+                        acc.s1[i] += f64::from(dyv[i] * xh);
+                        acc.s2[i] += f64::from(dyv[i]);
+                        xv[i] = xh;
+                    }
+                    let n = inner as f32;
+                    let mg = if rms { 0.0 } else { sg / n };
+                    let mgx = sgx / n;
+                    for i in 0..inner {
+                        xv[i] = iv * (dyv[i] * scale[i] - mg - xv[i] * mgx);
+                    }
+                    // SAFETY: this task owns row r of dx.
+                    unsafe { dx.addr.store_run(dxp, dx.addr.row_base(0, r), 0, xv) };
+                    (acc, buf)
+                },
+            )
+            .map(|(acc, _)| acc)
+            .reduce(|| Sums::new(inner), Sums::merge);
+        tensors.scatter_f64(*dscale, &sums.s1)?;
+        if let Some(b) = dbias {
+            tensors.scatter_f64(*b, &sums.s2)?;
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// As for [`Prepared::execute`].
+    unsafe fn channel_backward(&self, tensors: &TensorMap<'_>) -> PluginResult<()> {
+        let Work::ChannelBackward {
+            dy,
+            x,
+            dx,
+            walk,
+            scale,
+            mean,
+            inv,
+            dscale,
+            dbias,
+        } = &self.work
+        else {
+            return Err(PluginError::internal("channel_backward on another plan"));
+        };
+        let w = *walk;
+        let scale = tensors.gather_f32(*scale)?;
+        let mean = tensors.gather_f32(*mean)?;
+        let inv = tensors.gather_f32(*inv)?;
+        let (dyp, xp, dxp) = (ptr(tensors, dy)?, ptr(tensors, x)?, ptr(tensors, dx)?);
+        let load = |buf: &mut Buffers, f: usize, r: usize| {
+            // SAFETY: segment (f, r) of x and dy.
+            unsafe {
+                x.addr.load_run(xp, x.addr.row_base(f, r), 0, &mut buf.a);
+                dy.addr.load_run(dyp, dy.addr.row_base(f, r), 0, &mut buf.b);
+            }
+        };
+        let sums = (0..w.segments())
+            .into_par_iter()
+            .with_min_len(w.min_len())
+            .fold(
+                || (Sums::new(w.channels), Buffers::new(w.cols)),
+                |(mut acc, mut buf), s| {
+                    let (f, r) = (s / w.rows, s % w.rows);
+                    load(&mut buf, f, r);
+                    if w.inner {
+                        for c in 0..w.cols {
+                            let xh = (buf.a[c] - mean[c]) * inv[c];
+                            acc.s1[c] += f64::from(buf.b[c] * xh);
+                            acc.s2[c] += f64::from(buf.b[c]);
+                        }
+                    } else {
+                        let (m, iv) = (mean[f], inv[f]);
+                        let (mut s1, mut s2) = (0f32, 0f32);
+                        for (&xv, &d) in buf.a.iter().zip(&buf.b) {
+                            s1 += d * (xv - m) * iv;
+                            s2 += d;
+                        }
+                        acc.s1[f] += f64::from(s1);
+                        acc.s2[f] += f64::from(s2);
+                    }
+                    (acc, buf)
+                },
+            )
+            .map(|(acc, _)| acc)
+            .reduce(|| Sums::new(w.channels), Sums::merge);
+        tensors.scatter_f64(*dscale, &sums.s1)?;
+        if let Some(b) = dbias {
+            tensors.scatter_f64(*b, &sums.s2)?;
+        }
+        let m = w.per_channel() as f64;
+        // dx = inv * scale * (dy - dbias / M - x̂ * dscale / M), per channel.
+        let k: Vec<f32> = inv.iter().zip(&scale).map(|(i, s)| i * s).collect();
+        let mb: Vec<f32> = sums.s2.iter().map(|v| (v / m) as f32).collect();
+        let ms: Vec<f32> = sums.s1.iter().map(|v| (v / m) as f32).collect();
+        (0..w.segments())
+            .into_par_iter()
+            .with_min_len(w.min_len())
+            .for_each_init(
+                || Buffers::new(w.cols),
+                |buf, s| {
+                    let (f, r) = (s / w.rows, s % w.rows);
+                    load(buf, f, r);
+                    for j in 0..w.cols {
+                        let c = if w.inner { j } else { f };
+                        let xh = (buf.a[j] - mean[c]) * inv[c];
+                        buf.a[j] = k[c] * (buf.b[j] - mb[c] - xh * ms[c]);
+                    }
+                    // SAFETY: this task owns segment (f, r) of dx.
+                    unsafe { dx.addr.store_run(dxp, dx.addr.row_base(f, r), 0, &buf.a) };
+                },
+            );
+        Ok(())
+    }
+}
+
+/// The per-channel pivot, offset from the pivot to the mean, and biased variance of `x` along
+/// `w`: one pass of sums of `x - pivot` and its square (f64), the pivot being one value of each
+/// channel.
+///
+/// # Safety
+/// `xp` is x's bound pointer for a live execute call.
+unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<f64>, Vec<f64>) {
+    let mut pivot = vec![0f32; w.channels];
+    let mut first = vec![0f32; w.cols];
+    for f in 0..w.fixed {
+        // SAFETY: segment (f, 0) of x.
+        unsafe { x.addr.load_run(xp, x.addr.row_base(f, 0), 0, &mut first) };
+        if w.inner {
+            pivot.copy_from_slice(&first[..w.channels.min(w.cols)]);
+        } else if let Some(&v) = first.first() {
+            pivot[f] = v;
+        }
+    }
+    let sums = (0..w.segments())
+        .into_par_iter()
+        .with_min_len(w.min_len())
+        .fold(
+            || (Sums::new(w.channels), vec![0f32; w.cols]),
+            |(mut acc, mut buf), s| {
+                let (f, r) = (s / w.rows, s % w.rows);
+                // SAFETY: segment (f, r) of x.
+                unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, &mut buf) };
+                if w.inner {
+                    for c in 0..w.cols {
+                        let d = f64::from(buf[c] - pivot[c]);
+                        acc.s1[c] += d;
+                        acc.s2[c] += d * d;
+                    }
+                } else {
+                    let p = pivot[f];
+                    acc.s1[f] += lane_sum_shifted(&buf, p);
+                    acc.s2[f] += lane_sum_sq(&buf, p, 0.0);
+                }
+                (acc, buf)
+            },
+        )
+        .map(|(acc, _)| acc)
+        .reduce(|| Sums::new(w.channels), Sums::merge);
+    let m = w.per_channel() as f64;
+    let mut offset = Vec::with_capacity(w.channels);
+    let mut var = Vec::with_capacity(w.channels);
+    for (s1, s2) in sums.s1.iter().zip(&sums.s2) {
+        let d = s1 / m;
+        offset.push(d);
+        var.push((s2 / m - d * d).max(0.0));
+    }
+    (pivot, offset, var)
+}
