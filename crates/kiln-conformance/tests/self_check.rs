@@ -160,6 +160,36 @@ fn every_engine_is_exercised() {
         attention_case(),
         pooling_case(),
     ];
+    // A layernorm: the norm engines.
+    let mut g = kiln::Graph::new();
+    let f32 = |g: &mut kiln::Graph, name: &str, dims: &[i64]| {
+        g.tensor(
+            kiln::TensorAttributes::new()
+                .name(name)
+                .dim(dims)
+                .data_type(DataType::F32),
+        )
+    };
+    let lx = f32(&mut g, "x", &[2, 3]);
+    let ls = f32(&mut g, "scale", &[1, 3]);
+    let lb = f32(&mut g, "bias", &[1, 3]);
+    let norm = g
+        .layernorm(
+            &lx,
+            &ls,
+            &lb,
+            kiln::LayernormAttributes::new().epsilon(1e-5),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    cases.push(
+        kiln_conformance::Case::new("canonical layernorm", g)
+            .input(&lx, kiln_conformance::Domain::WIDE)
+            .input(&ls, kiln_conformance::Domain::SYMMETRIC)
+            .input(&lb, kiln_conformance::Domain::SYMMETRIC)
+            .output(&norm.y)
+            .terms(3)
+            .depth(3),
+    );
     let mut claimed: Vec<String> = Vec::new();
     for case in &mut cases {
         let outcome = check(case, 1).unwrap_or_else(|e| panic!("{e}"));
