@@ -86,7 +86,7 @@ impl Buffers {
             Device::Cpu => Ok(Buffers::Host(host, vec![0u8; workspace.max(1)])),
             #[cfg(feature = "cuda")]
             Device::Cuda(n) => {
-                let ord = n as u32;
+                let ord = n;
                 let mut dev = Vec::new();
                 for (uid, h) in &host {
                     dev.push((*uid, crate::DeviceTensor::upload(h, ord)?));

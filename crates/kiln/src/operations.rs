@@ -10,8 +10,8 @@ use kiln_core::ops::batchnorm_inference::BatchnormInference;
 use kiln_core::ops::layernorm::Layernorm;
 use kiln_core::ops::layernorm_backward::LayernormBackward;
 use kiln_core::ops::rmsnorm::Rmsnorm;
-use kiln_core::ops::sdpa::{Sdpa, SdpaBackward};
 use kiln_core::ops::rmsnorm_backward::RmsnormBackward;
+use kiln_core::ops::sdpa::{Sdpa, SdpaBackward};
 use kiln_core::{AttrValue, OpSpec, Result};
 use std::collections::BTreeMap;
 

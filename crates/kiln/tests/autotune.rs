@@ -24,7 +24,8 @@ fn autotune_times_every_candidate_and_selects_the_fastest() {
     let mut g = matmul();
     g.validate().expect("valid");
     g.build_operation_graph(&h).expect("lower");
-    g.create_execution_plans(&[HeurMode::A]).expect("heuristics");
+    g.create_execution_plans(&[HeurMode::A])
+        .expect("heuristics");
     let candidates = g.candidate_configs().len();
     let report = g.autotune(3).expect("autotune");
     // Every candidate was tried at least once, and every trial that ran has a time.

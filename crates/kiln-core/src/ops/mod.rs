@@ -19,8 +19,8 @@ pub mod pointwise;
 pub mod reduction;
 pub mod resample;
 pub mod rmsnorm;
-pub mod sdpa;
 pub mod rmsnorm_backward;
+pub mod sdpa;
 
 pub use generic::{AttrValue, GenericOp};
 

@@ -9,8 +9,8 @@ pub mod matmul;
 pub mod norm;
 pub mod pointwise;
 mod pointwise_math;
-pub mod sdpa;
 pub mod resample;
+pub mod sdpa;
 
 #[cfg(test)]
 mod tests;
@@ -19,8 +19,8 @@ pub use conv::{ConvDgradEngine, ConvFpropEngine, ConvWgradEngine};
 pub use matmul::MatmulEngine;
 pub use norm::NormEngine;
 pub use pointwise::PointwiseEngine;
-pub use sdpa::SdpaEngine;
 pub use resample::ResampleEngine;
+pub use sdpa::SdpaEngine;
 
 use crate::engine::CpuEngine;
 use kiln_plugin_sdk::KnobDescriptor;

@@ -17,8 +17,8 @@ pub mod gemm;
 pub mod hopper;
 pub mod norm;
 pub mod pointwise;
-pub mod sdpa;
 pub mod resample;
+pub mod sdpa;
 
 use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
 use std::collections::HashMap;
