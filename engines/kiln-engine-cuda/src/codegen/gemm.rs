@@ -263,7 +263,7 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
         }
         Main::Conv(cv) => {
             let (x, w) = (tensor(graph, cv.x)?, tensor(graph, cv.w)?);
-            let (nb, ch, h, wd) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
+            let (nb, ch) = (x.dims[0], x.dims[1]);
             let (kk, r, ss) = (w.dims[0], w.dims[2], w.dims[3]);
             let (p, q) = (out.dims[2], out.dims[3]);
             let pr = &cv.params;
@@ -274,28 +274,16 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
             batch_coords = String::new();
             let (sx, sw) = (&x.strides, &w.strides);
             operands.push_str("// Convolution geometry; strides in elements.\n");
-            for (key, v) in [
-                ("KILN_CONV_H", h),
-                ("KILN_CONV_W", wd),
-                ("KILN_CONV_C", ch),
-                ("KILN_CONV_P", p),
-                ("KILN_CONV_Q", q),
-                ("KILN_CONV_S", ss),
-                ("KILN_CONV_STRIDE_H", pr.stride[0]),
-                ("KILN_CONV_STRIDE_W", pr.stride[1]),
-                ("KILN_CONV_PAD_H", pr.pre_padding[0]),
-                ("KILN_CONV_PAD_W", pr.pre_padding[1]),
-                ("KILN_CONV_DIL_H", pr.dilation[0]),
-                ("KILN_CONV_DIL_W", pr.dilation[1]),
-                ("KILN_CONV_X_STRIDE_N", sx[0]),
-                ("KILN_CONV_X_STRIDE_C", sx[1]),
-                ("KILN_CONV_X_STRIDE_H", sx[2]),
-                ("KILN_CONV_X_STRIDE_W", sx[3]),
+            let mut geometry = conv_geometry(x, w, out, pr);
+            // x's channel stride sits after its batch stride; then the filter's strides.
+            geometry.insert(13, ("KILN_CONV_X_STRIDE_C", sx[1]));
+            geometry.extend([
                 ("KILN_CONV_FILTER_STRIDE_K", sw[0]),
                 ("KILN_CONV_FILTER_STRIDE_C", sw[1]),
                 ("KILN_CONV_FILTER_STRIDE_R", sw[2]),
                 ("KILN_CONV_FILTER_STRIDE_S", sw[3]),
-            ] {
+            ]);
+            for (key, v) in geometry {
                 define(&mut operands, key, &index(v));
             }
             operands.push_str("#include \"conv_fprop_operands.cuh\"\n");
@@ -389,6 +377,35 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
         persistent: false,
         arch_specific: false,
     })
+}
+
+/// The `#define`s of a 2-D convolution's geometry both GEMM engines share: the input's and
+/// output's extents, the filter width, stride, leading padding, dilation, and x's strides along
+/// N, H and W (in elements).
+pub(crate) fn conv_geometry(
+    x: &TensorDesc,
+    w: &TensorDesc,
+    out: &TensorDesc,
+    pr: &kiln_core::ConvParams,
+) -> Vec<(&'static str, i64)> {
+    let sx = &x.strides;
+    vec![
+        ("KILN_CONV_H", x.dims[2]),
+        ("KILN_CONV_W", x.dims[3]),
+        ("KILN_CONV_C", x.dims[1]),
+        ("KILN_CONV_P", out.dims[2]),
+        ("KILN_CONV_Q", out.dims[3]),
+        ("KILN_CONV_S", w.dims[3]),
+        ("KILN_CONV_STRIDE_H", pr.stride[0]),
+        ("KILN_CONV_STRIDE_W", pr.stride[1]),
+        ("KILN_CONV_PAD_H", pr.pre_padding[0]),
+        ("KILN_CONV_PAD_W", pr.pre_padding[1]),
+        ("KILN_CONV_DIL_H", pr.dilation[0]),
+        ("KILN_CONV_DIL_W", pr.dilation[1]),
+        ("KILN_CONV_X_STRIDE_N", sx[0]),
+        ("KILN_CONV_X_STRIDE_H", sx[2]),
+        ("KILN_CONV_X_STRIDE_W", sx[3]),
+    ]
 }
 
 /// The kernel parameters of a GEMM graph: its inputs, then its outputs, each by ascending UID.

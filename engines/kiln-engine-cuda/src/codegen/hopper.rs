@@ -14,7 +14,7 @@
 //! reason, and the V1 engines run it.
 
 use super::gemm::{
-    epilogue_body, fits_i32, gemm_params, matmul_batch_coords, split, tensor, Main, Split,
+    conv_geometry, epilogue_body, fits_i32, gemm_params, matmul_batch_coords, split, tensor, Main, Split,
 };
 use super::{c_type, symbol, Kernel, Params, TensorMapRecipe};
 use kiln_core::{DataType, OpGraph, TensorDesc};
@@ -365,23 +365,7 @@ fn plan(graph: &OpGraph, s: &Split<'_>, cfg: TileConfig) -> Result<Plan, String>
             let narrow = fits_i32(graph, s)?;
             let sfx = if narrow { "" } else { "LL" };
             let mut g = String::from("// Convolution geometry; strides in elements.\n");
-            for (key, v) in [
-                ("KILN_CONV_H", h),
-                ("KILN_CONV_W", wd),
-                ("KILN_CONV_C", ch),
-                ("KILN_CONV_P", p),
-                ("KILN_CONV_Q", q),
-                ("KILN_CONV_S", ss),
-                ("KILN_CONV_STRIDE_H", pr.stride[0]),
-                ("KILN_CONV_STRIDE_W", pr.stride[1]),
-                ("KILN_CONV_PAD_H", pr.pre_padding[0]),
-                ("KILN_CONV_PAD_W", pr.pre_padding[1]),
-                ("KILN_CONV_DIL_H", pr.dilation[0]),
-                ("KILN_CONV_DIL_W", pr.dilation[1]),
-                ("KILN_CONV_X_STRIDE_N", sx[0]),
-                ("KILN_CONV_X_STRIDE_H", sx[2]),
-                ("KILN_CONV_X_STRIDE_W", sx[3]),
-            ] {
+            for (key, v) in conv_geometry(x, w, out, pr) {
                 let _ = writeln!(g, "#define {key} {v}{sfx}");
             }
             if h >= 1 << 29 || wd >= 1 << 29 {
