@@ -14,7 +14,8 @@
 //! reason, and the V1 engines run it.
 
 use super::gemm::{
-    conv_geometry, epilogue_body, fits_i32, gemm_params, matmul_batch_coords, split, tensor, Main, Split,
+    conv_geometry, epilogue_body, fits_i32, gemm_params, matmul_batch_coords, split, tensor, Main,
+    Split,
 };
 use super::{c_type, symbol, Kernel, Params, TensorMapRecipe};
 use kiln_core::{DataType, OpGraph, TensorDesc};
