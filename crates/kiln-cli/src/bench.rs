@@ -105,6 +105,22 @@ struct CaseResult {
     /// With --autotune: how many settings were tried.
     #[serde(skip_serializing_if = "Option::is_none")]
     autotune_trials: Option<usize>,
+    /// The instruction set the plan's CPU kernels run with here (`avx512`, `avx2`,
+    /// `portable`), for engines that choose one; null otherwise.
+    isa: Option<String>,
+}
+
+/// The instruction set a saved plan's kernels run with on this machine, as its plugin's
+/// description of the payload says ("isa=3 (avx512; runs here as avx512)").
+fn kernel_isa(plan: &[u8]) -> Option<String> {
+    let info = kiln::probe(plan).ok()?;
+    let text = crate::inspect::describe(plan, &info)?.text?;
+    let (_, rest) = text.split_once("runs here as ")?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    (!name.is_empty()).then_some(name)
 }
 
 /// How a standard case describes itself; a graph file's case is described from its graph.
@@ -196,10 +212,11 @@ impl Bench<'_> {
             .plan()
             .map(|p| p.engine_name().to_string())
             .ok_or_else(|| Failure::error(format!("{what}: no plan")))?;
-        let plan_bytes = graph
+        let saved = graph
             .serialize_compiled_plan()
-            .map_err(|e| Failure::kiln(format!("{what}: saving the plan of engine {engine}"), e))?
-            .len();
+            .map_err(|e| Failure::kiln(format!("{what}: saving the plan of engine {engine}"), e))?;
+        let isa = kernel_isa(&saved);
+        let plan_bytes = saved.len();
         let Timing {
             mut times_ms,
             batch,
@@ -228,6 +245,7 @@ impl Bench<'_> {
             plan_bytes: Some(plan_bytes),
             load_ms,
             autotune_trials,
+            isa,
         })
     }
 
@@ -284,6 +302,7 @@ impl Bench<'_> {
                 plan_bytes: Some(bytes.len()),
                 load_ms: (op == "plan_load").then_some(median_ms),
                 autotune_trials: None,
+                isa: kernel_isa(&bytes),
             }
         };
         Ok(vec![row("plan_save", save), row("plan_load", load)])
@@ -663,6 +682,9 @@ fn print_row(r: &CaseResult) {
     }
     if let Some(n) = r.plan_bytes {
         how += &format!(", {n} bytes");
+    }
+    if let Some(isa) = &r.isa {
+        how += &format!(", {isa} kernels");
     }
     println!(
         "{:<52} {time} {speed}  ({}, {} runs{batch}, {how})",

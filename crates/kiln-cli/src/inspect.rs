@@ -50,17 +50,17 @@ struct JsonReport<'a> {
 }
 
 /// What the plan's plugin says of its payload.
-struct Description {
+pub(crate) struct Description {
     /// The plugin that described it.
     plugin: Option<String>,
-    text: Option<String>,
+    pub(crate) text: Option<String>,
     /// Why there is no description.
     unavailable: Option<String>,
 }
 
 /// The plugin's description of the plan in `bytes`, when the file has a plan and the plan's
 /// engine belongs to a registered plugin that describes its payloads.
-fn describe(bytes: &[u8], info: &BlobInfo) -> Option<Description> {
+pub(crate) fn describe(bytes: &[u8], info: &BlobInfo) -> Option<Description> {
     let has_plan = info.kind == BlobKind::Plan
         || (info.kind == BlobKind::GraphAndPlan && info.plan_blob_bytes.is_some());
     if !has_plan || !info.loadable {

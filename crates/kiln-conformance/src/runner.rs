@@ -556,7 +556,9 @@ impl<'c> Session<'c> {
     }
 
     /// One configuration per non-default value tried for each knob of `config`'s engine (one
-    /// knob changed at a time): the minimum, the smallest step above it, and the maximum.
+    /// knob changed at a time): every value of a knob with at most five (such as the CPU
+    /// engines' `isa`, so that every instruction-set path runs), otherwise the minimum, the
+    /// smallest step above it, and the maximum.
     pub fn knob_variants(&self, config: &EngineConfig) -> Vec<EngineConfig> {
         let Some(info) = self
             .handle
@@ -568,7 +570,12 @@ impl<'c> Session<'c> {
         let mut out = Vec::new();
         for k in &info.knobs {
             let step = k.stride.max(1);
-            let mut values = vec![k.min, k.min.saturating_add(step), k.max];
+            let count = k.max.saturating_sub(k.min) / step + 1;
+            let mut values = if count <= 5 {
+                (0..count).map(|i| k.min + i * step).collect()
+            } else {
+                vec![k.min, k.min.saturating_add(step), k.max]
+            };
             values.dedup();
             for v in values {
                 if v != k.default && v >= k.min && v <= k.max {

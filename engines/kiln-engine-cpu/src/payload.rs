@@ -190,10 +190,15 @@ pub fn describe(
     let mut knobs: Vec<String> = Vec::new();
     if let Some(e) = engine {
         for k in e.knobs() {
-            knobs.push(match p.knobs.iter().find(|(id, _)| *id == k.id) {
-                Some((_, v)) => format!("{}={v}", k.name),
+            let value = p.knobs.iter().find(|(id, _)| *id == k.id).map(|(_, v)| *v);
+            let mut text = match value {
+                Some(v) => format!("{}={v}", k.name),
                 None => format!("{}={} (default; not in the payload)", k.name, k.default),
-            });
+            };
+            if k.name == crate::fast::isa::ISA_KNOB {
+                text += &crate::fast::isa::describe_knob(value.unwrap_or(k.default));
+            }
+            knobs.push(text);
         }
     }
     for (id, v) in &p.knobs {

@@ -1,5 +1,5 @@
-//! `KILN_CPU_MATMUL_GEMM_V1`: batched matmul through the `gemm` crate, with a fused pointwise
-//! epilogue.
+//! `KILN_CPU_MATMUL_GEMM_V1`: batched matmul through kiln's own GEMM ([`super::sgemm`], the
+//! instruction set recorded in the `isa` knob), with a fused pointwise epilogue.
 //!
 //! f32 operands are read in place with their own row and column strides (batch dims broadcast
 //! through stride 0); f16/bf16 operands are widened to f32 in the workspace first. Without an
@@ -9,6 +9,8 @@
 
 use super::element_io::{load, SharedPtr};
 use super::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
+use super::isa::{isa_knob, isa_to_run, resolve_isa_knob, Isa};
+use super::sgemm::{sgemm, MatMut, MatRef};
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::{for_each_offset, TensorMap};
 use kiln_core::{DataType, Op, OpGraph, TensorDesc};
@@ -25,6 +27,8 @@ pub const KNOB_SPLIT: i64 = 1;
 /// Knob: scratch regions in the workspace, one per concurrently running tile task; 0 = choose
 /// at build time (see [`super::WORKSPACE_SLOTS_KNOB`]).
 pub const KNOB_WORKSPACE_SLOTS: i64 = 2;
+/// Knob: the instruction set of the GEMM kernels (see [`super::isa`]); 0 = the best at build.
+pub const KNOB_ISA: i64 = 3;
 
 /// Output floats one tile aims for (1 MiB of f32).
 const TARGET_TILE_FLOATS: usize = 256 * 1024;
@@ -67,11 +71,13 @@ impl CpuEngine for MatmulEngine {
                 default: 0,
             },
             super::workspace_slots_knob(KNOB_WORKSPACE_SLOTS),
+            isa_knob(KNOB_ISA),
         ]
     }
 
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
         super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        resolve_isa_knob(knobs, KNOB_ISA);
     }
 
     /// Accepts one matmul node over f32/f16/bf16 tensors, alone or followed by a pointwise
@@ -157,6 +163,7 @@ impl CpuEngine for MatmulEngine {
             tile_cols,
             direct_out,
             split: knobs.first().copied().unwrap_or(0),
+            isa: isa_to_run(NAME, knobs, KNOB_ISA),
             regions,
             epilogue: bound,
         }))
@@ -274,6 +281,8 @@ struct MatmulPlan {
     tile_cols: usize,
     direct_out: bool,
     split: i64,
+    /// The instruction set the GEMMs run with.
+    isa: Isa,
     /// Per-task scratch regions in the workspace, fixed when the plan is prepared (at most the
     /// `workspace_slots` knob); parallel loops that use scratch run at most this many tasks.
     regions: usize,
@@ -304,21 +313,17 @@ fn check_aligned(p: *const u8, what: &TensorDesc) -> PluginResult<()> {
 /// All pointers address matrices of the given sizes and strides.
 #[allow(clippy::too_many_arguments)]
 unsafe fn gemm_f32(
+    isa: Isa,
     m: usize,
     n: usize,
     k: usize,
-    dst: (*mut f32, isize, isize),
-    lhs: (*const f32, isize, isize),
-    rhs: (*const f32, isize, isize),
-    par: gemm::Parallelism,
+    dst: MatMut,
+    lhs: MatRef,
+    rhs: MatRef,
+    threads: usize,
 ) {
-    // SAFETY: forwarded contract; (ptr, row stride, column stride) triples.
-    unsafe {
-        gemm::gemm(
-            m, n, k, dst.0, dst.2, dst.1, false, lhs.0, lhs.2, lhs.1, rhs.0, rhs.2, rhs.1, 0.0f32,
-            1.0f32, false, false, false, par,
-        )
-    }
+    // SAFETY: forwarded contract; the plan's level is available here (isa_to_run).
+    unsafe { sgemm(isa, m, n, k, dst, lhs, rhs, false, threads) }
 }
 
 impl Prepared for MatmulPlan {
@@ -382,17 +387,12 @@ impl Prepared for MatmulPlan {
             if across_batches {
                 (0..self.batches).into_par_iter().for_each(|f| {
                     // SAFETY: batch f's matrices; outputs of distinct batches are disjoint.
-                    unsafe { gemm_f32(m, n, k, dst(f), lhs(f), rhs(f), gemm::Parallelism::None) }
+                    unsafe { gemm_f32(self.isa, m, n, k, dst(f), lhs(f), rhs(f), 1) }
                 });
             } else {
-                let par = if threads > 1 {
-                    gemm::Parallelism::Rayon(threads)
-                } else {
-                    gemm::Parallelism::None
-                };
                 for f in 0..self.batches {
                     // SAFETY: batch f's matrices.
-                    unsafe { gemm_f32(m, n, k, dst(f), lhs(f), rhs(f), par) }
+                    unsafe { gemm_f32(self.isa, m, n, k, dst(f), lhs(f), rhs(f), threads) }
                 }
             }
             if self.has_epilogue {
@@ -441,13 +441,14 @@ impl Prepared for MatmulPlan {
                 // [rows, cols] tile with row stride cols.
                 unsafe {
                     gemm_f32(
+                        self.isa,
                         rows,
                         cols,
                         k,
                         (tile.as_mut_ptr(), cols as isize, 1),
                         (ap.wrapping_offset(r0 as isize * ars), ars, acs),
                         (bp.wrapping_offset(c0 as isize * bcs), brs, bcs),
-                        gemm::Parallelism::None,
+                        1,
                     )
                 };
                 let t = Tile {

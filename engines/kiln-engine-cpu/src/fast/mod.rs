@@ -5,12 +5,14 @@
 pub mod conv;
 mod element_io;
 mod epilogue;
+pub mod isa;
 pub mod matmul;
 pub mod norm;
 pub mod pointwise;
 mod pointwise_math;
 pub mod resample;
 pub mod sdpa;
+pub mod sgemm;
 
 #[cfg(test)]
 mod tests;

@@ -1313,7 +1313,15 @@ fn workspace_slots_knob_is_kept_and_checked() {
     let (bytes, _) = build_and_save(&ConvFpropEngine, &g, &[(slots, 3)], 7);
     assert_eq!(
         crate::payload::decode(&bytes).unwrap().knobs,
-        vec![(1, 0), (2, 0), (slots, 3)]
+        vec![
+            (1, 0),
+            (2, 0),
+            (slots, 3),
+            (
+                super::conv::fprop::KNOB_ISA,
+                super::isa::best_available() as i64
+            )
+        ]
     );
     let id = kiln_core::engine_id(ConvFpropEngine.name());
     let too_many = KnobSetting {
@@ -1333,7 +1341,8 @@ fn workspace_slots_knob_is_kept_and_checked() {
         [
             (1, "conv_algo"),
             (2, "tile_positions"),
-            (3, "workspace_slots")
+            (3, "workspace_slots"),
+            (4, "isa")
         ]
     );
     let ids: Vec<(i64, &str)> = MatmulEngine
@@ -1341,7 +1350,134 @@ fn workspace_slots_knob_is_kept_and_checked() {
         .iter()
         .map(|k| (k.id, k.name))
         .collect();
-    assert_eq!(ids, [(1, "parallel_split"), (2, "workspace_slots")]);
+    assert_eq!(
+        ids,
+        [(1, "parallel_split"), (2, "workspace_slots"), (3, "isa")]
+    );
+}
+
+/// Every GEMM path (im2col, Winograd, the direct 1x1 GEMM, dgrad, wgrad, matmul in place and in
+/// tiles) forced to each instruction-set level this processor has: the payload records the
+/// level, and the plan restored from it matches the reference.
+#[test]
+fn every_gemm_path_matches_the_reference_at_every_available_isa() {
+    use super::isa::Isa;
+    let conv = ConvCase {
+        n: 2,
+        c: 19,
+        k: 21,
+        input: vec![13, 11],
+        ..ConvCase::basic()
+    };
+    let one_by_one = ConvCase {
+        n: 2,
+        c: 37,
+        k: 29,
+        input: vec![9, 7],
+        filter: vec![1, 1],
+        pad: (vec![0, 0], vec![0, 0]),
+        ..ConvCase::basic()
+    };
+    let steps = &epilogues()[1];
+    let grad = |direction: ConvDirection| {
+        let mut g = conv_graph(&conv, &[], DataType::F32);
+        if let Op::Conv(c) = &mut g.nodes[0].op {
+            c.direction = direction;
+        }
+        g.name = format!("{direction:?} {}", g.name);
+        g
+    };
+    use super::conv::{fprop, grad as conv_grad};
+    type Case = (&'static dyn CpuEngine, OpGraph, Vec<(i64, i64)>, i64, f64);
+    let cases: Vec<Case> = vec![
+        (
+            &ConvFpropEngine,
+            conv_graph(&conv, steps, DataType::F32),
+            vec![(fprop::KNOB_ALGO, 1)],
+            fprop::KNOB_ISA,
+            12.0,
+        ),
+        (
+            &ConvFpropEngine,
+            conv_graph(&conv, steps, DataType::F32),
+            vec![(fprop::KNOB_ALGO, 2)],
+            fprop::KNOB_ISA,
+            12.0,
+        ),
+        (
+            &ConvFpropEngine,
+            conv_graph(&one_by_one, steps, DataType::F32),
+            vec![],
+            fprop::KNOB_ISA,
+            12.0,
+        ),
+        (
+            &ConvFpropEngine,
+            conv_graph(&conv, steps, DataType::Bf16),
+            vec![(fprop::KNOB_ALGO, 1)],
+            fprop::KNOB_ISA,
+            12.0,
+        ),
+        (
+            &ConvDgradEngine,
+            grad(ConvDirection::Dgrad),
+            vec![],
+            conv_grad::KNOB_ISA,
+            15.0,
+        ),
+        (
+            &ConvWgradEngine,
+            grad(ConvDirection::Wgrad),
+            vec![],
+            conv_grad::KNOB_ISA,
+            40.0,
+        ),
+        (
+            &MatmulEngine,
+            matmul_graph(&[3, 70, 19], &[3, 19, 65], true, &[], DataType::F32),
+            vec![],
+            super::matmul::KNOB_ISA,
+            3.0,
+        ),
+        (
+            &MatmulEngine,
+            matmul_graph(&[3, 70, 19], &[3, 19, 65], false, steps, DataType::F16),
+            vec![],
+            super::matmul::KNOB_ISA,
+            3.0,
+        ),
+    ];
+    let mut ran = 0;
+    for (i, (engine, graph, knobs, isa_knob, scale)) in cases.into_iter().enumerate() {
+        let dt = graph.tensor(1).unwrap().data_type;
+        for isa in Isa::ALL.into_iter().filter(|l| l.is_available()) {
+            let mut knobs = knobs.clone();
+            knobs.push((isa_knob, isa as i64));
+            let mut checked = graph.clone();
+            checked.validate().unwrap();
+            let (bytes, _) = build_and_save(engine, &checked, &knobs, 2);
+            let saved = crate::payload::decode(&bytes).unwrap();
+            assert!(
+                saved.knobs.contains(&(isa_knob, isa as i64)),
+                "{}: {:?}",
+                graph.name,
+                saved.knobs
+            );
+            check_portable(
+                engine,
+                graph.clone(),
+                &knobs,
+                tol_of(dt),
+                scale,
+                900 + i as u64,
+                2,
+                2,
+            );
+            ran += 1;
+        }
+    }
+    // The portable level runs everywhere, so every case ran at least once.
+    assert!(ran >= 8);
 }
 
 // ---------------------------------------------------------------- resample

@@ -17,6 +17,8 @@ use super::winograd::{self, WinogradPlan};
 use crate::engine::{CpuEngine, Prepared};
 use crate::fast::element_io::SharedPtr;
 use crate::fast::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
+use crate::fast::isa::{isa_knob, isa_to_run, resolve_isa_knob, Isa};
+use crate::fast::sgemm::sgemm;
 use crate::tensor_map::TensorMap;
 use kiln_core::{ConvDirection, DataType, Op, OpGraph};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
@@ -37,6 +39,9 @@ pub const KNOB_TILE_POSITIONS: i64 = 2;
 /// Knob: per-worker scratch regions in the workspace (at most this many tiles or Winograd blocks
 /// run at once); 0 = choose at build time (see [`crate::fast::WORKSPACE_SLOTS_KNOB`]).
 pub const KNOB_WORKSPACE_SLOTS: i64 = 3;
+/// Knob: the instruction set of the GEMM kernels (see [`crate::fast::isa`]); 0 = the best at
+/// build time.
+pub const KNOB_ISA: i64 = 4;
 
 /// Patch floats one tile aims for (512 KiB of f32: the unrolled tile stays in L2).
 const TARGET_COL_FLOATS: usize = 128 * 1024;
@@ -95,11 +100,13 @@ impl CpuEngine for ConvFpropEngine {
                 default: 0,
             },
             crate::fast::workspace_slots_knob(KNOB_WORKSPACE_SLOTS),
+            isa_knob(KNOB_ISA),
         ]
     }
 
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
         crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        resolve_isa_knob(knobs, KNOB_ISA);
     }
 
     /// Accepts one conv_fprop node over f32/f16/bf16 tensors, alone or followed by a pointwise
@@ -131,6 +138,7 @@ impl CpuEngine for ConvFpropEngine {
             knob(KNOB_ALGO),
             knob(KNOB_TILE_POSITIONS) as usize,
             crate::fast::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS),
+            isa_to_run(NAME, knobs, KNOB_ISA),
         )?))
     }
 }
@@ -154,6 +162,8 @@ struct ConvPlan {
     epilogue: BoundEpilogue,
     /// Set when the convolution runs as Winograd F(2x2, 3x3) instead of im2col.
     winograd: Option<WinogradPlan>,
+    /// The instruction set the GEMMs run with.
+    isa: Isa,
 }
 
 impl ConvPlan {
@@ -164,6 +174,7 @@ impl ConvPlan {
         algo: i64,
         tile_knob: usize,
         slots: usize,
+        isa: Isa,
     ) -> PluginResult<ConvPlan> {
         let tensor = |uid: i64| {
             graph.tensor(uid).ok_or_else(|| {
@@ -221,7 +232,7 @@ impl ConvPlan {
             _ => winograd::preferred(&s),
         };
         let winograd =
-            use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots));
+            use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots, isa));
         let chunks = positions.div_ceil(tile_positions);
         Ok(ConvPlan {
             x_uid: conv.x,
@@ -234,6 +245,7 @@ impl ConvPlan {
             regions: slots.min(s.n * s.groups * chunks).max(1),
             epilogue: epilogue.bind(graph, &geometry)?,
             winograd,
+            isa,
             s,
         })
     }
@@ -362,26 +374,16 @@ impl Prepared for ConvPlan {
                 // [patch, len] matrix (the tile's patches or the input itself), dst the
                 // [kg, len] tile; all strides match those buffers.
                 unsafe {
-                    gemm::gemm(
+                    sgemm(
+                        self.isa,
                         s.kg,
                         len,
                         patch,
-                        tile.as_mut_ptr(),
-                        dst_cs,
-                        dst_rs,
+                        (tile.as_mut_ptr(), dst_rs, dst_cs),
+                        (wpack.as_ptr().add(g * s.kg * patch), patch as isize, 1),
+                        (rhs, rhs_rs, rhs_cs),
                         false,
-                        wpack.as_ptr().add(g * s.kg * patch),
                         1,
-                        patch as isize,
-                        rhs,
-                        rhs_cs,
-                        rhs_rs,
-                        0.0f32,
-                        1.0f32,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
                     )
                 };
                 let (row0, col0, rows, cols) = if self.rows_are_positions {

@@ -11,6 +11,8 @@ use super::geometry::{im2col, pack_weights, Shape};
 use crate::engine::{CpuEngine, Prepared};
 use crate::fast::element_io::{gather, load, store, SharedPtr};
 use crate::fast::epilogue::check_data_type;
+use crate::fast::isa::{isa_knob, isa_to_run, resolve_isa_knob, Isa};
+use crate::fast::sgemm::sgemm;
 use crate::tensor_map::TensorMap;
 use kiln_core::{ConvDirection, ConvOp, Op, OpGraph};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
@@ -25,6 +27,9 @@ pub const WGRAD_NAME: &str = "KILN_CPU_CONV_WGRAD_GEMM_V1";
 /// Knob of both engines: per-worker scratch regions in the workspace (images of dx, or copies of
 /// dw, accumulated at once); 0 = choose at build time (see [`crate::fast::WORKSPACE_SLOTS_KNOB`]).
 pub const KNOB_WORKSPACE_SLOTS: i64 = 1;
+/// Knob: the instruction set of the GEMM kernels (see [`crate::fast::isa`]); 0 = the best at
+/// build time.
+pub const KNOB_ISA: i64 = 2;
 
 /// Patch floats one tile aims for, as in the forward engine.
 const TARGET_COL_FLOATS: usize = 128 * 1024;
@@ -79,10 +84,14 @@ impl CpuEngine for ConvDgradEngine {
         find(graph, ConvDirection::Dgrad).map(|_| ())
     }
     fn knobs(&self) -> Vec<KnobDescriptor> {
-        vec![crate::fast::workspace_slots_knob(KNOB_WORKSPACE_SLOTS)]
+        vec![
+            crate::fast::workspace_slots_knob(KNOB_WORKSPACE_SLOTS),
+            isa_knob(KNOB_ISA),
+        ]
     }
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
         crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        resolve_isa_knob(knobs, KNOB_ISA);
     }
     fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
         let conv = find(graph, ConvDirection::Dgrad)
@@ -93,6 +102,7 @@ impl CpuEngine for ConvDgradEngine {
             conv,
             ConvDirection::Dgrad,
             slots,
+            isa_to_run(DGRAD_NAME, knobs, KNOB_ISA),
         )?))
     }
 }
@@ -109,10 +119,14 @@ impl CpuEngine for ConvWgradEngine {
         find(graph, ConvDirection::Wgrad).map(|_| ())
     }
     fn knobs(&self) -> Vec<KnobDescriptor> {
-        vec![crate::fast::workspace_slots_knob(KNOB_WORKSPACE_SLOTS)]
+        vec![
+            crate::fast::workspace_slots_knob(KNOB_WORKSPACE_SLOTS),
+            isa_knob(KNOB_ISA),
+        ]
     }
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
         crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
+        resolve_isa_knob(knobs, KNOB_ISA);
     }
     fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
         let conv = find(graph, ConvDirection::Wgrad)
@@ -123,6 +137,7 @@ impl CpuEngine for ConvWgradEngine {
             conv,
             ConvDirection::Wgrad,
             slots,
+            isa_to_run(WGRAD_NAME, knobs, KNOB_ISA),
         )?))
     }
 }
@@ -144,6 +159,8 @@ struct GradPlan {
     /// Per-worker scratch regions in the workspace, fixed when the plan is prepared (at most the
     /// `workspace_slots` knob); the scratch-using loop runs at most this many tasks.
     regions: usize,
+    /// The instruction set the GEMMs run with.
+    isa: Isa,
 }
 
 impl GradPlan {
@@ -152,6 +169,7 @@ impl GradPlan {
         conv: &ConvOp,
         direction: ConvDirection,
         slots: usize,
+        isa: Isa,
     ) -> PluginResult<GradPlan> {
         let s = Shape::new(graph, conv)?;
         let y = graph.tensor(conv.y).ok_or_else(|| {
@@ -197,6 +215,7 @@ impl GradPlan {
             tile_positions,
             chunks,
             regions: slots.min(items).max(1),
+            isa,
             s,
         })
     }
@@ -348,26 +367,16 @@ impl GradPlan {
                             // SAFETY: col = W_g^T [patch, kg] * dy tile [kg, len], all in the
                             // worker's buffers and the packed weights.
                             unsafe {
-                                gemm::gemm(
+                                sgemm(
+                                    self.isa,
                                     patch,
                                     len,
                                     s.kg,
-                                    col.as_mut_ptr(),
+                                    (col.as_mut_ptr(), len as isize, 1),
+                                    (wpack.as_ptr().add(g * s.kg * patch), 1, patch as isize),
+                                    (tile.as_ptr(), len as isize, 1),
+                                    false,
                                     1,
-                                    len as isize,
-                                    false,
-                                    wpack.as_ptr().add(g * s.kg * patch),
-                                    patch as isize,
-                                    1,
-                                    tile.as_ptr(),
-                                    1,
-                                    len as isize,
-                                    0.0f32,
-                                    1.0f32,
-                                    false,
-                                    false,
-                                    false,
-                                    gemm::Parallelism::None,
                                 )
                             };
                             self.col2im(g, p0, len, &col[..patch * len], img);
@@ -437,26 +446,16 @@ impl GradPlan {
                     // SAFETY: acc_g [kg, patch] += dy tile [kg, len] * col^T [len, patch], all in
                     // the worker's buffers.
                     unsafe {
-                        gemm::gemm(
+                        sgemm(
+                            self.isa,
                             s.kg,
                             patch,
                             len,
-                            acc.as_mut_ptr().add(g * s.kg * patch),
-                            1,
-                            patch as isize,
+                            (acc.as_mut_ptr().add(g * s.kg * patch), patch as isize, 1),
+                            (tile.as_ptr(), len as isize, 1),
+                            (col.as_ptr(), 1, len as isize),
                             true,
-                            tile.as_ptr(),
                             1,
-                            len as isize,
-                            col.as_ptr(),
-                            len as isize,
-                            1,
-                            1.0f32,
-                            1.0f32,
-                            false,
-                            false,
-                            false,
-                            gemm::Parallelism::None,
                         )
                     };
                 }

@@ -21,6 +21,8 @@
 use super::geometry::Shape;
 use crate::fast::element_io::{load, SharedPtr};
 use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, Tile};
+use crate::fast::isa::Isa;
+use crate::fast::sgemm::sgemm;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -69,6 +71,8 @@ pub(crate) struct WinogradPlan {
     /// Most output positions one image contributes to a block.
     segment: usize,
     slots: usize,
+    /// The instruction set the GEMMs run with.
+    isa: Isa,
 }
 
 /// One worker's buffers.
@@ -83,7 +87,13 @@ struct Slot<'a> {
 impl WinogradPlan {
     /// Plans the convolution `s` (which must be [`eligible`]) for `slots` workers. `tile_knob`,
     /// when non-zero, is the output positions a block aims for (four per tile).
-    pub fn new(s: &Shape, rows_are_positions: bool, tile_knob: usize, slots: usize) -> Self {
+    pub fn new(
+        s: &Shape,
+        rows_are_positions: bool,
+        tile_knob: usize,
+        slots: usize,
+        isa: Isa,
+    ) -> Self {
         let slots = slots.max(1);
         let (oh, ow) = (s.output[1], s.output[2]);
         let (tiles_h, tiles_w) = (oh.div_ceil(2), ow.div_ceil(2));
@@ -109,6 +119,7 @@ impl WinogradPlan {
             row_len: (2 * tiles_w + 2).next_multiple_of(LANES) + LANES,
             segment: block_rows.min(tiles_h) * 2 * ow,
             slots,
+            isa,
         }
     }
 
@@ -334,26 +345,16 @@ impl WinogradPlan {
             // SAFETY: lhs is U_ξ inside u ([K][ξ][C]: row stride 16 C), rhs V_ξ ([C][ld]) and
             // dst M_ξ ([K][ld]) inside this worker's buffers; tiles <= ld.
             unsafe {
-                gemm::gemm(
+                sgemm(
+                    self.isa,
                     k_count,
                     tiles,
                     c_count,
-                    slot.m.as_mut_ptr().add(xi * k_count * ld),
+                    (slot.m.as_mut_ptr().add(xi * k_count * ld), ld as isize, 1),
+                    (u.as_ptr().add(xi * c_count), (XI * c_count) as isize, 1),
+                    (slot.v.as_ptr().add(xi * c_count * ld), ld as isize, 1),
+                    false,
                     1,
-                    ld as isize,
-                    false,
-                    u.as_ptr().add(xi * c_count),
-                    1,
-                    (XI * c_count) as isize,
-                    slot.v.as_ptr().add(xi * c_count * ld),
-                    1,
-                    ld as isize,
-                    0.0f32,
-                    1.0f32,
-                    false,
-                    false,
-                    false,
-                    gemm::Parallelism::None,
                 )
             };
         }

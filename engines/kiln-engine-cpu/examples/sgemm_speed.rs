@@ -1,0 +1,78 @@
+//! Times kiln's own f32 GEMM at every instruction-set level this processor has against the
+//! `gemm` crate, on random square matrices: `cargo run --release --example sgemm_speed [N]`.
+
+use kiln_engine_cpu::fast::isa::Isa;
+use kiln_engine_cpu::fast::sgemm::sgemm;
+use std::time::Instant;
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1024);
+    let mut seed = 1u64;
+    let mut rnd = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    let a: Vec<f32> = (0..n * n).map(|_| rnd()).collect();
+    let b: Vec<f32> = (0..n * n).map(|_| rnd()).collect();
+    let mut c = vec![0.0f32; n * n];
+    let threads = rayon::current_num_threads();
+    let flops = 2.0 * (n as f64).powi(3);
+    let time = |f: &mut dyn FnMut()| {
+        f();
+        let mut best = f64::MAX;
+        for _ in 0..7 {
+            let t = Instant::now();
+            f();
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        best
+    };
+    let n_i = n as isize;
+    let t = time(&mut || unsafe {
+        gemm::gemm(
+            n,
+            n,
+            n,
+            c.as_mut_ptr(),
+            1,
+            n_i,
+            false,
+            a.as_ptr(),
+            1,
+            n_i,
+            b.as_ptr(),
+            1,
+            n_i,
+            0.0f32,
+            1.0f32,
+            false,
+            false,
+            false,
+            gemm::Parallelism::Rayon(threads),
+        )
+    });
+    println!("gemm crate   {n}^3: {:.1} GFLOP/s", flops / t / 1e9);
+    for isa in Isa::ALL.into_iter().filter(|i| i.is_available()) {
+        let t = time(&mut || unsafe {
+            sgemm(
+                isa,
+                n,
+                n,
+                n,
+                (c.as_mut_ptr(), n_i, 1),
+                (a.as_ptr(), n_i, 1),
+                (b.as_ptr(), n_i, 1),
+                false,
+                threads,
+            )
+        });
+        println!(
+            "kiln {:8} {n}^3: {:.1} GFLOP/s",
+            isa.name(),
+            flops / t / 1e9
+        );
+    }
+}

@@ -1,0 +1,189 @@
+//! The instruction sets the optimized CPU kernels are written for, which one this processor
+//! runs, and the `isa` knob that records a plan's choice.
+//!
+//! A plan built with the knob on "auto" records the best level the build machine has (capped by
+//! `KILN_CPU_ISA`), so a saved plan names the kernels it was built and measured with. Preparing a
+//! plan (at build and at every load) runs the recorded level where this processor has it, and
+//! otherwise the best level below it that it has, with one log line saying so: a plan never
+//! executes an instruction its processor lacks.
+
+use kiln_plugin_sdk::KnobDescriptor;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// Name of the knob that records which instruction set a plan's kernels use.
+pub const ISA_KNOB: &str = "isa";
+/// Environment variable that caps the instruction set of every CPU kernel in the process:
+/// `portable`, `avx2` or `avx512` (e.g. to run the AVX2 path on an AVX-512 machine).
+pub const ISA_ENV: &str = "KILN_CPU_ISA";
+
+/// One level of kernels; each level's processor also runs every level below it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Isa {
+    /// Plain Rust, vectorised by the compiler for the target's baseline (SSE2 on x86-64).
+    Portable = 1,
+    /// AVX2 with FMA (x86-64-v3): 8-lane f32 kernels.
+    Avx2 = 2,
+    /// AVX-512 F (x86-64-v4): 16-lane f32 kernels.
+    Avx512 = 3,
+}
+
+impl Isa {
+    /// Every level, lowest first.
+    pub const ALL: [Isa; 3] = [Isa::Portable, Isa::Avx2, Isa::Avx512];
+
+    /// The level a knob value names; `None` for 0 (auto) and for unknown values.
+    pub fn from_knob(v: i64) -> Option<Isa> {
+        Isa::ALL.into_iter().find(|i| *i as i64 == v)
+    }
+
+    /// The name used in logs, `kiln bench` and [`ISA_ENV`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+
+    /// The level [`ISA_ENV`] spells `s` (case-insensitive).
+    pub fn parse(s: &str) -> Option<Isa> {
+        Isa::ALL
+            .into_iter()
+            .find(|i| i.name().eq_ignore_ascii_case(s.trim()))
+    }
+
+    /// Whether this processor (and its OS) can run the level's instructions.
+    pub fn is_available(self) -> bool {
+        match self {
+            Isa::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+            }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                Isa::Avx2.is_available() && std::arch::is_x86_feature_detected!("avx512f")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Isa {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The best level this processor runs, capped by [`ISA_ENV`] when it is set (read once).
+pub fn best_available() -> Isa {
+    static BEST: OnceLock<Isa> = OnceLock::new();
+    *BEST.get_or_init(|| {
+        let hw = Isa::ALL
+            .into_iter()
+            .rev()
+            .find(|i| i.is_available())
+            .unwrap_or(Isa::Portable);
+        match std::env::var(ISA_ENV) {
+            Ok(v) => match Isa::parse(&v) {
+                Some(cap) => hw.min(cap),
+                None => {
+                    eprintln!(
+                        "kiln-cpu: {ISA_ENV}={v:?} is not one of portable, avx2, avx512; ignored"
+                    );
+                    hw
+                }
+            },
+            Err(_) => hw,
+        }
+    })
+}
+
+/// The `isa` knob with id `id`: 0 (auto: the best level at build time) or a level's number.
+pub fn isa_knob(id: i64) -> KnobDescriptor {
+    KnobDescriptor {
+        id,
+        name: ISA_KNOB,
+        min: 0,
+        max: Isa::Avx512 as i64,
+        stride: 1,
+        default: 0,
+    }
+}
+
+/// Replaces an auto (0) value of the knob with id `id` in `knobs` by [`best_available`]. Only
+/// the build path calls this, so a saved plan records a concrete level.
+pub fn resolve_isa_knob(knobs: &mut [i64], id: i64) {
+    if let Some(v) = usize::try_from(id - 1).ok().and_then(|i| knobs.get_mut(i)) {
+        if *v <= 0 {
+            *v = best_available() as i64;
+        }
+    }
+}
+
+/// The level a plan prepared with `knobs` runs here: the recorded level when this processor has
+/// it, else the best one below it (logged once per plan preparation, naming both), auto (0, a
+/// direct `prepare` call) as [`best_available`].
+pub fn isa_to_run(engine: &str, knobs: &[i64], id: i64) -> Isa {
+    let recorded = usize::try_from(id - 1)
+        .ok()
+        .and_then(|i| knobs.get(i))
+        .and_then(|&v| Isa::from_knob(v));
+    let best = best_available();
+    match recorded {
+        None => best,
+        Some(want) if want <= best => want,
+        Some(want) => {
+            eprintln!(
+                "kiln-cpu: {engine}: the plan's kernels are {want}, which this processor \
+                 cannot run (or {ISA_ENV} excludes); running {best} instead"
+            );
+            best
+        }
+    }
+}
+
+/// What a plan's `isa` knob value means here, for descriptions of saved plans:
+/// ` (avx512; runs here as avx2)`. The phrase "runs here as" is what `kiln bench` reads.
+pub fn describe_knob(value: i64) -> String {
+    let best = best_available();
+    match Isa::from_knob(value) {
+        Some(want) => format!(" ({want}; runs here as {})", want.min(best)),
+        None => format!(" (auto; runs here as {best})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_round_trip_through_knob_values_and_names() {
+        for i in Isa::ALL {
+            assert_eq!(Isa::from_knob(i as i64), Some(i));
+            assert_eq!(Isa::parse(i.name()), Some(i));
+            assert_eq!(Isa::parse(&i.name().to_uppercase()), Some(i));
+        }
+        assert_eq!(Isa::from_knob(0), None);
+        assert_eq!(Isa::from_knob(99), None);
+        assert_eq!(Isa::parse("sse9"), None);
+    }
+
+    #[test]
+    fn the_best_level_is_available_and_a_recorded_level_never_exceeds_it() {
+        let best = best_available();
+        assert!(best.is_available());
+        for i in Isa::ALL {
+            let ran = isa_to_run("test", &[i as i64], 1);
+            assert!(ran <= best && ran.is_available());
+            assert_eq!(ran, i.min(best));
+        }
+        assert_eq!(isa_to_run("test", &[0], 1), best);
+        let mut knobs = [0, 0];
+        resolve_isa_knob(&mut knobs, 2);
+        assert_eq!(knobs, [0, best as i64]);
+    }
+}

@@ -1,0 +1,622 @@
+//! kiln's own f32 GEMM, one micro-kernel per instruction set ([`Isa`]), so that a plan's
+//! recorded level decides every instruction its GEMMs execute.
+//!
+//! The blocking is the usual one of BLIS-style GEMMs: the right operand is packed in panels of
+//! `KC` rows by `NC` columns (cut in slivers `NR` columns wide), the left in blocks of `MC` rows
+//! by `KC` (cut in slivers `MR` rows tall); the micro-kernel multiplies one left sliver by one
+//! right sliver into an `MR`×`NR` tile of the output held in registers. Over the inner loop the
+//! right sliver stays in L1 and the left block in L2. Packing pads the edges with zeros, so the
+//! kernel always runs full tiles; edge tiles go through a small buffer.
+//!
+//! Matrices are `(pointer, row stride, column stride)` in elements; any strides work (packing
+//! reads them), the output's fast path is a column stride of 1.
+
+use super::isa::Isa;
+use std::cell::RefCell;
+
+/// A read-only matrix: base pointer, row stride, column stride (elements).
+pub type MatRef = (*const f32, isize, isize);
+/// A writable matrix: base pointer, row stride, column stride (elements).
+pub type MatMut = (*mut f32, isize, isize);
+
+/// One micro-kernel and its blocking.
+trait Kernel {
+    const MR: usize;
+    const NR: usize;
+    const KC: usize;
+    const MC: usize;
+    const NC: usize;
+    /// `c[MR][NR]` (row stride `ldc`, column stride 1) = (`first` ? 0 : c) + a·b over `kc`
+    /// steps; `a` holds `MR` values per step, `b` holds `NR`.
+    ///
+    /// # Safety
+    /// `a` and `b` address `kc` packed steps; `c` addresses the whole tile; the processor runs
+    /// the kernel's instruction set.
+    unsafe fn tile(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize, first: bool);
+}
+
+/// C = A·B (or C += A·B when `accumulate`), C `m`×`n`, A `m`×`k`, B `k`×`n`, run with the
+/// kernels of `isa` on up to `threads` rayon workers (1: on the calling thread).
+///
+/// # Safety
+/// The three matrices address valid memory for their sizes and strides; `dst` does not overlap
+/// the operands; `isa` is available on this processor ([`Isa::is_available`]).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm(
+    isa: Isa,
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: MatMut,
+    lhs: MatRef,
+    rhs: MatRef,
+    accumulate: bool,
+    threads: usize,
+) {
+    if dst.2 != 1 && dst.1 == 1 {
+        // A column-major output: compute its transpose, Cᵀ = Bᵀ·Aᵀ, which is row-major.
+        let t = |(p, rs, cs): MatRef| (p, cs, rs);
+        // SAFETY: the same memory, read through transposed strides.
+        return unsafe {
+            sgemm(
+                isa,
+                n,
+                m,
+                k,
+                (dst.0, dst.2, dst.1),
+                t(rhs),
+                t(lhs),
+                accumulate,
+                threads,
+            )
+        };
+    }
+    // SAFETY: forwarded contract; each arm runs only the kernels of `isa`.
+    unsafe {
+        match isa {
+            Isa::Portable => parallel::<Portable>(m, n, k, dst, lhs, rhs, accumulate, threads),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => parallel::<x86::Avx2>(m, n, k, dst, lhs, rhs, accumulate, threads),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => parallel::<x86::Avx512>(m, n, k, dst, lhs, rhs, accumulate, threads),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => parallel::<Portable>(m, n, k, dst, lhs, rhs, accumulate, threads),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Send3(MatMut, MatRef, MatRef);
+// SAFETY: the pointers are only dereferenced under sgemm's contract, by tasks writing disjoint
+// parts of the output.
+unsafe impl Send for Send3 {}
+// SAFETY: as above; shared reads of the operands.
+unsafe impl Sync for Send3 {}
+
+impl Send3 {
+    /// The matrices (a method, so that a closure captures the whole wrapper, not its fields).
+    fn get(self) -> (MatMut, MatRef, MatRef) {
+        (self.0, self.1, self.2)
+    }
+}
+
+/// Splits the output among `threads` tasks (along rows when there are enough, else columns),
+/// each running the serial driver on its part.
+#[allow(clippy::too_many_arguments)]
+unsafe fn parallel<K: Kernel>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: MatMut,
+    lhs: MatRef,
+    rhs: MatRef,
+    accumulate: bool,
+    threads: usize,
+) {
+    let work = m as u64 * n as u64 * k as u64;
+    let threads = if work < 1 << 18 { 1 } else { threads.max(1) };
+    if threads == 1 {
+        // SAFETY: forwarded contract.
+        unsafe { serial::<K>(m, n, k, dst, lhs, rhs, accumulate) };
+        return;
+    }
+    let by_rows = m >= threads * K::MR * 4 || m >= n;
+    let (len, unit) = if by_rows { (m, K::MR) } else { (n, K::NR) };
+    let units = len.div_ceil(unit);
+    let parts = threads.min(units);
+    let all = Send3(dst, lhs, rhs);
+    rayon::scope(|s| {
+        for p in 0..parts {
+            let (u0, u1) = (p * units / parts, (p + 1) * units / parts);
+            let (i0, i1) = ((u0 * unit).min(len), (u1 * unit).min(len));
+            if i0 == i1 {
+                continue;
+            }
+            s.spawn(move |_| {
+                let (d, a, b) = all.get();
+                let o = i0 as isize;
+                // SAFETY: rows (or columns) i0..i1 of the output and the matching rows of A
+                // (columns of B); parts are disjoint.
+                unsafe {
+                    if by_rows {
+                        serial::<K>(
+                            i1 - i0,
+                            n,
+                            k,
+                            (d.0.wrapping_offset(o * d.1), d.1, d.2),
+                            (a.0.wrapping_offset(o * a.1), a.1, a.2),
+                            b,
+                            accumulate,
+                        )
+                    } else {
+                        serial::<K>(
+                            m,
+                            i1 - i0,
+                            k,
+                            (d.0.wrapping_offset(o * d.2), d.1, d.2),
+                            a,
+                            (b.0.wrapping_offset(o * b.2), b.1, b.2),
+                            accumulate,
+                        )
+                    }
+                }
+            });
+        }
+    });
+}
+
+thread_local! {
+    /// Each thread's packing buffers, kept between calls so that a GEMM does not pay for fresh
+    /// pages (many are called thousands of times per execute).
+    static PACK: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Floats of alignment slack in the packing buffer (64 bytes).
+const SLACK: usize = 16;
+
+unsafe fn serial<K: Kernel>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: MatMut,
+    lhs: MatRef,
+    rhs: MatRef,
+    accumulate: bool,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        if !accumulate {
+            for i in 0..m {
+                for j in 0..n {
+                    // SAFETY: inside the output.
+                    unsafe { *dst.0.offset(i as isize * dst.1 + j as isize * dst.2) = 0.0 };
+                }
+            }
+        }
+        return;
+    }
+    let kc_max = K::KC.min(k);
+    let mc_max = K::MC.min(m.next_multiple_of(K::MR));
+    let nc_max = K::NC.min(n.next_multiple_of(K::NR));
+    let a_len = mc_max * kc_max;
+    let b_len = nc_max * kc_max;
+    PACK.with(|cell| {
+        let mut guard = cell.try_borrow_mut();
+        let mut own = Vec::new();
+        let buf: &mut Vec<f32> = match guard.as_deref_mut() {
+            Ok(v) => v,
+            // A GEMM inside a GEMM's task on the same thread: use a buffer of its own.
+            Err(_) => &mut own,
+        };
+        if buf.len() < a_len + b_len + 2 * SLACK {
+            buf.resize(a_len + b_len + 2 * SLACK, 0.0);
+        }
+        let skip = buf.as_ptr().align_offset(64).min(SLACK);
+        let (ap, rest) = buf[skip..].split_at_mut(a_len);
+        let skip_b = rest.as_ptr().align_offset(64).min(SLACK);
+        let bp = &mut rest[skip_b..skip_b + b_len];
+        let mut edge = [0.0f32; 16 * 32];
+        for j0 in (0..n).step_by(K::NC) {
+            let nc = K::NC.min(n - j0);
+            for p0 in (0..k).step_by(K::KC) {
+                let kc = K::KC.min(k - p0);
+                // SAFETY: columns j0.., rows p0.. of B are inside it.
+                unsafe { pack_b::<K>(rhs, p0, kc, j0, nc, bp) };
+                let first = p0 == 0 && !accumulate;
+                for i0 in (0..m).step_by(K::MC) {
+                    let mc = K::MC.min(m - i0);
+                    // SAFETY: rows i0.., columns p0.. of A are inside it.
+                    unsafe { pack_a::<K>(lhs, i0, mc, p0, kc, ap) };
+                    for jr in 0..nc.div_ceil(K::NR) {
+                        let b = bp[jr * kc * K::NR..].as_ptr();
+                        let cols = K::NR.min(nc - jr * K::NR);
+                        for ir in 0..mc.div_ceil(K::MR) {
+                            let a = ap[ir * kc * K::MR..].as_ptr();
+                            let rows = K::MR.min(mc - ir * K::MR);
+                            let (r, c) = ((i0 + ir * K::MR) as isize, (j0 + jr * K::NR) as isize);
+                            let cp = dst.0.wrapping_offset(r * dst.1 + c * dst.2);
+                            if rows == K::MR && cols == K::NR && dst.2 == 1 && dst.1 >= 0 {
+                                // SAFETY: a full tile inside the output, unit column stride.
+                                unsafe { K::tile(kc, a, b, cp, dst.1 as usize, first) };
+                            } else {
+                                let e = edge.as_mut_ptr();
+                                // SAFETY: the edge buffer holds MR×NR <= 16×32 floats; the
+                                // copy touches only the tile's rows × cols inside the output.
+                                unsafe {
+                                    K::tile(kc, a, b, e, K::NR, true);
+                                    for ii in 0..rows {
+                                        for jj in 0..cols {
+                                            let o = cp
+                                                .offset(ii as isize * dst.1 + jj as isize * dst.2);
+                                            let v = *e.add(ii * K::NR + jj);
+                                            *o = if first { v } else { *o + v };
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Packs rows `i0..i0+mc`, columns `p0..p0+kc` of A into slivers of `MR` rows: for each step,
+/// `MR` consecutive values, rows past the end as zeros.
+unsafe fn pack_a<K: Kernel>(
+    a: MatRef,
+    i0: usize,
+    mc: usize,
+    p0: usize,
+    kc: usize,
+    out: &mut [f32],
+) {
+    for s in 0..mc.div_ceil(K::MR) {
+        let sliver = &mut out[s * kc * K::MR..(s + 1) * kc * K::MR];
+        let rows = K::MR.min(mc - s * K::MR);
+        for r in 0..K::MR {
+            if r >= rows {
+                for p in 0..kc {
+                    sliver[p * K::MR + r] = 0.0;
+                }
+                continue;
+            }
+            let row =
+                a.0.wrapping_offset((i0 + s * K::MR + r) as isize * a.1 + p0 as isize * a.2);
+            for p in 0..kc {
+                // SAFETY: element (i0 + s·MR + r, p0 + p) of A.
+                sliver[p * K::MR + r] = unsafe { *row.offset(p as isize * a.2) };
+            }
+        }
+    }
+}
+
+/// Packs rows `p0..p0+kc`, columns `j0..j0+nc` of B into slivers of `NR` columns: for each
+/// step, `NR` consecutive values, columns past the end as zeros.
+unsafe fn pack_b<K: Kernel>(
+    b: MatRef,
+    p0: usize,
+    kc: usize,
+    j0: usize,
+    nc: usize,
+    out: &mut [f32],
+) {
+    for s in 0..nc.div_ceil(K::NR) {
+        let sliver = &mut out[s * kc * K::NR..(s + 1) * kc * K::NR];
+        let cols = K::NR.min(nc - s * K::NR);
+        let base =
+            b.0.wrapping_offset(p0 as isize * b.1 + (j0 + s * K::NR) as isize * b.2);
+        for p in 0..kc {
+            let dst = &mut sliver[p * K::NR..(p + 1) * K::NR];
+            let row = base.wrapping_offset(p as isize * b.1);
+            if b.2 == 1 {
+                // SAFETY: `cols` consecutive elements of row p0 + p of B.
+                let src = unsafe { std::slice::from_raw_parts(row, cols) };
+                dst[..cols].copy_from_slice(src);
+            } else {
+                for (j, d) in dst[..cols].iter_mut().enumerate() {
+                    // SAFETY: element (p0 + p, j0 + s·NR + j) of B.
+                    *d = unsafe { *row.offset(j as isize * b.2) };
+                }
+            }
+            dst[cols..].fill(0.0);
+        }
+    }
+}
+
+/// The portable kernel: plain Rust over a 4×16 tile, vectorised by the compiler.
+struct Portable;
+
+impl Kernel for Portable {
+    const MR: usize = 4;
+    const NR: usize = 16;
+    const KC: usize = 256;
+    const MC: usize = 128;
+    const NC: usize = 2048;
+
+    unsafe fn tile(kc: usize, a: *const f32, b: *const f32, c: *mut f32, ldc: usize, first: bool) {
+        let mut acc = [[0.0f32; 16]; 4];
+        // SAFETY: the packed slivers hold kc steps of 4 and 16 values.
+        let (a, b) = unsafe {
+            (
+                std::slice::from_raw_parts(a, kc * 4),
+                std::slice::from_raw_parts(b, kc * 16),
+            )
+        };
+        for (av, bv) in a.chunks_exact(4).zip(b.chunks_exact(16)) {
+            for (row, &x) in acc.iter_mut().zip(av) {
+                for (o, &y) in row.iter_mut().zip(bv) {
+                    *o += x * y;
+                }
+            }
+        }
+        for (i, row) in acc.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                // SAFETY: the tile is inside c.
+                unsafe {
+                    let o = c.add(i * ldc + j);
+                    *o = if first { *v } else { *o + *v };
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::Kernel;
+    use std::arch::x86_64::*;
+
+    /// AVX2 + FMA: a 6×16 tile in 12 ymm accumulators.
+    pub struct Avx2;
+
+    impl Kernel for Avx2 {
+        const MR: usize = 6;
+        const NR: usize = 16;
+        const KC: usize = 256;
+        const MC: usize = 144;
+        const NC: usize = 2048;
+
+        unsafe fn tile(
+            kc: usize,
+            a: *const f32,
+            b: *const f32,
+            c: *mut f32,
+            ldc: usize,
+            first: bool,
+        ) {
+            // SAFETY: the caller checked that this processor has AVX2 and FMA.
+            unsafe { avx2_tile(kc, a, b, c, ldc, first) }
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn avx2_tile(
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        ldc: usize,
+        first: bool,
+    ) {
+        const MR: usize = 6;
+        let mut acc = [[_mm256_setzero_ps(); 2]; MR];
+        let (mut a, mut b) = (a, b);
+        for _ in 0..kc {
+            // SAFETY: one packed step: 6 values of a, 16 of b.
+            unsafe {
+                let b0 = _mm256_loadu_ps(b);
+                let b1 = _mm256_loadu_ps(b.add(8));
+                for (r, row) in acc.iter_mut().enumerate() {
+                    let x = _mm256_broadcast_ss(&*a.add(r));
+                    row[0] = _mm256_fmadd_ps(x, b0, row[0]);
+                    row[1] = _mm256_fmadd_ps(x, b1, row[1]);
+                }
+                a = a.add(MR);
+                b = b.add(16);
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            for (h, v) in row.iter().enumerate() {
+                // SAFETY: 8 floats of row r of the tile.
+                unsafe {
+                    let o = c.add(r * ldc + 8 * h);
+                    let v = if first {
+                        *v
+                    } else {
+                        _mm256_add_ps(_mm256_loadu_ps(o), *v)
+                    };
+                    _mm256_storeu_ps(o, v);
+                }
+            }
+        }
+    }
+
+    /// AVX-512 F: a 12×32 tile in 24 zmm accumulators.
+    pub struct Avx512;
+
+    impl Kernel for Avx512 {
+        const MR: usize = 12;
+        const NR: usize = 32;
+        const KC: usize = 256;
+        const MC: usize = 288;
+        const NC: usize = 2048;
+
+        unsafe fn tile(
+            kc: usize,
+            a: *const f32,
+            b: *const f32,
+            c: *mut f32,
+            ldc: usize,
+            first: bool,
+        ) {
+            // SAFETY: the caller checked that this processor has AVX-512 F.
+            unsafe { avx512_tile(kc, a, b, c, ldc, first) }
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn avx512_tile(
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        ldc: usize,
+        first: bool,
+    ) {
+        const MR: usize = 12;
+        let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+        let (mut a, mut b) = (a, b);
+        for _ in 0..kc {
+            // SAFETY: one packed step: 12 values of a, 32 of b.
+            unsafe {
+                let b0 = _mm512_loadu_ps(b);
+                let b1 = _mm512_loadu_ps(b.add(16));
+                for (r, row) in acc.iter_mut().enumerate() {
+                    let x = _mm512_set1_ps(*a.add(r));
+                    row[0] = _mm512_fmadd_ps(x, b0, row[0]);
+                    row[1] = _mm512_fmadd_ps(x, b1, row[1]);
+                }
+                a = a.add(MR);
+                b = b.add(32);
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            for (h, v) in row.iter().enumerate() {
+                // SAFETY: 16 floats of row r of the tile.
+                unsafe {
+                    let o = c.add(r * ldc + 16 * h);
+                    let v = if first {
+                        *v
+                    } else {
+                        _mm512_add_ps(_mm512_loadu_ps(o), *v)
+                    };
+                    _mm512_storeu_ps(o, v);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        b: &[f32],
+        ars: usize,
+        acs: usize,
+    ) -> Vec<f64> {
+        let mut c = vec![0.0f64; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = (0..k)
+                    .map(|p| a[i * ars + p * acs] as f64 * b[p * n + j] as f64)
+                    .sum();
+            }
+        }
+        c
+    }
+
+    fn lcg(seed: &mut u64) -> f32 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+
+    #[test]
+    fn every_available_level_matches_the_f64_product_on_edge_shapes() {
+        let mut seed = 7u64;
+        for isa in Isa::ALL.into_iter().filter(|i| i.is_available()) {
+            for &(m, n, k) in &[
+                (1, 1, 1),
+                (13, 33, 7),
+                (37, 70, 300),
+                (300, 5, 513),
+                (25, 65, 0),
+            ] {
+                for transposed_a in [false, true] {
+                    let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut seed)).collect();
+                    let b: Vec<f32> = (0..k * n).map(|_| lcg(&mut seed)).collect();
+                    let (ars, acs) = if transposed_a { (1, m) } else { (k, 1) };
+                    let want = reference(m, n, k, &a, &b, ars, acs);
+                    for (accumulate, threads) in [(false, 1), (false, 2), (true, 2)] {
+                        let mut c = vec![f32::NAN; m * n];
+                        if accumulate {
+                            c.fill(0.5);
+                        }
+                        // SAFETY: the buffers match the sizes and strides.
+                        unsafe {
+                            sgemm(
+                                isa,
+                                m,
+                                n,
+                                k,
+                                (c.as_mut_ptr(), n as isize, 1),
+                                (a.as_ptr(), ars as isize, acs as isize),
+                                (b.as_ptr(), n as isize, 1),
+                                accumulate,
+                                threads,
+                            )
+                        };
+                        let base = if accumulate { 0.5 } else { 0.0 };
+                        for (i, (g, w)) in c.iter().zip(&want).enumerate() {
+                            let tol = 1e-5 * (k as f64 + 1.0);
+                            assert!(
+                                (*g as f64 - (w + base)).abs() <= tol,
+                                "{isa} {m}x{n}x{k} t={transposed_a} acc={accumulate}: [{i}] {g} vs {}",
+                                w + base
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_strided_output_gets_only_its_own_elements() {
+        let (m, n, k) = (20, 40, 9);
+        let mut seed = 3u64;
+        let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut seed)).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| lcg(&mut seed)).collect();
+        let want = reference(m, n, k, &a, &b, k, 1);
+        for isa in Isa::ALL.into_iter().filter(|i| i.is_available()) {
+            // Column-major output inside a wider buffer: the gaps must stay untouched.
+            let ld = m + 3;
+            let mut c = vec![-7.0f32; ld * n];
+            // SAFETY: column stride ld, row stride 1, all inside c.
+            unsafe {
+                sgemm(
+                    isa,
+                    m,
+                    n,
+                    k,
+                    (c.as_mut_ptr(), 1, ld as isize),
+                    (a.as_ptr(), k as isize, 1),
+                    (b.as_ptr(), n as isize, 1),
+                    false,
+                    2,
+                )
+            };
+            for j in 0..n {
+                for i in 0..ld {
+                    let g = c[j * ld + i];
+                    if i < m {
+                        assert!((g as f64 - want[i * n + j]).abs() < 1e-4, "{isa} ({i},{j})");
+                    } else {
+                        assert_eq!(g, -7.0, "{isa}: gap ({i},{j}) written");
+                    }
+                }
+            }
+        }
+    }
+}
