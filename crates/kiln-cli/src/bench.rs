@@ -483,6 +483,27 @@ fn cpu_cases() -> Vec<Case> {
             source: Source::Build(Box::new(m.graph().0)),
         });
     }
+    // bf16 operands: AMX tiles where the processor has them (the `isa` column says).
+    for (s, bias_gelu) in [(1024, false), (2048, false), (2048, true)] {
+        let mm = HalfMatmulCase {
+            dt: DataType::Bf16,
+            m: s,
+            n: s,
+            k: s,
+            bias_gelu,
+        };
+        cases.push(Case {
+            what: mm.name(),
+            label: Some(Label {
+                name: mm.name(),
+                op: "matmul",
+                shape: vec![mm.m, mm.n, mm.k],
+                dtype: mm.dt.name(),
+                fused: bias_gelu,
+            }),
+            source: Source::Build(Box::new(mm.graph())),
+        });
+    }
     cases
 }
 

@@ -23,7 +23,7 @@ fn main() {
     let time = |f: &mut dyn FnMut()| {
         f();
         let mut best = f64::MAX;
-        for _ in 0..7 {
+        for _ in 0..25 {
             let t = Instant::now();
             f();
             best = best.min(t.elapsed().as_secs_f64());
@@ -72,6 +72,49 @@ fn main() {
         println!(
             "kiln {:8} {n}^3: {:.1} GFLOP/s",
             isa.name(),
+            flops / t / 1e9
+        );
+    }
+    #[cfg(target_arch = "x86_64")]
+    if kiln_engine_cpu::fast::amx::available() {
+        use half::bf16;
+        use kiln_engine_cpu::fast::amx;
+        let ah: Vec<bf16> = a.iter().map(|&v| bf16::from_f32(v)).collect();
+        let bh: Vec<bf16> = b.iter().map(|&v| bf16::from_f32(v)).collect();
+        let mut pa = vec![bf16::ZERO; amx::packed_a_len(n, n)];
+        let mut pb = vec![bf16::ZERO; amx::packed_b_len(n, n)];
+        let t = time(&mut || unsafe {
+            amx::pack_a(ah.as_ptr(), n, n, n_i, 1, &mut pa);
+            amx::pack_b(bh.as_ptr(), n, n, n_i, 1, &mut pb);
+            amx::gemm(
+                pa.as_ptr(),
+                pb.as_ptr(),
+                n,
+                0,
+                n,
+                0,
+                n,
+                (c.as_mut_ptr(), n_i, 1),
+            );
+        });
+        println!(
+            "kiln amx bf16 (1 thread, packing included) {n}^3: {:.1} GFLOP/s",
+            flops / t / 1e9
+        );
+        let t = time(&mut || unsafe {
+            amx::gemm(
+                pa.as_ptr(),
+                pb.as_ptr(),
+                n,
+                0,
+                n,
+                0,
+                n,
+                (c.as_mut_ptr(), n_i, 1),
+            );
+        });
+        println!(
+            "kiln amx bf16 (1 thread, tiles only)        {n}^3: {:.1} GFLOP/s",
             flops / t / 1e9
         );
     }

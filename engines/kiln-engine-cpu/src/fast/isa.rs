@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 /// Name of the knob that records which instruction set a plan's kernels use.
 pub const ISA_KNOB: &str = "isa";
 /// Environment variable that caps the instruction set of every CPU kernel in the process:
-/// `portable`, `avx2` or `avx512` (e.g. to run the AVX2 path on an AVX-512 machine).
+/// `portable`, `avx2`, `avx512` or `amx` (e.g. to run the AVX2 path on an AVX-512 machine).
 pub const ISA_ENV: &str = "KILN_CPU_ISA";
 
 /// One level of kernels; each level's processor also runs every level below it.
@@ -26,11 +26,14 @@ pub enum Isa {
     Avx2 = 2,
     /// AVX-512 F (x86-64-v4): 16-lane f32 kernels.
     Avx512 = 3,
+    /// AVX-512 and AMX with bf16 (where the OS grants the tile state): bf16 GEMMs on AMX
+    /// tiles; f32 GEMMs as at `Avx512`.
+    Amx = 4,
 }
 
 impl Isa {
     /// Every level, lowest first.
-    pub const ALL: [Isa; 3] = [Isa::Portable, Isa::Avx2, Isa::Avx512];
+    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Amx];
 
     /// The level a knob value names; `None` for 0 (auto) and for unknown values.
     pub fn from_knob(v: i64) -> Option<Isa> {
@@ -43,6 +46,7 @@ impl Isa {
             Isa::Portable => "portable",
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
+            Isa::Amx => "amx",
         }
     }
 
@@ -66,6 +70,8 @@ impl Isa {
             Isa::Avx512 => {
                 Isa::Avx2.is_available() && std::arch::is_x86_feature_detected!("avx512f")
             }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Amx => Isa::Avx512.is_available() && super::amx::available(),
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
@@ -92,7 +98,7 @@ pub fn best_available() -> Isa {
                 Some(cap) => hw.min(cap),
                 None => {
                     eprintln!(
-                        "kiln-cpu: {ISA_ENV}={v:?} is not one of portable, avx2, avx512; ignored"
+                        "kiln-cpu: {ISA_ENV}={v:?} is not one of portable, avx2, avx512, amx; ignored"
                     );
                     hw
                 }
@@ -108,30 +114,37 @@ pub fn isa_knob(id: i64) -> KnobDescriptor {
         id,
         name: ISA_KNOB,
         min: 0,
-        max: Isa::Avx512 as i64,
+        max: Isa::Amx as i64,
         stride: 1,
         default: 0,
     }
 }
 
-/// Replaces an auto (0) value of the knob with id `id` in `knobs` by [`best_available`]. Only
-/// the build path calls this, so a saved plan records a concrete level.
-pub fn resolve_isa_knob(knobs: &mut [i64], id: i64) {
+/// Replaces an auto (0) value of the knob with id `id` in `knobs` by [`best_available`],
+/// capped at `useful` (the highest level whose kernels the graph can use: a graph with no bf16
+/// GEMM gains nothing from AMX, so its plan should not ask for it). Only the build path calls
+/// this, so a saved plan records a concrete level.
+pub fn resolve_isa_knob(knobs: &mut [i64], id: i64, useful: Isa) {
     if let Some(v) = usize::try_from(id - 1).ok().and_then(|i| knobs.get_mut(i)) {
         if *v <= 0 {
-            *v = best_available() as i64;
+            *v = best_available().min(useful) as i64;
         }
     }
+}
+
+/// The level recorded in `knobs` (knob id `id`); `None` for auto.
+pub fn recorded_isa(knobs: &[i64], id: i64) -> Option<Isa> {
+    usize::try_from(id - 1)
+        .ok()
+        .and_then(|i| knobs.get(i))
+        .and_then(|&v| Isa::from_knob(v))
 }
 
 /// The level a plan prepared with `knobs` runs here: the recorded level when this processor has
 /// it, else the best one below it (logged once per plan preparation, naming both), auto (0, a
 /// direct `prepare` call) as [`best_available`].
 pub fn isa_to_run(engine: &str, knobs: &[i64], id: i64) -> Isa {
-    let recorded = usize::try_from(id - 1)
-        .ok()
-        .and_then(|i| knobs.get(i))
-        .and_then(|&v| Isa::from_knob(v));
+    let recorded = recorded_isa(knobs, id);
     let best = best_available();
     match recorded {
         None => best,
@@ -183,7 +196,12 @@ mod tests {
         }
         assert_eq!(isa_to_run("test", &[0], 1), best);
         let mut knobs = [0, 0];
-        resolve_isa_knob(&mut knobs, 2);
+        resolve_isa_knob(&mut knobs, 2, Isa::Amx);
         assert_eq!(knobs, [0, best as i64]);
+        let mut knobs = [0];
+        resolve_isa_knob(&mut knobs, 1, Isa::Avx2);
+        assert_eq!(knobs, [best.min(Isa::Avx2) as i64]);
+        assert_eq!(recorded_isa(&knobs, 1), Some(best.min(Isa::Avx2)));
+        assert_eq!(recorded_isa(&[0], 1), None);
     }
 }

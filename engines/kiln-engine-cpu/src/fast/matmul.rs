@@ -9,7 +9,7 @@
 
 use super::element_io::{load, SharedPtr};
 use super::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
-use super::isa::{isa_knob, isa_to_run, resolve_isa_knob, Isa};
+use super::isa::{isa_knob, isa_to_run, recorded_isa, resolve_isa_knob, Isa};
 use super::sgemm::{sgemm, MatMut, MatRef};
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::{for_each_offset, TensorMap};
@@ -36,6 +36,18 @@ const ALIGN: usize = 64;
 
 /// Batched matmul with a fused pointwise epilogue.
 pub struct MatmulEngine;
+
+/// Whether the graph's matmul multiplies two bf16 operands (what the AMX path runs).
+fn bf16_operands(graph: &OpGraph) -> bool {
+    let Ok(i) = find_matmul(graph) else {
+        return false;
+    };
+    let Op::Matmul(m) = &graph.nodes[i].op else {
+        return false;
+    };
+    let is_bf16 = |uid| graph.tensor(uid).map(|t| t.data_type) == Some(DataType::Bf16);
+    is_bf16(m.a) && is_bf16(m.b)
+}
 
 fn find_matmul(graph: &OpGraph) -> Result<usize, String> {
     let found: Vec<usize> = (0..graph.nodes.len())
@@ -75,9 +87,14 @@ impl CpuEngine for MatmulEngine {
         ]
     }
 
-    fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
+    fn resolve_auto_knobs(&self, graph: &OpGraph, knobs: &mut [i64]) {
         super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
-        resolve_isa_knob(knobs, KNOB_ISA);
+        let useful = if bf16_operands(graph) {
+            Isa::Amx
+        } else {
+            Isa::Avx512
+        };
+        resolve_isa_knob(knobs, KNOB_ISA, useful);
     }
 
     /// Accepts one matmul node over f32/f16/bf16 tensors, alone or followed by a pointwise
@@ -124,6 +141,16 @@ impl CpuEngine for MatmulEngine {
         let tile_rows = (TARGET_TILE_FLOATS / tile_cols)
             .min(rows.div_ceil(want_row_tiles))
             .clamp(1, rows);
+        // The AMX layout works on blocks of 32 rows: tiles start on block boundaries. It is
+        // chosen from the recorded level, not the one that runs, so that the workspace is the
+        // same wherever the plan is loaded.
+        let amx_layout = recorded_isa(knobs, KNOB_ISA) == Some(Isa::Amx) && bf16_operands(graph);
+        let tile_rows = if amx_layout {
+            tile_rows.next_multiple_of(32).min(rows)
+        } else {
+            tile_rows
+        };
+        let run_isa = isa_to_run(NAME, knobs, KNOB_ISA);
         let geometry = Geometry {
             dims: c.dims.clone(),
             fixed: (0..r - 2).collect(),
@@ -163,7 +190,12 @@ impl CpuEngine for MatmulEngine {
             tile_cols,
             direct_out,
             split: knobs.first().copied().unwrap_or(0),
-            isa: isa_to_run(NAME, knobs, KNOB_ISA),
+            isa: run_isa,
+            amx: amx_layout.then(|| AmxPacking {
+                a_len: batches * amx_a_len(inner, rows),
+                b_len: batches * amx_b_len(inner, cols),
+                run: cfg!(target_arch = "x86_64") && run_isa == Isa::Amx,
+            }),
             regions,
             epilogue: bound,
         }))
@@ -283,13 +315,192 @@ struct MatmulPlan {
     split: i64,
     /// The instruction set the GEMMs run with.
     isa: Isa,
+    /// Set for a plan recorded at the AMX level with bf16 operands: the workspace holds the
+    /// packed operands, and the GEMMs run on AMX tiles where this processor has them.
+    amx: Option<AmxPacking>,
     /// Per-task scratch regions in the workspace, fixed when the plan is prepared (at most the
     /// `workspace_slots` knob); parallel loops that use scratch run at most this many tasks.
     regions: usize,
     epilogue: BoundEpilogue,
 }
 
+/// The AMX path's packed operands, for every batch (see [`super::amx`]).
+struct AmxPacking {
+    /// bf16 elements of the packed A and B of all batches.
+    a_len: usize,
+    b_len: usize,
+    /// Whether this processor runs the path (otherwise the plan runs the f32 one).
+    run: bool,
+}
+
+impl AmxPacking {
+    /// f32 floats of workspace the packed operands take.
+    fn floats(&self) -> usize {
+        (self.a_len.div_ceil(2) + self.b_len.div_ceil(2)).next_multiple_of(ALIGN / 4)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn amx_a_len(k: usize, rows: usize) -> usize {
+    super::amx::packed_a_len(rows, k)
+}
+#[cfg(target_arch = "x86_64")]
+fn amx_b_len(k: usize, cols: usize) -> usize {
+    super::amx::packed_b_len(k, cols)
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn amx_a_len(k: usize, rows: usize) -> usize {
+    rows.next_multiple_of(32) * k.next_multiple_of(32)
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn amx_b_len(k: usize, cols: usize) -> usize {
+    cols.next_multiple_of(32) * k.next_multiple_of(32)
+}
+
 impl MatmulPlan {
+    /// Rows `rows.0..rows.0 + rows.1` and columns `cols.0..cols.0 + cols.1` of batch `f`'s
+    /// product into `dst` (at that block's first element), on up to `threads` workers: on AMX
+    /// tiles from the packed operands when `packed` is set (`rows.0` a multiple of 32), else
+    /// through [`sgemm`] on `lhs` and `rhs` (batch f's whole matrices).
+    ///
+    /// # Safety
+    /// The matrices are live for this execute; `dst` addresses the block; `packed` is what
+    /// [`Self::pack_for_amx`] returned for this call.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(
+        &self,
+        packed: Option<(SharedPtr, SharedPtr)>,
+        f: usize,
+        rows: (usize, usize),
+        cols: (usize, usize),
+        dst: MatMut,
+        lhs: MatRef,
+        rhs: MatRef,
+        threads: usize,
+    ) {
+        let k = self.inner;
+        #[cfg(target_arch = "x86_64")]
+        if let (Some((pa, pb)), Some(pk)) = (packed, &self.amx) {
+            use half::bf16;
+            let (a_at, b_at) = (f * (pk.a_len / self.batches), f * (pk.b_len / self.batches));
+            let blocks = rows.1.div_ceil(32);
+            let parts = threads.clamp(1, blocks.max(1));
+            let all = SharedPtr(dst.0 as *mut u8);
+            let run = |part: usize| {
+                let (b0, b1) = (part * blocks / parts, (part + 1) * blocks / parts);
+                let (i0, i1) = ((b0 * 32).min(rows.1), (b1 * 32).min(rows.1));
+                if i0 < i1 {
+                    let a = (pa.get() as *const bf16).wrapping_add(a_at);
+                    let b = (pb.get() as *const bf16).wrapping_add(b_at);
+                    let d = (all.get() as *mut f32).wrapping_offset(i0 as isize * dst.1);
+                    // SAFETY: rows i0..i1 of the block, inside the packed operands (padded to
+                    // whole blocks); parts write disjoint rows; the plan runs this path only
+                    // where AMX is available.
+                    unsafe {
+                        super::amx::gemm(
+                            a,
+                            b,
+                            k,
+                            rows.0 + i0,
+                            i1 - i0,
+                            cols.0,
+                            cols.1,
+                            (d, dst.1, dst.2),
+                        )
+                    }
+                }
+            };
+            if parts == 1 {
+                run(0);
+            } else {
+                (0..parts).into_par_iter().for_each(run);
+            }
+            return;
+        }
+        let _ = packed;
+        let (ap, ars, acs) = lhs;
+        let (bp, brs, bcs) = rhs;
+        // SAFETY: forwarded contract; rows.0.. of a and columns cols.0.. of b.
+        unsafe {
+            gemm_f32(
+                self.isa,
+                rows.1,
+                cols.1,
+                k,
+                dst,
+                (ap.wrapping_offset(rows.0 as isize * ars), ars, acs),
+                (bp.wrapping_offset(cols.0 as isize * bcs), brs, bcs),
+                threads,
+            )
+        }
+    }
+
+    /// Packs every batch's bf16 operands for the AMX path into `region` (the plan's packing
+    /// workspace), in parallel over blocks of 32 rows of A and 32 columns of B; returns where
+    /// the packed A and B start.
+    ///
+    /// # Safety
+    /// The operands are bound in `tensors` for this execute.
+    unsafe fn pack_for_amx(
+        &self,
+        tensors: &TensorMap<'_>,
+        region: &mut [f32],
+    ) -> PluginResult<(SharedPtr, SharedPtr)> {
+        let pk = self
+            .amx
+            .as_ref()
+            .ok_or_else(|| PluginError::internal(format!("{NAME}: the plan has no AMX packing")))?;
+        let (ra, rb) = region.split_at_mut(pk.a_len.div_ceil(2));
+        let (pa, pb) = (ra.as_mut_ptr() as *mut u8, rb.as_mut_ptr() as *mut u8);
+        #[cfg(target_arch = "x86_64")]
+        {
+            use super::amx;
+            use half::bf16;
+            let (m, n, k) = (self.rows, self.cols, self.inner);
+            let block = amx::block_len(k);
+            let (a_ptr, b_ptr) = (
+                SharedPtr(tensors.ptr(self.a.uid)?),
+                SharedPtr(tensors.ptr(self.b.uid)?),
+            );
+            // SAFETY: the packed A and B of all batches fit their halves of the region
+            // (a_len and b_len bf16 values; AmxPacking::floats), which are disjoint.
+            let (out_a, out_b) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(pa as *mut bf16, pk.a_len),
+                    std::slice::from_raw_parts_mut(pb as *mut bf16, pk.b_len),
+                )
+            };
+            let a_blocks = amx::padded(m) / 32;
+            out_a
+                .par_chunks_mut(block)
+                .enumerate()
+                .for_each(|(c, out)| {
+                    let (f, i) = (c / a_blocks, c % a_blocks);
+                    let (rs, cs) = (self.a.rs, self.a.cs);
+                    let first = (a_ptr.get() as *const bf16).wrapping_offset(
+                        self.a.batch.get(f).copied().unwrap_or(0) + (32 * i) as isize * rs,
+                    );
+                    // SAFETY: rows 32·i.. of batch f's A (fewer than 32 at the end are padded).
+                    unsafe { amx::pack_a(first, m.saturating_sub(32 * i), k, rs, cs, out) };
+                });
+            let b_blocks = amx::padded(n) / 32;
+            out_b
+                .par_chunks_mut(block)
+                .enumerate()
+                .for_each(|(c, out)| {
+                    let (f, j) = (c / b_blocks, c % b_blocks);
+                    let (rs, cs) = (self.b.rs, self.b.cs);
+                    let first = (b_ptr.get() as *const bf16).wrapping_offset(
+                        self.b.batch.get(f).copied().unwrap_or(0) + (32 * j) as isize * cs,
+                    );
+                    // SAFETY: columns 32·j.. of batch f's B (fewer at the end are padded).
+                    unsafe { amx::pack_b(first, k, n.saturating_sub(32 * j), rs, cs, out) };
+                });
+        }
+        let _ = tensors;
+        Ok((SharedPtr(pa), SharedPtr(pb)))
+    }
+
     fn tile_floats(&self) -> usize {
         if self.direct_out {
             (2 * self.cols).next_multiple_of(ALIGN / 4)
@@ -331,7 +542,8 @@ impl Prepared for MatmulPlan {
         ALIGN
             + 4 * (self.a.widened_floats()
                 + self.b.widened_floats()
-                + self.regions * self.tile_floats())
+                + self.regions * self.tile_floats()
+                + self.amx.as_ref().map_or(0, AmxPacking::floats))
     }
 
     unsafe fn execute(&self, tensors: &TensorMap<'_>, workspace: *mut u8) -> PluginResult<()> {
@@ -348,10 +560,22 @@ impl Prepared for MatmulPlan {
         let ws = unsafe { std::slice::from_raw_parts_mut(workspace.add(skip) as *mut f32, floats) };
         let (wa, rest) = ws.split_at_mut(self.a.widened_floats());
         let (wb, tiles) = rest.split_at_mut(self.b.widened_floats());
+        let amx_floats = self.amx.as_ref().map_or(0, AmxPacking::floats);
+        let (tiles, amx_ws) = tiles.split_at_mut(tiles.len() - amx_floats);
+        let amx_run = self.amx.as_ref().is_some_and(|pk| pk.run);
+        // SAFETY: the operands are bound for this call; amx_ws is this plan's packing region.
+        let packed = if amx_run {
+            Some(unsafe { self.pack_for_amx(tensors, amx_ws)? })
+        } else {
+            None
+        };
         let mut bases = [std::ptr::null::<f32>(); 2];
         for ((op, wide), base) in [(&self.a, wa), (&self.b, wb)].into_iter().zip(&mut bases) {
             let p = tensors.ptr(op.uid)?;
-            if op.data_type == DataType::F32 {
+            if amx_run {
+                // The AMX path reads the packed copies only.
+                *base = p as *const f32;
+            } else if op.data_type == DataType::F32 {
                 check_aligned(p, tensors.desc(op.uid)?)?;
                 *base = p as *const f32;
             } else {
@@ -368,7 +592,7 @@ impl Prepared for MatmulPlan {
         );
         let lhs = |f: usize| self.a.matrix(a_base.get() as *const f32, a_wide, f);
         let rhs = |f: usize| self.b.matrix(b_base.get() as *const f32, b_wide, f);
-        let (m, n, k) = (self.rows, self.cols, self.inner);
+        let (m, n) = (self.rows, self.cols);
 
         if self.direct_out {
             let c = tensors.ptr(self.c_uid)?;
@@ -387,12 +611,12 @@ impl Prepared for MatmulPlan {
             if across_batches {
                 (0..self.batches).into_par_iter().for_each(|f| {
                     // SAFETY: batch f's matrices; outputs of distinct batches are disjoint.
-                    unsafe { gemm_f32(self.isa, m, n, k, dst(f), lhs(f), rhs(f), 1) }
+                    unsafe { self.gemm(packed, f, (0, m), (0, n), dst(f), lhs(f), rhs(f), 1) }
                 });
             } else {
                 for f in 0..self.batches {
                     // SAFETY: batch f's matrices.
-                    unsafe { gemm_f32(self.isa, m, n, k, dst(f), lhs(f), rhs(f), threads) }
+                    unsafe { self.gemm(packed, f, (0, m), (0, n), dst(f), lhs(f), rhs(f), threads) }
                 }
             }
             if self.has_epilogue {
@@ -435,19 +659,17 @@ impl Prepared for MatmulPlan {
                 let (rt, ct) = ((item / col_tiles) % row_tiles, item % col_tiles);
                 let (r0, c0) = (rt * self.tile_rows, ct * self.tile_cols);
                 let (rows, cols) = (self.tile_rows.min(m - r0), self.tile_cols.min(n - c0));
-                let (ap, ars, acs) = lhs(f);
-                let (bp, brs, bcs) = rhs(f);
-                // SAFETY: sub-matrices of batch f: rows r0.. of a, columns c0.. of b, into the
-                // [rows, cols] tile with row stride cols.
+                // SAFETY: rows r0.. and columns c0.. of batch f, into the [rows, cols] tile
+                // with row stride cols.
                 unsafe {
-                    gemm_f32(
-                        self.isa,
-                        rows,
-                        cols,
-                        k,
+                    self.gemm(
+                        packed,
+                        f,
+                        (r0, rows),
+                        (c0, cols),
                         (tile.as_mut_ptr(), cols as isize, 1),
-                        (ap.wrapping_offset(r0 as isize * ars), ars, acs),
-                        (bp.wrapping_offset(c0 as isize * bcs), brs, bcs),
+                        lhs(f),
+                        rhs(f),
                         1,
                     )
                 };

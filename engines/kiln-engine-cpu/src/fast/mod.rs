@@ -2,6 +2,8 @@
 //! fused pointwise epilogues, the convolution gradients through GEMM, the normalizations with
 //! fused pointwise epilogues, and tiled attention.
 
+#[cfg(target_arch = "x86_64")]
+pub mod amx;
 pub mod conv;
 mod element_io;
 mod epilogue;

@@ -78,7 +78,9 @@ pub unsafe fn sgemm(
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => parallel::<x86::Avx2>(m, n, k, dst, lhs, rhs, accumulate, threads),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => parallel::<x86::Avx512>(m, n, k, dst, lhs, rhs, accumulate, threads),
+            Isa::Avx512 | Isa::Amx => {
+                parallel::<x86::Avx512>(m, n, k, dst, lhs, rhs, accumulate, threads)
+            }
             #[cfg(not(target_arch = "x86_64"))]
             _ => parallel::<Portable>(m, n, k, dst, lhs, rhs, accumulate, threads),
         }
@@ -274,22 +276,23 @@ unsafe fn pack_a<K: Kernel>(
     kc: usize,
     out: &mut [f32],
 ) {
+    let mut rows_at = [std::ptr::null::<f32>(); 16];
     for s in 0..mc.div_ceil(K::MR) {
         let sliver = &mut out[s * kc * K::MR..(s + 1) * kc * K::MR];
         let rows = K::MR.min(mc - s * K::MR);
-        for r in 0..K::MR {
-            if r >= rows {
-                for p in 0..kc {
-                    sliver[p * K::MR + r] = 0.0;
-                }
-                continue;
-            }
-            let row =
+        for (r, at) in rows_at.iter_mut().enumerate().take(rows) {
+            *at =
                 a.0.wrapping_offset((i0 + s * K::MR + r) as isize * a.1 + p0 as isize * a.2);
-            for p in 0..kc {
+        }
+        // Step by step, so that the writes are sequential; each row is read in order, from
+        // at most MR cache lines at a time.
+        for (p, step) in sliver.chunks_exact_mut(K::MR).enumerate() {
+            let off = p as isize * a.2;
+            for (v, at) in step[..rows].iter_mut().zip(&rows_at) {
                 // SAFETY: element (i0 + s·MR + r, p0 + p) of A.
-                sliver[p * K::MR + r] = unsafe { *row.offset(p as isize * a.2) };
+                *v = unsafe { *at.offset(off) };
             }
+            step[rows..].fill(0.0);
         }
     }
 }

@@ -1319,7 +1319,8 @@ fn workspace_slots_knob_is_kept_and_checked() {
             (slots, 3),
             (
                 super::conv::fprop::KNOB_ISA,
-                super::isa::best_available() as i64
+                // A convolution has no bf16 GEMM, so auto stops below AMX.
+                super::isa::best_available().min(super::isa::Isa::Avx512) as i64
             )
         ]
     );
@@ -1446,6 +1447,27 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
             super::matmul::KNOB_ISA,
             3.0,
         ),
+        // bf16: the AMX path where the processor has it (tiles of 32 rows, broadcast batch).
+        (
+            &MatmulEngine,
+            matmul_graph(
+                &[2, 1, 45, 70],
+                &[1, 3, 70, 37],
+                true,
+                steps,
+                DataType::Bf16,
+            ),
+            vec![],
+            super::matmul::KNOB_ISA,
+            3.0,
+        ),
+        (
+            &MatmulEngine,
+            matmul_graph(&[300, 33], &[33, 290], false, &[], DataType::Bf16),
+            vec![],
+            super::matmul::KNOB_ISA,
+            3.0,
+        ),
     ];
     let mut ran = 0;
     for (i, (engine, graph, knobs, isa_knob, scale)) in cases.into_iter().enumerate() {
@@ -1477,7 +1499,7 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
         }
     }
     // The portable level runs everywhere, so every case ran at least once.
-    assert!(ran >= 8);
+    assert!(ran >= 10);
 }
 
 // ---------------------------------------------------------------- resample

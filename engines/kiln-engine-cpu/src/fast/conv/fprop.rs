@@ -106,7 +106,7 @@ impl CpuEngine for ConvFpropEngine {
 
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
         crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
-        resolve_isa_knob(knobs, KNOB_ISA);
+        resolve_isa_knob(knobs, KNOB_ISA, Isa::Avx512);
     }
 
     /// Accepts one conv_fprop node over f32/f16/bf16 tensors, alone or followed by a pointwise

@@ -91,7 +91,7 @@ impl CpuEngine for ConvDgradEngine {
     }
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
         crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
-        resolve_isa_knob(knobs, KNOB_ISA);
+        resolve_isa_knob(knobs, KNOB_ISA, Isa::Avx512);
     }
     fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
         let conv = find(graph, ConvDirection::Dgrad)
@@ -126,7 +126,7 @@ impl CpuEngine for ConvWgradEngine {
     }
     fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
         crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
-        resolve_isa_knob(knobs, KNOB_ISA);
+        resolve_isa_knob(knobs, KNOB_ISA, Isa::Avx512);
     }
     fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
         let conv = find(graph, ConvDirection::Wgrad)
