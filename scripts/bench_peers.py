@@ -197,10 +197,13 @@ def numpy_matmul(case):
     return lambda: np.matmul(a, b, out=out)
 
 
-def run_kiln(runs: int) -> list[dict] | None:
+def run_kiln(runs: int, kiln_bin: str | None = None) -> list[dict] | None:
     """kiln's results from `kiln bench --json`, or None (with a message) when unavailable."""
-    cmd = ["cargo", "run", "--quiet", "--release", "-p", "kiln-cli", "--", "bench", "--json",
-           "--runs", str(runs)]
+    if kiln_bin:
+        cmd = [kiln_bin, "bench", "--json", "--runs", str(runs)]
+    else:
+        cmd = ["cargo", "run", "--quiet", "--release", "-p", "kiln-cli", "--", "bench", "--json",
+               "--runs", str(runs)]
     try:
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
     except FileNotFoundError:
@@ -223,9 +226,11 @@ def run_kiln(runs: int) -> list[dict] | None:
     return cases
 
 
-def kiln_lookup(kiln: list[dict] | None, op: str, shape: list[int]) -> float | None:
+def kiln_lookup(kiln: list[dict] | None, op: str, shape: list[int],
+                dtype: str = "f32") -> float | None:
     for case in kiln or []:
-        if case.get("op") == op and list(case.get("shape", [])) == shape:
+        if (case.get("op") == op and list(case.get("shape", [])) == shape
+                and case.get("dtype", "f32") == dtype):
             return case.get("median_ms")
     return None
 
@@ -238,6 +243,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1,
                     help="measure kiln and the peers this many times, alternately; keep the best")
     ap.add_argument("--skip-kiln", action="store_true", help="time the peers only")
+    ap.add_argument("--kiln", metavar="BIN",
+                    help="a kiln binary to run (default: cargo run --release -p kiln-cli)")
     args = ap.parse_args()
 
     need("numpy")
@@ -254,7 +261,7 @@ def main() -> int:
 
     kiln_ran = False
     for _ in range(max(1, args.repeat)):
-        kiln = None if args.skip_kiln else run_kiln(args.runs)
+        kiln = None if args.skip_kiln else run_kiln(args.runs, args.kiln)
         kiln_ran = kiln_ran or kiln is not None
         for case in CONV_CASES:
             shape = list(case[:8])

@@ -1,5 +1,7 @@
-//! Times kiln's own f32 GEMM at every instruction-set level this processor has against the
-//! `gemm` crate, on random square matrices: `cargo run --release --example sgemm_speed [N]`.
+//! Times the CPU engine's GEMMs on random square matrices: f32 at every instruction-set level
+//! this processor has (the AVX-512 level is the `gemm` crate, also timed directly), and bf16 on
+//! AMX tiles where the processor has them. Best of 25 runs, all rayon threads:
+//! `cargo run --release -p kiln-engine-cpu --example sgemm_speed [N]`.
 
 use kiln_engine_cpu::fast::isa::Isa;
 use kiln_engine_cpu::fast::sgemm::sgemm;

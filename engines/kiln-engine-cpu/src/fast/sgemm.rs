@@ -1,7 +1,8 @@
-//! kiln's own f32 GEMM, one micro-kernel per instruction set ([`Isa`]), so that a plan's
-//! recorded level decides every instruction its GEMMs execute.
+//! f32 GEMM at the instruction-set level a plan records ([`Isa`]), so that the level decides
+//! every instruction its GEMMs execute: kiln's own micro-kernels for the portable and AVX2
+//! levels, the `gemm` crate's AVX-512 kernels at the AVX-512 (and AMX) levels.
 //!
-//! The blocking is the usual one of BLIS-style GEMMs: the right operand is packed in panels of
+//! kiln's kernels use the usual blocking of BLIS-style GEMMs: the right operand is packed in panels of
 //! `KC` rows by `NC` columns (cut in slivers `NR` columns wide), the left in blocks of `MC` rows
 //! by `KC` (cut in slivers `MR` rows tall); the micro-kernel multiplies one left sliver by one
 //! right sliver into an `MR`×`NR` tile of the output held in registers. Over the inner loop the
@@ -78,12 +79,41 @@ pub unsafe fn sgemm(
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => parallel::<x86::Avx2>(m, n, k, dst, lhs, rhs, accumulate, threads),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 | Isa::Amx => {
-                parallel::<x86::Avx512>(m, n, k, dst, lhs, rhs, accumulate, threads)
-            }
+            Isa::Avx512 | Isa::Amx => wide(m, n, k, dst, lhs, rhs, accumulate, threads),
             #[cfg(not(target_arch = "x86_64"))]
             _ => parallel::<Portable>(m, n, k, dst, lhs, rhs, accumulate, threads),
         }
+    }
+}
+
+/// The AVX-512 level: the `gemm` crate's kernels, which it picks at run time for this
+/// processor (its AVX-512 ones where the processor has AVX-512, which this level requires).
+/// Measured on an Emerald Rapids Xeon they were about 8% faster than a 12×32 kernel of our own
+/// with the blocking of the lower levels.
+#[allow(clippy::too_many_arguments)]
+unsafe fn wide(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: MatMut,
+    lhs: MatRef,
+    rhs: MatRef,
+    accumulate: bool,
+    threads: usize,
+) {
+    let par = if threads > 1 {
+        gemm::Parallelism::Rayon(threads)
+    } else {
+        gemm::Parallelism::None
+    };
+    let alpha = if accumulate { 1.0f32 } else { 0.0 };
+    // SAFETY: forwarded contract; the gemm crate takes (pointer, column stride, row stride)
+    // and computes dst = alpha·dst + 1·lhs·rhs (dst read only when `accumulate`).
+    unsafe {
+        gemm::gemm(
+            m, n, k, dst.0, dst.2, dst.1, accumulate, lhs.0, lhs.2, lhs.1, rhs.0, rhs.2, rhs.1,
+            alpha, 1.0f32, false, false, false, par,
+        )
     }
 }
 
@@ -433,71 +463,6 @@ mod x86 {
                         _mm256_add_ps(_mm256_loadu_ps(o), *v)
                     };
                     _mm256_storeu_ps(o, v);
-                }
-            }
-        }
-    }
-
-    /// AVX-512 F: a 12×32 tile in 24 zmm accumulators.
-    pub struct Avx512;
-
-    impl Kernel for Avx512 {
-        const MR: usize = 12;
-        const NR: usize = 32;
-        const KC: usize = 256;
-        const MC: usize = 288;
-        const NC: usize = 2048;
-
-        unsafe fn tile(
-            kc: usize,
-            a: *const f32,
-            b: *const f32,
-            c: *mut f32,
-            ldc: usize,
-            first: bool,
-        ) {
-            // SAFETY: the caller checked that this processor has AVX-512 F.
-            unsafe { avx512_tile(kc, a, b, c, ldc, first) }
-        }
-    }
-
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn avx512_tile(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        ldc: usize,
-        first: bool,
-    ) {
-        const MR: usize = 12;
-        let mut acc = [[_mm512_setzero_ps(); 2]; MR];
-        let (mut a, mut b) = (a, b);
-        for _ in 0..kc {
-            // SAFETY: one packed step: 12 values of a, 32 of b.
-            unsafe {
-                let b0 = _mm512_loadu_ps(b);
-                let b1 = _mm512_loadu_ps(b.add(16));
-                for (r, row) in acc.iter_mut().enumerate() {
-                    let x = _mm512_set1_ps(*a.add(r));
-                    row[0] = _mm512_fmadd_ps(x, b0, row[0]);
-                    row[1] = _mm512_fmadd_ps(x, b1, row[1]);
-                }
-                a = a.add(MR);
-                b = b.add(32);
-            }
-        }
-        for (r, row) in acc.iter().enumerate() {
-            for (h, v) in row.iter().enumerate() {
-                // SAFETY: 16 floats of row r of the tile.
-                unsafe {
-                    let o = c.add(r * ldc + 16 * h);
-                    let v = if first {
-                        *v
-                    } else {
-                        _mm512_add_ps(_mm512_loadu_ps(o), *v)
-                    };
-                    _mm512_storeu_ps(o, v);
                 }
             }
         }
