@@ -1,6 +1,8 @@
 //! f32 GEMM at the instruction-set level a plan records ([`Isa`]), so that the level decides
-//! every instruction its GEMMs execute: kiln's own micro-kernels for the portable and AVX2
-//! levels, the `gemm` crate's AVX-512 kernels at the AVX-512 (and AMX) levels.
+//! every instruction its GEMMs execute: kiln's own micro-kernels for the portable level and for
+//! the AVX2 level on processors with AVX-512 (where the `gemm` crate would choose AVX-512), the
+//! `gemm` crate's kernels otherwise (it chooses AVX2 + FMA on a processor without AVX-512, and
+//! AVX-512 at the AVX-512 and AMX levels).
 //!
 //! kiln's kernels use the usual blocking of BLIS-style GEMMs: the right operand is packed in panels of
 //! `KC` rows by `NC` columns (cut in slivers `NR` columns wide), the left in blocks of `MC` rows
@@ -76,6 +78,13 @@ pub unsafe fn sgemm(
     unsafe {
         match isa {
             Isa::Portable => parallel::<Portable>(m, n, k, dst, lhs, rhs, accumulate, threads),
+            // Where the processor has no AVX-512, the gemm crate picks its AVX2 + FMA kernels by
+            // itself, which are as fast as ours; ours keep the level honest on AVX-512
+            // machines, where the crate would pick AVX-512.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 if !Isa::Avx512.is_available() => {
+                wide(m, n, k, dst, lhs, rhs, accumulate, threads)
+            }
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => parallel::<x86::Avx2>(m, n, k, dst, lhs, rhs, accumulate, threads),
             #[cfg(target_arch = "x86_64")]
