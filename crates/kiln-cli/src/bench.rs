@@ -483,7 +483,29 @@ fn cpu_cases() -> Vec<Case> {
             source: Source::Build(Box::new(m.graph().0)),
         });
     }
-    // bf16 operands: AMX tiles where the processor has them (the `isa` column says).
+    // bf16 operands: AMX tiles where the processor has them (the printed kernels say).
+    for (n, c, h, k) in [(8, 64, 56, 64), (8, 256, 14, 256)] {
+        let conv = NhwcConvCase {
+            dt: DataType::Bf16,
+            n,
+            c,
+            h,
+            k,
+            r: 3,
+            stride: 1,
+        };
+        cases.push(Case {
+            what: conv.name(),
+            label: Some(Label {
+                name: conv.name(),
+                op: "conv_fprop",
+                shape: conv.shape(),
+                dtype: "bf16",
+                fused: true,
+            }),
+            source: Source::Build(Box::new(conv.graph())),
+        });
+    }
     for (s, bias_gelu) in [(1024, false), (2048, false), (2048, true)] {
         let mm = HalfMatmulCase {
             dt: DataType::Bf16,

@@ -60,6 +60,26 @@ fn request_permission() -> bool {
     false
 }
 
+/// An element type the packers read: bf16 as it is, f32 rounded to bf16 (exact for values that
+/// were bf16, such as a convolution's bf16 input widened by im2col).
+pub trait Bf16Source: Copy {
+    fn to_bf16(self) -> bf16;
+}
+
+impl Bf16Source for bf16 {
+    #[inline(always)]
+    fn to_bf16(self) -> bf16 {
+        self
+    }
+}
+
+impl Bf16Source for f32 {
+    #[inline(always)]
+    fn to_bf16(self) -> bf16 {
+        bf16::from_f32(self)
+    }
+}
+
 /// `x` rounded up to a multiple of [`BLOCK`] (the packed sizes of M, N and K).
 pub fn padded(x: usize) -> usize {
     x.next_multiple_of(BLOCK)
@@ -80,12 +100,19 @@ pub fn packed_b_len(k: usize, n: usize) -> usize {
     padded(k) * padded(n)
 }
 
-/// Packs the bf16 matrix at `a` (`m`×`k`, row stride `rs`, column stride `cs`, in elements)
-/// into `out` (`packed_a_len(m, k)` elements), zero padded.
+/// Packs the matrix at `a` (`m`×`k`, row stride `rs`, column stride `cs`, in elements) into
+/// `out` (`packed_a_len(m, k)` elements), zero padded.
 ///
 /// # Safety
-/// `a` addresses an `m`×`k` bf16 matrix with those strides.
-pub unsafe fn pack_a(a: *const bf16, m: usize, k: usize, rs: isize, cs: isize, out: &mut [bf16]) {
+/// `a` addresses an `m`×`k` matrix with those strides.
+pub unsafe fn pack_a<T: Bf16Source>(
+    a: *const T,
+    m: usize,
+    k: usize,
+    rs: isize,
+    cs: isize,
+    out: &mut [bf16],
+) {
     let steps = padded(k) / BLOCK;
     for (i, row_block) in out.chunks_exact_mut(steps * STEP).enumerate() {
         for (s, step) in row_block.chunks_exact_mut(STEP).enumerate() {
@@ -100,11 +127,14 @@ pub unsafe fn pack_a(a: *const bf16, m: usize, k: usize, rs: isize, cs: isize, o
                 let src = a.wrapping_offset(row as isize * rs + p0 as isize * cs);
                 if cs == 1 {
                     // SAFETY: `valid` consecutive elements of row `row` of A from p0.
-                    dst[..valid].copy_from_slice(unsafe { std::slice::from_raw_parts(src, valid) });
+                    let run = unsafe { std::slice::from_raw_parts(src, valid) };
+                    for (d, v) in dst[..valid].iter_mut().zip(run) {
+                        *d = v.to_bf16();
+                    }
                 } else {
                     for (p, v) in dst[..valid].iter_mut().enumerate() {
                         // SAFETY: element (row, p0 + p) of A.
-                        *v = unsafe { *src.offset(p as isize * cs) };
+                        *v = unsafe { *src.offset(p as isize * cs) }.to_bf16();
                     }
                 }
                 dst[valid..].fill(bf16::ZERO);
@@ -113,12 +143,19 @@ pub unsafe fn pack_a(a: *const bf16, m: usize, k: usize, rs: isize, cs: isize, o
     }
 }
 
-/// Packs the bf16 matrix at `b` (`k`×`n`, strides in elements) into `out`
-/// (`packed_b_len(k, n)` elements) in the blocked VNNI layout, zero padded.
+/// Packs the matrix at `b` (`k`×`n`, strides in elements) into `out` (`packed_b_len(k, n)`
+/// elements) in the blocked VNNI layout, zero padded.
 ///
 /// # Safety
-/// `b` addresses a `k`×`n` bf16 matrix with those strides.
-pub unsafe fn pack_b(b: *const bf16, k: usize, n: usize, rs: isize, cs: isize, out: &mut [bf16]) {
+/// `b` addresses a `k`×`n` matrix with those strides.
+pub unsafe fn pack_b<T: Bf16Source>(
+    b: *const T,
+    k: usize,
+    n: usize,
+    rs: isize,
+    cs: isize,
+    out: &mut [bf16],
+) {
     let steps = padded(k) / BLOCK;
     for (j, col_block) in out.chunks_exact_mut(steps * STEP).enumerate() {
         let j0 = j * BLOCK;
@@ -137,8 +174,8 @@ pub unsafe fn pack_b(b: *const bf16, k: usize, n: usize, rs: isize, cs: isize, o
                         )
                     };
                     for ((d, &x), &y) in dst.chunks_exact_mut(2).zip(r0).zip(r1) {
-                        d[0] = x;
-                        d[1] = y;
+                        d[0] = x.to_bf16();
+                        d[1] = y.to_bf16();
                     }
                     continue;
                 }
@@ -148,7 +185,7 @@ pub unsafe fn pack_b(b: *const bf16, k: usize, n: usize, rs: isize, cs: isize, o
                     for c in 0..BLOCK {
                         dst[2 * c + half_row] = if p < k && c < cols {
                             // SAFETY: element (p, j0 + c) of B.
-                            unsafe { *src.offset(c as isize * cs) }
+                            unsafe { *src.offset(c as isize * cs) }.to_bf16()
                         } else {
                             bf16::ZERO
                         };

@@ -1419,6 +1419,28 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
             fprop::KNOB_ISA,
             12.0,
         ),
+        // bf16 on AMX tiles where the processor has them: channels-last, two groups, stride 2,
+        // more channels than one 32-block, auto algorithm (AMX takes the im2col path).
+        (
+            &ConvFpropEngine,
+            conv_graph(
+                &ConvCase {
+                    n: 3,
+                    c: 70,
+                    k: 38,
+                    input: vec![9, 11],
+                    stride: vec![2, 1],
+                    groups: 2,
+                    layout: Layout::Nhwc,
+                    ..ConvCase::basic()
+                },
+                steps,
+                DataType::Bf16,
+            ),
+            vec![],
+            fprop::KNOB_ISA,
+            12.0,
+        ),
         (
             &ConvDgradEngine,
             grad(ConvDirection::Dgrad),
@@ -1477,7 +1499,15 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
             knobs.push((isa_knob, isa as i64));
             let mut checked = graph.clone();
             checked.validate().unwrap();
-            let (bytes, _) = build_and_save(engine, &checked, &knobs, 2);
+            let (bytes, workspace) = build_and_save(engine, &checked, &knobs, 2);
+            if dt == DataType::Bf16 && isa == Isa::Amx {
+                // The AMX layout holds packed operands: the plan took it.
+                let mut below = knobs.clone();
+                below.pop();
+                below.push((isa_knob, Isa::Avx512 as i64));
+                let (_, plain) = build_and_save(engine, &checked, &below, 2);
+                assert!(workspace > plain, "{}: {workspace} <= {plain}", graph.name);
+            }
             let saved = crate::payload::decode(&bytes).unwrap();
             assert!(
                 saved.knobs.contains(&(isa_knob, isa as i64)),
@@ -1499,7 +1529,7 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
         }
     }
     // The portable level runs everywhere, so every case ran at least once.
-    assert!(ran >= 10);
+    assert!(ran >= 11);
 }
 
 // ---------------------------------------------------------------- resample
