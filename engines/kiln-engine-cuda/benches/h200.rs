@@ -143,6 +143,15 @@ fn main() {
         return;
     }
     let h = handle(Device::Cuda(0)).expect("cuda:0");
+    // `--sdpa-only`: the attention forward cases alone (short GPU calls while tuning them).
+    let sdpa_only = std::env::args().any(|a| a == "--sdpa-only");
+    if !sdpa_only {
+        other_cases(&h);
+    }
+    attention_cases(&h, sdpa_only);
+}
+
+fn other_cases(h: &kiln::Handle) {
     let n = 1i64 << 28;
     for mode in [PointwiseMode::Add, PointwiseMode::Relu] {
         let mut g = simple_pointwise(mode, n);
@@ -243,14 +252,18 @@ fn main() {
             "{{\"case\":\"tensor map encode\",\"encode_us\":{encode_us:.3},\"cached_us\":{cached_us:.4},\"address_words\":{words:?}}}"
         );
     }
-    // Attention, B,S,H,D layout, batch 4 x 16 heads (zeros: every score equal, nothing masked
-    // but the causal triangle). FLOPs as FlashAttention counts them: 4 B H S^2 D forward
-    // (halved when causal), 2.5 times that backward.
+}
+
+fn attention_cases(h: &kiln::Handle, sdpa_only: bool) {
+    // Attention, B,S,H,D layout, batch 4 x 16 heads, random data. FLOPs as FlashAttention counts
+    // them: 4 B H S^2 D forward (halved when causal), 2.5 times that backward. The forward runs
+    // on the heuristics' choice (the Hopper engine on sm_90) and on the FA2 engine, in one run.
     for (s, d) in [
         (1024i64, 64i64),
         (1024, 128),
         (4096, 64),
         (4096, 128),
+        (16384, 64),
         (16384, 128),
     ] {
         for causal in [false, true] {
@@ -258,13 +271,48 @@ fn main() {
             let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);
             g.build(&h, &[HeurMode::A]).expect("build sdpa");
             time_graph(
-                &format!("sdpa fwd bf16 B4 H16 S{s} D{d} causal={causal}"),
+                &format!("sdpa fwd bf16 B4 H16 S{s} D{d} causal={causal} [{}]", engine(&g)),
                 &g,
                 &h,
                 flops,
                 0.0,
             );
-            if s <= 4096 {
+            // The Hopper engine's other schedule variants (its tile knob), same case, at 4k (each
+            // variant compiles on the GPU machine).
+            if engine(&g) == kiln_engine_cuda::SDPA_FA3_V1 && s == 4096 {
+                for v in 2..=kiln_engine_cuda::codegen::sdpa_fa3::VARIANTS.len() as i64 {
+                    let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);
+                    g.validate().expect("valid");
+                    g.build_operation_graph(h).expect("lower");
+                    g.create_execution_plans(&[HeurMode::A]).expect("configs");
+                    g.set_knob(kiln_engine_cuda::SDPA_FA3_V1, kiln_engine_cuda::KNOB_TILE, v);
+                    g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                        .expect("build sdpa variant");
+                    time_graph(
+                        &format!(
+                            "sdpa fwd bf16 B4 H16 S{s} D{d} causal={causal} [{} tile={v}]",
+                            engine(&g)
+                        ),
+                        &g,
+                        h,
+                        flops,
+                        0.0,
+                    );
+                }
+            }
+            if engine(&g) != kiln_engine_cuda::SDPA_FA2_V1 {
+                let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);
+                g.deselect_engines(&[kiln_engine_cuda::SDPA_FA3_V1]);
+                g.build(&h, &[HeurMode::A]).expect("build sdpa fa2");
+                time_graph(
+                    &format!("sdpa fwd bf16 B4 H16 S{s} D{d} causal={causal} [{}]", engine(&g)),
+                    &g,
+                    &h,
+                    flops,
+                    0.0,
+                );
+            }
+            if s <= 4096 && !sdpa_only {
                 let mut g = sdpa_backward_bench_graph(DataType::Bf16, 4, 16, 16, s, d, causal);
                 g.build(&h, &[HeurMode::A]).expect("build sdpa_backward");
                 time_graph(
@@ -280,12 +328,15 @@ fn main() {
     let mut g = sdpa_graph(DataType::Bf16, 4, 32, 8, 4096, 4096, 128, true, false);
     g.build(&h, &[HeurMode::A]).expect("build sdpa gqa");
     time_graph(
-        "sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true",
+        &format!("sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true [{}]", engine(&g)),
         &g,
         &h,
         4.0 * (4i64 * 32 * 4096 * 4096 * 128) as f64 * 0.5,
         0.0,
     );
+    if sdpa_only {
+        return;
+    }
     // Plan load time (module load included), conv plan.
     let mut g = conv_graph(DataType::F16, 32, 64, 56, 56, 64, 3, 1, 1, true, true);
     g.build(&h, &[HeurMode::A]).expect("build");

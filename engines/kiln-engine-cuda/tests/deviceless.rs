@@ -160,6 +160,10 @@ fn graphs() -> Vec<Maker> {
             Box::new(|| sdpa_graph(DataType::F16, 1, 2, 1, 33, 45, 256, true, false)),
         ),
         (
+            "sdpa bf16 d64 gqa causal (the Hopper forward)",
+            Box::new(|| sdpa_graph(DataType::Bf16, 2, 8, 2, 200, 130, 64, true, false)),
+        ),
+        (
             "sdpa_backward bf16 d64",
             Box::new(|| sdpa_backward_graph(DataType::Bf16, 64)),
         ),
@@ -570,7 +574,7 @@ fn matmul_transposed_bias_relu(dt: DataType, m: i64, k: i64, n: i64) -> Graph {
 fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
     use kiln_engine_cuda::{
         CONV_FPROP_V1 as CONV, CONV_FPROP_V2 as CONV2, MATMUL_V1 as MM, MATMUL_V2 as MM2,
-        POINTWISE_V1 as PW, SDPA_FA2_V1 as SDPA,
+        POINTWISE_V1 as PW, SDPA_FA2_V1 as SDPA, SDPA_FA3_V1 as SDPA3,
     };
     vec![
         (
@@ -683,6 +687,23 @@ fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
             "sdpa_f16_gqa_causal_bias",
             SDPA,
             sdpa_graph(DataType::F16, 2, 8, 2, 100, 130, 64, true, true),
+        ),
+        // The Hopper attention forward (sm_90a): each head dim's tile configuration, GQA and
+        // MQA (broadcast k/v heads), causal and not, lengths that are no multiples of the tiles.
+        (
+            "sdpa_fa3_bf16_gqa_causal_d128",
+            SDPA3,
+            sdpa_graph(DataType::Bf16, 2, 8, 2, 1000, 777, 128, true, false),
+        ),
+        (
+            "sdpa_fa3_f16_d64",
+            SDPA3,
+            sdpa_graph(DataType::F16, 1, 4, 4, 300, 301, 64, false, false),
+        ),
+        (
+            "sdpa_fa3_bf16_mqa_causal_d256",
+            SDPA3,
+            sdpa_graph(DataType::Bf16, 1, 4, 1, 100, 150, 256, true, false),
         ),
     ]
 }
