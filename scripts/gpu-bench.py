@@ -62,7 +62,12 @@ if not SDPA_ONLY:
 # Attention peers: PyTorch's FlashAttention-2 and cuDNN backends, B,S,H,D storage (the layout of
 # kiln's bench), same FLOP counts.
 from torch.nn.attention import SDPBackend, sdpa_kernel
+# KILN_BENCH_SDPA_CASES=S:D,S:D,... limits the cases (as in kiln's bench).
+import os
+ONLY = [tuple(int(x) for x in c.split(":")) for c in os.environ.get("KILN_BENCH_SDPA_CASES", "").split(",") if ":" in c]
 for (s, d) in [(1024, 64), (1024, 128), (4096, 64), (4096, 128), (16384, 64), (16384, 128)]:
+    if ONLY and (s, d) not in ONLY:
+        continue
     for causal in [False, True]:
         q, k, v = (torch.randn(4, s, 16, d, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_() for _ in range(3))
         flops = 4.0 * 4 * 16 * s * s * d * (0.5 if causal else 1.0)

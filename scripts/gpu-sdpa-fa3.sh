@@ -28,7 +28,7 @@ if has conformance; then
   timeout "$T" .gpu/conformance/sdpa --include-ignored --test-threads=8 > "$R/conformance-sdpa.txt" 2>&1; echo "conformance sdpa rc=$?" >> "$R/summary.txt"
 fi
 if has bench; then
-  timeout "$T" .gpu/h200 --bench --sdpa-only > "$R/kiln-sdpa.jsonl" 2> "$R/kiln-sdpa.err"; echo "kiln bench rc=$?" >> "$R/summary.txt"
+  timeout "$T" .gpu/h200 --bench --sdpa-only ${KILN_BENCH_ARGS:-} > "$R/kiln-sdpa.jsonl" 2> "$R/kiln-sdpa.err"; echo "kiln bench rc=$?" >> "$R/summary.txt"
   timeout "$T" python3 .gpu/gpu-bench.py --sdpa-only > "$R/torch-sdpa.jsonl" 2> "$R/torch-sdpa.err"; echo "torch bench rc=$?" >> "$R/summary.txt"
 fi
 cat "$R/summary.txt"

@@ -139,8 +139,7 @@ impl SdpaSpec {
         let hopper = std::env::var("KILN_CONFORMANCE_ARCH").is_ok_and(|a| a == "90");
         let tma = |dims: &[i64], layout: &Layout| {
             let st = layout.strides(dims);
-            st[3] == 1
-                && (0..3).all(|i| dims[i] == 1 || (st[i] > 0 && st[i] % 8 == 0))
+            st[3] == 1 && (0..3).all(|i| dims[i] == 1 || (st[i] > 0 && st[i] % 8 == 0))
         };
         hopper
             && self.cuda_claims()

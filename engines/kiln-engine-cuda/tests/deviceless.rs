@@ -867,3 +867,54 @@ fn committed_sm90_plans_restore_and_resave_identically() {
         assert_eq!(g.serialize().expect("re-save"), file, "{stem}");
     }
 }
+
+/// The Hopper attention forward claims the forward cases it covers on sm_90 only, and declines
+/// the others with a reason that names what it does not cover and the engine that runs it.
+#[test]
+fn the_hopper_attention_forward_declines_what_it_does_not_cover_with_reasons() {
+    use kiln_engine_cuda::{supports, SDPA_FA2_V1, SDPA_FA3_V1};
+    let og = |mut g: Graph| {
+        g.validate().expect("valid");
+        g.op_graph().expect("graph").clone()
+    };
+    let plain = og(sdpa_graph(
+        DataType::Bf16,
+        2,
+        8,
+        2,
+        100,
+        130,
+        64,
+        true,
+        false,
+    ));
+    supports(SDPA_FA3_V1, &plain, 90).expect("a causal GQA bf16 d64 forward is covered");
+    let why = supports(SDPA_FA3_V1, &plain, 80).expect_err("sm_80");
+    assert!(why.contains("sm_90a") && why.contains("sm_80"), "{why}");
+    let bias = og(sdpa_graph(DataType::F16, 2, 8, 2, 100, 130, 64, true, true));
+    let why = supports(SDPA_FA3_V1, &bias, 90).expect_err("a bias");
+    assert!(why.contains("bias") && why.contains(SDPA_FA2_V1), "{why}");
+    supports(SDPA_FA2_V1, &bias, 90).expect("FA2 runs the bias");
+    let d96 = og(sdpa_graph(DataType::F16, 1, 2, 2, 50, 50, 96, false, false));
+    let why = supports(SDPA_FA3_V1, &d96, 90).expect_err("head dim 96");
+    assert!(why.contains("96") && why.contains(SDPA_FA2_V1), "{why}");
+    let bwd = og(sdpa_backward_graph(DataType::Bf16, 64));
+    let why = supports(SDPA_FA3_V1, &bwd, 90).expect_err("the backward");
+    assert!(why.contains("sdpa_backward"), "{why}");
+}
+
+/// On an sm_90 target the heuristics build the Hopper forward first; on sm_80 the FA2 engine.
+#[test]
+#[ignore = "needs NVRTC: eval \"$(scripts/install-nvrtc.sh)\""]
+fn the_heuristics_choose_the_hopper_attention_forward_on_sm_90() {
+    require_nvrtc();
+    for (arch, want) in [
+        (90, kiln_engine_cuda::SDPA_FA3_V1),
+        (80, kiln_engine_cuda::SDPA_FA2_V1),
+    ] {
+        let h = handle(Device::CudaTarget(arch)).expect("target handle");
+        let mut g = sdpa_graph(DataType::Bf16, 1, 4, 4, 200, 200, 128, false, false);
+        g.build(&h, &[HeurMode::A]).expect("build");
+        assert_eq!(g.plan().expect("plan").engine_name(), want, "sm_{arch}");
+    }
+}

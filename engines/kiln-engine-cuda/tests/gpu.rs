@@ -977,7 +977,11 @@ fn hopper_attention_forward_matches_the_reference() {
         let (compiles, _) = kiln_engine_cuda::stats();
         let h2 = handle(Device::Cuda(0)).expect("fresh handle");
         let g2 = Graph::from_binary(Some(&h2), &bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert_eq!(kiln_engine_cuda::stats().0, compiles, "{what}: load compiled");
+        assert_eq!(
+            kiln_engine_cuda::stats().0,
+            compiles,
+            "{what}: load compiled"
+        );
         assert_eq!(g2.to_binary().expect("re-save"), bytes, "{what}: re-save");
         let again = run_outputs(&g2, &h2, Some(0), &ins, &outs);
         for (i, name) in outs.iter().enumerate() {
@@ -985,7 +989,10 @@ fn hopper_attention_forward_matches_the_reference() {
                 .iter()
                 .zip(&got[i])
                 .all(|(a, b)| a.to_bits() == b.to_bits());
-            assert!(same, "{what}: the loaded plan's {name} differs from the built plan's");
+            assert!(
+                same,
+                "{what}: the loaded plan's {name} differs from the built plan's"
+            );
         }
         eprintln!("ok: {what}");
     }

@@ -124,7 +124,11 @@ __device__ __forceinline__ void kiln_fa3_pv(float (&o)[KILN_D_V / 2], unsigned (
 // is row g + 8 (e / 2), key j0 + 8 j + 2 tq + e % 2); on exit s holds exp2(s * scale_log2 - m),
 // m the rows' running maxima (log2 units), l their partial sums (this thread's columns,
 // rescaled) and corr the factor the output accumulator must be scaled by.
-template <bool MASK>
+//
+// POSITIVE (a scale > 0, the usual case): the maximum is taken over the raw scores and the scale
+// folded into the exponent's one FFMA, exp2(s * scale_log2 - m); otherwise every score is
+// scaled first (a negative scale turns the maximum into a minimum).
+template <bool MASK, bool POSITIVE>
 __device__ __forceinline__ void kiln_fa3_softmax(float (&s)[KILN_FA3_BN / 2], float (&m)[2], float (&l)[2],
                                                  float (&corr)[2], float scale_log2, int j0,
                                                  const int (&rlo)[2], const int (&rhi)[2], int tq) {
@@ -134,7 +138,7 @@ __device__ __forceinline__ void kiln_fa3_softmax(float (&s)[KILN_FA3_BN / 2], fl
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             const int r = e >> 1;
-            float x = s[4 * j + e] * scale_log2;
+            float x = POSITIVE ? s[4 * j + e] : s[4 * j + e] * scale_log2;
             if (MASK) {
                 const int key = j0 + 8 * j + 2 * tq + (e & 1);
                 if (key < rlo[r] || key >= rhi[r]) x = KILN_NEG_INF;
@@ -148,6 +152,7 @@ __device__ __forceinline__ void kiln_fa3_softmax(float (&s)[KILN_FA3_BN / 2], fl
     for (int r = 0; r < 2; ++r) {
         mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffff, mx[r], 1));
         mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffff, mx[r], 2));
+        if (POSITIVE) mx[r] *= scale_log2;   // -inf stays -inf
         const float m_new = fmaxf(m[r], mx[r]);
         // A row that has seen no key keeps m = -inf: its corr is 1 and its p are exp2(-inf) = 0.
         corr[r] = m_new == KILN_NEG_INF ? 1.0f : kiln_fa3_exp2(m[r] - m_new);
@@ -157,8 +162,21 @@ __device__ __forceinline__ void kiln_fa3_softmax(float (&s)[KILN_FA3_BN / 2], fl
     }
 #pragma unroll
     for (int i = 0; i < KILN_FA3_BN / 2; ++i) {
-        s[i] = kiln_fa3_exp2(s[i] - base[(i >> 1) & 1]);
+        s[i] = kiln_fa3_exp2(POSITIVE ? fmaf(s[i], scale_log2, -base[(i >> 1) & 1]) : s[i] - base[(i >> 1) & 1]);
         l[(i >> 1) & 1] += s[i];
+    }
+}
+
+// The softmax of one tile, masked only when `masked`, with the positive-scale fast path.
+__device__ __forceinline__ void kiln_fa3_softmax_tile(bool masked, float (&s)[KILN_FA3_BN / 2], float (&m)[2], float (&l)[2],
+                                                      float (&corr)[2], float scale_log2, int j0,
+                                                      const int (&rlo)[2], const int (&rhi)[2], int tq) {
+    if (scale_log2 > 0.0f) {
+        if (masked) kiln_fa3_softmax<true, true>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
+        else kiln_fa3_softmax<false, true>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
+    } else {
+        if (masked) kiln_fa3_softmax<true, false>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
+        else kiln_fa3_softmax<false, false>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
     }
 }
 
@@ -290,10 +308,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3_M
         kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(0), c);
         kiln_wgmma_wait<0>();
         kiln_wgmma_hold(s);
-        if (wg_rows && span_lo >= wg_lo && span_lo + KILN_FA3_BN <= wg_hi)
-            kiln_fa3_softmax<false>(s, m, l, corr, scale_log2, span_lo, rlo, rhi, tq);
-        else
-            kiln_fa3_softmax<true>(s, m, l, corr, scale_log2, span_lo, rlo, rhi, tq);
+        kiln_fa3_softmax_tile(!(wg_rows && span_lo >= wg_lo && span_lo + KILN_FA3_BN <= wg_hi), s, m, l, corr,
+                              scale_log2, span_lo, rlo, rhi, tq);
         kiln_fa3_pack_p(s, p);
 #if KILN_FA3_PINGPONG
         // The first consumer issues first.
@@ -323,10 +339,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3_M
 #endif
             kiln_wgmma_wait<1>();
             kiln_wgmma_hold(s);
-            if (wg_rows && j0 >= wg_lo && j0 + KILN_FA3_BN <= wg_hi)
-                kiln_fa3_softmax<false>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
-            else
-                kiln_fa3_softmax<true>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
+            kiln_fa3_softmax_tile(!(wg_rows && j0 >= wg_lo && j0 + KILN_FA3_BN <= wg_hi), s, m, l, corr, scale_log2,
+                                  j0, rlo, rhi, tq);
             kiln_wgmma_wait<0>();
             kiln_wgmma_hold(o);
             if (t == 0) kiln_mbar_arrive(KILN_FA3_EMPTY(prev));
