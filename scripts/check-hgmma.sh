@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Disassembles every Hopper (V2) code object of the snapshot variants and fails unless each one
+# Disassembles every Hopper (V2 GEMM, FA3 attention) code object of the snapshot variants and fails unless each one
 # issues warpgroup MMAs (HGMMA in SASS) and uses the tensor memory accelerator or cp.async, with
 # no local-memory traffic (LDL/STL: accumulators spilled). Run on the GPU machine (its CUDA
 # toolkit has cuobjdump) by .gpu/run.sh, or here with a cuobjdump on PATH:
@@ -20,7 +20,7 @@ fi
 command -v cuobjdump > /dev/null || { echo "check-hgmma: no cuobjdump on PATH"; exit 1; }
 fail=0
 n=0
-for f in "$dir"/*_v2_*.cubin; do
+for f in "$dir"/*_v2_*.cubin "$dir"/*_fa3_*.cubin; do
   [ -e "$f" ] || continue
   n=$((n + 1))
   sass="$(cuobjdump -sass "$f")"

@@ -2,8 +2,12 @@
 """PyTorch peers of the CUDA provider's benchmarks (cuDNN / cuBLAS), printed as JSON lines in
 the same shape as the kiln bench (engines/kiln-engine-cuda/benches/h200.rs)."""
 import json
+import sys
 import time
 import torch
+
+# --sdpa-only: the attention forward peers alone (short GPU calls while tuning kiln's kernels).
+SDPA_ONLY = "--sdpa-only" in sys.argv
 
 def timed(fn, iters=20):
     for _ in range(3):
@@ -22,42 +26,48 @@ def emit(case, ms, flops=0.0, nbytes=0.0):
 
 torch.backends.cudnn.benchmark = True
 print(json.dumps({"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name()}), flush=True)
-n = 1 << 28
-x, z = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-y = torch.empty_like(x)
-emit("pointwise Add 2^28 f32", timed(lambda: torch.add(x, z, out=y)), nbytes=12.0 * n)
-emit("pointwise Relu 2^28 f32", timed(lambda: torch.relu(x, out=y) if False else torch.clamp_min(x, 0, out=y)), nbytes=8.0 * n)
-del x, z, y
-for dt, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
-    for (nb, c, hw, k, r, stride) in [(32, 64, 56, 64, 3, 1), (32, 256, 14, 256, 3, 1), (32, 128, 28, 128, 1, 1), (32, 128, 56, 128, 3, 2), (64, 512, 7, 512, 3, 1)]:
-        pad = r // 2
-        xi = torch.randn(nb, c, hw, hw, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
-        w = torch.randn(k, c, r, r, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
-        b = torch.randn(k, device="cuda", dtype=dt)
-        out = (hw + 2 * pad - r) // stride + 1
-        flops = 2.0 * nb * k * out * out * c * r * r
-        for fused in [False, True]:
-            if fused:
-                f = lambda: torch.relu(torch.nn.functional.conv2d(xi, w, b, stride=stride, padding=pad))
-            else:
-                f = lambda: torch.nn.functional.conv2d(xi, w, None, stride=stride, padding=pad)
-            emit(f"conv {name} N{nb} C{c} H{hw} K{k} R{r} s{stride} bias_relu={str(fused).lower()}", timed(f), flops=flops)
-        del xi, w, b
-for dt, name in [(torch.bfloat16, "bf16"), (torch.float16, "f16")]:
-    for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 1024, 4096), (16384, 4096, 1024)]:
-        a = torch.randn(m, k, device="cuda", dtype=dt)
-        bm = torch.randn(k, n, device="cuda", dtype=dt)
-        emit(f"matmul {name} {m}x{n}x{k}", timed(lambda: torch.matmul(a, bm)), flops=2.0 * m * n * k)
-        del a, bm
-s = 8192
-a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
-bm = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
-bias = torch.randn(s, device="cuda", dtype=torch.bfloat16)
-emit(f"matmul bf16 {s}x{s}x{s} + bias + gelu", timed(lambda: torch.nn.functional.gelu(torch.addmm(bias, a, bm))), flops=2.0 * s ** 3)
+if not SDPA_ONLY:
+    n = 1 << 28
+    x, z = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    y = torch.empty_like(x)
+    emit("pointwise Add 2^28 f32", timed(lambda: torch.add(x, z, out=y)), nbytes=12.0 * n)
+    emit("pointwise Relu 2^28 f32", timed(lambda: torch.relu(x, out=y) if False else torch.clamp_min(x, 0, out=y)), nbytes=8.0 * n)
+    del x, z, y
+    for dt, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
+        for (nb, c, hw, k, r, stride) in [(32, 64, 56, 64, 3, 1), (32, 256, 14, 256, 3, 1), (32, 128, 28, 128, 1, 1), (32, 128, 56, 128, 3, 2), (64, 512, 7, 512, 3, 1)]:
+            pad = r // 2
+            xi = torch.randn(nb, c, hw, hw, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
+            w = torch.randn(k, c, r, r, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
+            b = torch.randn(k, device="cuda", dtype=dt)
+            out = (hw + 2 * pad - r) // stride + 1
+            flops = 2.0 * nb * k * out * out * c * r * r
+            for fused in [False, True]:
+                if fused:
+                    f = lambda: torch.relu(torch.nn.functional.conv2d(xi, w, b, stride=stride, padding=pad))
+                else:
+                    f = lambda: torch.nn.functional.conv2d(xi, w, None, stride=stride, padding=pad)
+                emit(f"conv {name} N{nb} C{c} H{hw} K{k} R{r} s{stride} bias_relu={str(fused).lower()}", timed(f), flops=flops)
+            del xi, w, b
+    for dt, name in [(torch.bfloat16, "bf16"), (torch.float16, "f16")]:
+        for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 1024, 4096), (16384, 4096, 1024)]:
+            a = torch.randn(m, k, device="cuda", dtype=dt)
+            bm = torch.randn(k, n, device="cuda", dtype=dt)
+            emit(f"matmul {name} {m}x{n}x{k}", timed(lambda: torch.matmul(a, bm)), flops=2.0 * m * n * k)
+            del a, bm
+    s = 8192
+    a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+    bm = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+    bias = torch.randn(s, device="cuda", dtype=torch.bfloat16)
+    emit(f"matmul bf16 {s}x{s}x{s} + bias + gelu", timed(lambda: torch.nn.functional.gelu(torch.addmm(bias, a, bm))), flops=2.0 * s ** 3)
 # Attention peers: PyTorch's FlashAttention-2 and cuDNN backends, B,S,H,D storage (the layout of
 # kiln's bench), same FLOP counts.
 from torch.nn.attention import SDPBackend, sdpa_kernel
-for (s, d) in [(1024, 64), (1024, 128), (4096, 64), (4096, 128), (16384, 128)]:
+# KILN_BENCH_SDPA_CASES=S:D,S:D,... limits the cases (as in kiln's bench).
+import os
+ONLY = [tuple(int(x) for x in c.split(":")) for c in os.environ.get("KILN_BENCH_SDPA_CASES", "").split(",") if ":" in c]
+for (s, d) in [(1024, 64), (1024, 128), (4096, 64), (4096, 128), (16384, 64), (16384, 128)]:
+    if ONLY and (s, d) not in ONLY:
+        continue
     for causal in [False, True]:
         q, k, v = (torch.randn(4, s, 16, d, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_() for _ in range(3))
         flops = 4.0 * 4 * 16 * s * s * d * (0.5 if causal else 1.0)
@@ -66,7 +76,7 @@ for (s, d) in [(1024, 64), (1024, 128), (4096, 64), (4096, 128), (16384, 128)]:
                 with sdpa_kernel(backend):
                     fwd = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
                     emit(f"sdpa fwd bf16 B4 H16 S{s} D{d} causal={str(causal).lower()} torch-{label}", timed(fwd), flops=flops)
-                    if s <= 4096:
+                    if s <= 4096 and not SDPA_ONLY:
                         o = fwd()
                         do = torch.randn_like(o)
                         bwd = lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
@@ -74,3 +84,14 @@ for (s, d) in [(1024, 64), (1024, 128), (4096, 64), (4096, 128), (16384, 128)]:
             except RuntimeError as e:
                 print(json.dumps({"case": f"sdpa S{s} D{d} torch-{label}", "error": str(e)[:200]}), flush=True)
         del q, k, v
+# GQA: 32 query heads over 8 key/value heads, causal.
+q = torch.randn(4, 4096, 32, 128, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+k, v = (torch.randn(4, 4096, 8, 128, device="cuda", dtype=torch.bfloat16).transpose(1, 2) for _ in range(2))
+flops = 4.0 * 4 * 32 * 4096 * 4096 * 128 * 0.5
+for backend, label in [(SDPBackend.FLASH_ATTENTION, "flash"), (SDPBackend.CUDNN_ATTENTION, "cudnn")]:
+    try:
+        with sdpa_kernel(backend):
+            fwd = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            emit(f"sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true torch-{label}", timed(fwd), flops=flops)
+    except RuntimeError as e:
+        print(json.dumps({"case": f"sdpa gqa torch-{label}", "error": str(e)[:200]}), flush=True)

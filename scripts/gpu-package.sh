@@ -107,6 +107,9 @@ report="$1"
 work="${TMPDIR:-/tmp}/kiln-conformance"
 rm -rf "$work" && mkdir -p "$work"
 export KILN_CONFORMANCE_DEVICE="${KILN_CONFORMANCE_DEVICE:-cuda:0}"
+# The compute capability of GPU 0 as digits ("90"): cases of arch-specific engines (the Hopper
+# attention forward) expect those engines to claim them there.
+export KILN_CONFORMANCE_ARCH="${KILN_CONFORMANCE_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 2>/dev/null | tr -d '. ')}"
 export KILN_CONFORMANCE_SUMMARY="$work/cases.tsv"
 dev="$KILN_CONFORMANCE_DEVICE"
 : > "$KILN_CONFORMANCE_SUMMARY"

@@ -81,6 +81,8 @@ pub const CUDA_MATMUL: &str = "KILN_CUDA_MATMUL_V1";
 pub const CUDA_CONV_FPROP: &str = "KILN_CUDA_CONV_FPROP_V1";
 /// The CUDA attention engine (sdpa and sdpa_backward, FlashAttention-2 style on tensor cores).
 pub const CUDA_SDPA: &str = "KILN_CUDA_SDPA_FA2_V1";
+/// The Hopper attention forward (FlashAttention-3 structure, sm_90a only).
+pub const CUDA_SDPA_FA3: &str = "KILN_CUDA_SDPA_FA3_V1";
 /// The CUDA pooling engine (resample forward).
 pub const CUDA_RESAMPLE: &str = "KILN_CUDA_RESAMPLE_V1";
 

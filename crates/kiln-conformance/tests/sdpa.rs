@@ -14,8 +14,8 @@ use kiln::{
 };
 use kiln_conformance::compare::compare_values;
 use kiln_conformance::{
-    device_under_test, Case, Domain, Layout, Session, TensorSpec, Tolerance, CUDA_SDPA, REFERENCE,
-    SDPA,
+    device_under_test, Case, Domain, Layout, Session, TensorSpec, Tolerance, CUDA_SDPA,
+    CUDA_SDPA_FA3, REFERENCE, SDPA,
 };
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -131,6 +131,26 @@ impl SdpaSpec {
                 .all(|&d| d % 16 == 0 && d <= 256)
     }
 
+    /// Whether the Hopper forward engine must claim the forward case: on a CUDA device of
+    /// compute capability 9.0 (`KILN_CONFORMANCE_ARCH=90`, which the GPU runner sets from
+    /// nvidia-smi), for f16/bf16 without a bias, equal head dims of 64, 128 or 256, and q, k, v
+    /// whose head dim is contiguous and whose other strides are multiples of 8 elements.
+    fn fa3_claims(&self) -> bool {
+        let hopper = std::env::var("KILN_CONFORMANCE_ARCH").is_ok_and(|a| a == "90");
+        let tma = |dims: &[i64], layout: &Layout| {
+            let st = layout.strides(dims);
+            st[3] == 1 && (0..3).all(|i| dims[i] == 1 || (st[i] > 0 && st[i] % 8 == 0))
+        };
+        hopper
+            && self.cuda_claims()
+            && self.bias == Bias::None
+            && self.dim == self.dim_v
+            && [64, 128, 256].contains(&self.dim)
+            && tma(&self.q_dims(), &self.layouts[0])
+            && tma(&self.k_dims(), &self.layouts[1])
+            && tma(&self.v_dims(), &self.layouts[2])
+    }
+
     fn expectations(&self, case: Case) -> Case {
         let case = case.expect_engine(SDPA);
         if self.cuda_claims() {
@@ -178,7 +198,12 @@ impl SdpaSpec {
         if let Some(s) = &out.stats {
             case = case.output(s).allow_non_finite();
         }
-        self.expectations(case.tolerance(self.tolerance(false)))
+        let case = self.expectations(case.tolerance(self.tolerance(false)));
+        if self.fa3_claims() {
+            case.expect_engine(CUDA_SDPA_FA3)
+        } else {
+            case
+        }
     }
 
     /// The backward case: inputs q, k, v, o, do, stats, then the extras; outputs dq, dk, dv.
@@ -592,6 +617,26 @@ proptest! {
     ) {
         conform(spec.forward_case(), seed)?;
         conform(spec.backward_case(), seed)?;
+    }
+
+    /// The Hopper forward's cases: no bias, B,H,S,D or B,S,H,D q/k/v (any o layout), equal head
+    /// dims of 64, 128 or 256, lengths across several of its 128-row and 64/128-key tiles (not
+    /// multiples of them), every mask, padding, GQA, stats. Ignored without a GPU.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn sdpa_fa3_conforms_on_gpu_sized_cases(
+        spec in (sdpa_spec(520, vec![64, 128, 256]), prop::array::uniform3(any::<bool>())).prop_map(|(mut s, bshd)| {
+            if s.dt == DataType::F32 { s.dt = DataType::Bf16; }
+            s.bias = Bias::None;
+            s.dim_v = s.dim;
+            for (l, t) in s.layouts.iter_mut().zip(bshd) {
+                *l = if t { Layout::permuted(&[0, 2, 1, 3]) } else { Layout::packed() };
+            }
+            s
+        }),
+        seed in any::<u64>(),
+    ) {
+        conform(spec.forward_case(), seed)?;
     }
 }
 

@@ -93,6 +93,47 @@ fn attention_case() -> kiln_conformance::Case {
         .tolerance(tol)
 }
 
+/// Causal GQA attention in bf16 with head dim 64 and lengths across two 128-key tiles: the
+/// shape the Hopper attention forward (`KILN_CUDA_SDPA_FA3_V1`, sm_90) claims, and the others.
+fn hopper_attention_case() -> kiln_conformance::Case {
+    use kiln::{Graph, SdpaAttributes, TensorAttributes};
+    use kiln_conformance::{Case, Domain, Tolerance};
+    let mut g = Graph::new();
+    let bf16 = |g: &mut Graph, name: &str, dims: &[i64]| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(dims)
+                .data_type(DataType::Bf16),
+        )
+    };
+    let q = bf16(&mut g, "q", &[1, 4, 130, 64]);
+    let k = bf16(&mut g, "k", &[1, 2, 150, 64]);
+    let v = bf16(&mut g, "v", &[1, 2, 150, 64]);
+    let out = g
+        .sdpa(
+            &q,
+            &k,
+            &v,
+            SdpaAttributes::new()
+                .attn_scale(0.125)
+                .causal_mask_bottom_right(true)
+                .generate_stats(true),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut tol = Tolerance::for_output(DataType::Bf16, 150 + 64, 2);
+    // Engines may round P to bf16 before P v (docs/attention.md).
+    tol.atol += 2.0 * (150f64).sqrt() * DataType::Bf16.epsilon();
+    let stats = out.stats.expect("stats");
+    Case::new("canonical causal GQA attention, bf16, head dim 64", g)
+        .input(&q, Domain::SYMMETRIC)
+        .input(&k, Domain::SYMMETRIC)
+        .input(&v, Domain::SYMMETRIC)
+        .output(&out.o)
+        .output(&stats)
+        .tolerance(tol)
+}
+
 /// Every engine of the device under test (the CPU by default) claims at least one canonical
 /// case of the suite, so a new engine cannot pass by never being run: add cases for it when
 /// this fails.
@@ -158,6 +199,7 @@ fn every_engine_is_exercised() {
         }
         .case(),
         attention_case(),
+        hopper_attention_case(),
         pooling_case(),
     ];
     // A layernorm: the norm engines.

@@ -143,16 +143,25 @@ fn main() {
         return;
     }
     let h = handle(Device::Cuda(0)).expect("cuda:0");
+    // `--sdpa-only`: the attention forward cases alone (short GPU calls while tuning them).
+    let sdpa_only = std::env::args().any(|a| a == "--sdpa-only");
+    if !sdpa_only {
+        other_cases(&h);
+    }
+    attention_cases(&h, sdpa_only);
+}
+
+fn other_cases(h: &kiln::Handle) {
     let n = 1i64 << 28;
     for mode in [PointwiseMode::Add, PointwiseMode::Relu] {
         let mut g = simple_pointwise(mode, n);
-        g.build(&h, &[HeurMode::A]).expect("build");
+        g.build(h, &[HeurMode::A]).expect("build");
         let bytes = if mode == PointwiseMode::Add {
             12.0
         } else {
             8.0
         } * n as f64;
-        time_graph(&format!("pointwise {mode:?} 2^28 f32"), &g, &h, 0.0, bytes);
+        time_graph(&format!("pointwise {mode:?} 2^28 f32"), &g, h, 0.0, bytes);
     }
     // The convolution cases, (N, C, H, K, R, stride), NHWC, bare and with bias + relu.
     for dt in [DataType::F16, DataType::Bf16] {
@@ -166,7 +175,7 @@ fn main() {
             for fused in [false, true] {
                 let pad = r / 2;
                 let mut g = conv_graph(dt, nb, c, hw, hw, k, r, pad, stride, true, fused);
-                g.build(&h, &[HeurMode::A]).expect("build conv");
+                g.build(h, &[HeurMode::A]).expect("build conv");
                 let out = (hw + 2 * pad - r) / stride + 1;
                 let flops = 2.0 * (nb * k * out * out * c * r * r) as f64;
                 time_graph(
@@ -175,7 +184,7 @@ fn main() {
                         engine(&g)
                     ),
                     &g,
-                    &h,
+                    h,
                     flops,
                     0.0,
                 );
@@ -191,11 +200,11 @@ fn main() {
             (16384, 4096, 1024),
         ] {
             let mut g = matmul_graph(dt, 1, m, k, n, false);
-            g.build(&h, &[HeurMode::A]).expect("build matmul");
+            g.build(h, &[HeurMode::A]).expect("build matmul");
             time_graph(
                 &format!("matmul {dt} {m}x{n}x{k} [{}]", engine(&g)),
                 &g,
-                &h,
+                h,
                 2.0 * (m * n * k) as f64,
                 0.0,
             );
@@ -203,12 +212,12 @@ fn main() {
     }
     let s = 8192i64;
     let mut g = matmul_bias_gelu(DataType::Bf16, s);
-    g.build(&h, &[HeurMode::A])
+    g.build(h, &[HeurMode::A])
         .expect("build matmul + bias + gelu");
     time_graph(
         &format!("matmul bf16 {s}x{s}x{s} + bias + gelu [{}]", engine(&g)),
         &g,
-        &h,
+        h,
         2.0 * (s * s * s) as f64,
         0.0,
     );
@@ -243,34 +252,95 @@ fn main() {
             "{{\"case\":\"tensor map encode\",\"encode_us\":{encode_us:.3},\"cached_us\":{cached_us:.4},\"address_words\":{words:?}}}"
         );
     }
-    // Attention, B,S,H,D layout, batch 4 x 16 heads (zeros: every score equal, nothing masked
-    // but the causal triangle). FLOPs as FlashAttention counts them: 4 B H S^2 D forward
-    // (halved when causal), 2.5 times that backward.
+}
+
+fn attention_cases(h: &kiln::Handle, sdpa_only: bool) {
+    // Attention, B,S,H,D layout, batch 4 x 16 heads, random data. FLOPs as FlashAttention counts
+    // them: 4 B H S^2 D forward (halved when causal), 2.5 times that backward. The forward runs
+    // on the heuristics' choice (the Hopper engine on sm_90) and on the FA2 engine, in one run.
+    // KILN_BENCH_SDPA_CASES=S:D,S:D,... limits the cases, and --heuristic-only times the
+    // heuristics' choice alone (no FA2 peer, no variants): short GPU calls.
+    let only: Option<Vec<(i64, i64)>> = std::env::var("KILN_BENCH_SDPA_CASES").ok().map(|v| {
+        v.split(',')
+            .filter_map(|c| c.split_once(':'))
+            .filter_map(|(s, d)| Some((s.parse().ok()?, d.parse().ok()?)))
+            .collect()
+    });
+    let heuristic_only = std::env::args().any(|a| a == "--heuristic-only");
     for (s, d) in [
         (1024i64, 64i64),
         (1024, 128),
         (4096, 64),
         (4096, 128),
+        (16384, 64),
         (16384, 128),
     ] {
+        if only.as_ref().is_some_and(|o| !o.contains(&(s, d))) {
+            continue;
+        }
         for causal in [false, true] {
             let flops = 4.0 * (4 * 16 * s * s * d) as f64 * if causal { 0.5 } else { 1.0 };
             let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);
-            g.build(&h, &[HeurMode::A]).expect("build sdpa");
+            g.build(h, &[HeurMode::A]).expect("build sdpa");
             time_graph(
-                &format!("sdpa fwd bf16 B4 H16 S{s} D{d} causal={causal}"),
+                &format!(
+                    "sdpa fwd bf16 B4 H16 S{s} D{d} causal={causal} [{}]",
+                    engine(&g)
+                ),
                 &g,
-                &h,
+                h,
                 flops,
                 0.0,
             );
-            if s <= 4096 {
+            // The Hopper engine's other schedule variants (its tile knob), same case, at 4k (each
+            // variant compiles on the GPU machine).
+            if engine(&g) == kiln_engine_cuda::SDPA_FA3_V1 && s == 4096 && !heuristic_only {
+                for v in 2..=kiln_engine_cuda::codegen::sdpa_fa3::VARIANTS.len() as i64 {
+                    let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);
+                    g.validate().expect("valid");
+                    g.build_operation_graph(h).expect("lower");
+                    g.create_execution_plans(&[HeurMode::A]).expect("configs");
+                    g.set_knob(
+                        kiln_engine_cuda::SDPA_FA3_V1,
+                        kiln_engine_cuda::KNOB_TILE,
+                        v,
+                    );
+                    g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                        .expect("build sdpa variant");
+                    time_graph(
+                        &format!(
+                            "sdpa fwd bf16 B4 H16 S{s} D{d} causal={causal} [{} tile={v}]",
+                            engine(&g)
+                        ),
+                        &g,
+                        h,
+                        flops,
+                        0.0,
+                    );
+                }
+            }
+            if engine(&g) != kiln_engine_cuda::SDPA_FA2_V1 && !heuristic_only {
+                let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);
+                g.deselect_engines(&[kiln_engine_cuda::SDPA_FA3_V1]);
+                g.build(h, &[HeurMode::A]).expect("build sdpa fa2");
+                time_graph(
+                    &format!(
+                        "sdpa fwd bf16 B4 H16 S{s} D{d} causal={causal} [{}]",
+                        engine(&g)
+                    ),
+                    &g,
+                    h,
+                    flops,
+                    0.0,
+                );
+            }
+            if s <= 4096 && !sdpa_only {
                 let mut g = sdpa_backward_bench_graph(DataType::Bf16, 4, 16, 16, s, d, causal);
-                g.build(&h, &[HeurMode::A]).expect("build sdpa_backward");
+                g.build(h, &[HeurMode::A]).expect("build sdpa_backward");
                 time_graph(
                     &format!("sdpa bwd bf16 B4 H16 S{s} D{d} causal={causal}"),
                     &g,
-                    &h,
+                    h,
                     2.5 * flops,
                     0.0,
                 );
@@ -278,24 +348,30 @@ fn main() {
         }
     }
     let mut g = sdpa_graph(DataType::Bf16, 4, 32, 8, 4096, 4096, 128, true, false);
-    g.build(&h, &[HeurMode::A]).expect("build sdpa gqa");
+    g.build(h, &[HeurMode::A]).expect("build sdpa gqa");
     time_graph(
-        "sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true",
+        &format!(
+            "sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true [{}]",
+            engine(&g)
+        ),
         &g,
-        &h,
+        h,
         4.0 * (4i64 * 32 * 4096 * 4096 * 128) as f64 * 0.5,
         0.0,
     );
+    if sdpa_only {
+        return;
+    }
     // Plan load time (module load included), conv plan.
     let mut g = conv_graph(DataType::F16, 32, 64, 56, 56, 64, 3, 1, 1, true, true);
-    g.build(&h, &[HeurMode::A]).expect("build");
+    g.build(h, &[HeurMode::A]).expect("build");
     let bytes = g.to_compiled_plan_binary().expect("save");
     let mut best = f64::MAX;
     let mut total = 0.0;
     let reps = 200;
     for _ in 0..reps {
         let t = Instant::now();
-        let p = kiln::from_compiled_plan_binary(&h, &bytes).expect("load");
+        let p = kiln::from_compiled_plan_binary(h, &bytes).expect("load");
         let dt = t.elapsed().as_secs_f64() * 1e3;
         drop(p);
         best = best.min(dt);

@@ -9,6 +9,8 @@
 //! - `KILN_CUDA_MATMUL_V2`, `KILN_CUDA_CONV_FPROP_V2`: the same operations on Hopper (sm_90a
 //!   only): TMA, an mbarrier ring, warp-specialised wgmma, persistent tiles
 //!   (`codegen::hopper`). The heuristics offer them first on compute capability 9.0.
+//! - `KILN_CUDA_SDPA_FA3_V1`: the attention forward on Hopper (sm_90a only), FlashAttention-3's
+//!   structure (`codegen::sdpa_fa3`); offered before FA2, which runs what it declines.
 //! - `KILN_CUDA_SDPA_FA2_V1`: attention (`sdpa`, `sdpa_backward`), FlashAttention-2 style.
 //! - `KILN_CUDA_RESAMPLE_V1`: pooling (max with an optional index, average).
 //! - `KILN_CUDA_NORM_V1`: the normalizations (forward, inference, backward), a forward's `y`
@@ -49,22 +51,25 @@ pub const MATMUL_V1: &str = "KILN_CUDA_MATMUL_V1";
 pub const CONV_FPROP_V1: &str = "KILN_CUDA_CONV_FPROP_V1";
 pub const MATMUL_V2: &str = "KILN_CUDA_MATMUL_V2";
 pub const CONV_FPROP_V2: &str = "KILN_CUDA_CONV_FPROP_V2";
+pub const SDPA_FA3_V1: &str = "KILN_CUDA_SDPA_FA3_V1";
 pub const SDPA_FA2_V1: &str = "KILN_CUDA_SDPA_FA2_V1";
 pub const RESAMPLE_V1: &str = "KILN_CUDA_RESAMPLE_V1";
 pub const NORM_V1: &str = "KILN_CUDA_NORM_V1";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 8] = [
+const ENGINES: [&str; 9] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
     MATMUL_V1,
     CONV_FPROP_V1,
+    SDPA_FA3_V1,
     SDPA_FA2_V1,
     RESAMPLE_V1,
     NORM_V1,
 ];
 
-/// The V2 engines' knob: which tile configuration (`codegen::hopper::CONFIGS[v - 1]`); 0 lets
+/// The V2 engines' knob: which tile configuration (`codegen::hopper::CONFIGS[v - 1]`; for
+/// `KILN_CUDA_SDPA_FA3_V1`, `codegen::sdpa_fa3::VARIANTS[v - 1]`); 0 lets
 /// the heuristic pick. `kiln build --autotune` times every value on the device and keeps the
 /// fastest; the plan records the choice, so a load never tunes again.
 pub const KNOB_TILE: i64 = 1;
@@ -89,6 +94,7 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
         CONV_FPROP_V1 => codegen::gemm::supports(graph, true),
         MATMUL_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, false)),
         CONV_FPROP_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, true)),
+        SDPA_FA3_V1 => hopper().and_then(|_| codegen::sdpa_fa3::supports(graph)),
         SDPA_FA2_V1 => codegen::sdpa::supports(graph),
         RESAMPLE_V1 => codegen::resample::supports(graph),
         NORM_V1 => codegen::norm::supports(graph),
@@ -103,6 +109,18 @@ pub fn generate_with(
     graph: &OpGraph,
     tile: i64,
 ) -> Result<Vec<codegen::Kernel>, String> {
+    if name == SDPA_FA3_V1 {
+        let variant = match tile {
+            0 => None,
+            v => Some(
+                *usize::try_from(v - 1)
+                    .ok()
+                    .and_then(|i| codegen::sdpa_fa3::VARIANTS.get(i))
+                    .ok_or_else(|| format!("variant {v} does not exist"))?,
+            ),
+        };
+        return Ok(vec![codegen::sdpa_fa3::generate(graph, variant)?]);
+    }
     let cfg = match tile {
         0 => None,
         v => Some(
@@ -131,8 +149,13 @@ pub fn generate(name: &str, graph: &OpGraph) -> Result<Vec<codegen::Kernel>, Str
     generate_with(name, graph, 0)
 }
 
-fn is_v2(name: &str) -> bool {
-    name == MATMUL_V2 || name == CONV_FPROP_V2
+/// The largest value of engine `name`'s tile knob; `None` for the engines without knobs.
+fn tile_knob_max(name: &str) -> Option<i64> {
+    match name {
+        MATMUL_V2 | CONV_FPROP_V2 => Some(codegen::hopper::CONFIGS.len() as i64),
+        SDPA_FA3_V1 => Some(codegen::sdpa_fa3::VARIANTS.len() as i64),
+        _ => None,
+    }
 }
 
 fn engine_name(id: u64) -> PluginResult<&'static str> {
@@ -320,17 +343,16 @@ impl EnginePlugin for CudaPlugin {
                 name,
                 behavior_notes: abi::KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
                     | abi::KILN_BEHAVIOR_DETERMINISTIC,
-                knobs: if is_v2(name) {
-                    vec![KnobDescriptor {
+                knobs: match tile_knob_max(name) {
+                    Some(max) => vec![KnobDescriptor {
                         id: KNOB_TILE,
                         name: "tile",
                         min: 0,
-                        max: codegen::hopper::CONFIGS.len() as i64,
+                        max,
                         stride: 1,
                         default: 0,
-                    }]
-                } else {
-                    Vec::new()
+                    }],
+                    None => Vec::new(),
                 },
             })
             .collect()
@@ -387,13 +409,15 @@ impl EnginePlugin for CudaPlugin {
         let name = engine_name(id)?;
         let mut tile = 0;
         for k in knobs {
-            if !is_v2(name) || k.knob_id != KNOB_TILE {
-                return Err(PluginError::bad_param(format!(
-                    "{name}: no knob with id {}",
-                    k.knob_id
-                )));
-            }
-            let max = codegen::hopper::CONFIGS.len() as i64;
+            let max = match tile_knob_max(name) {
+                Some(max) if k.knob_id == KNOB_TILE => max,
+                _ => {
+                    return Err(PluginError::bad_param(format!(
+                        "{name}: no knob with id {}",
+                        k.knob_id
+                    )))
+                }
+            };
             if !(0..=max).contains(&k.value) {
                 return Err(PluginError::bad_param(format!(
                     "{name}: knob tile = {} is outside 0..={max}",

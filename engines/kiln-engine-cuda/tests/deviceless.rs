@@ -160,6 +160,10 @@ fn graphs() -> Vec<Maker> {
             Box::new(|| sdpa_graph(DataType::F16, 1, 2, 1, 33, 45, 256, true, false)),
         ),
         (
+            "sdpa bf16 d64 gqa causal (the Hopper forward)",
+            Box::new(|| sdpa_graph(DataType::Bf16, 2, 8, 2, 200, 130, 64, true, false)),
+        ),
+        (
             "sdpa_backward bf16 d64",
             Box::new(|| sdpa_backward_graph(DataType::Bf16, 64)),
         ),
@@ -570,7 +574,7 @@ fn matmul_transposed_bias_relu(dt: DataType, m: i64, k: i64, n: i64) -> Graph {
 fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
     use kiln_engine_cuda::{
         CONV_FPROP_V1 as CONV, CONV_FPROP_V2 as CONV2, MATMUL_V1 as MM, MATMUL_V2 as MM2,
-        POINTWISE_V1 as PW, SDPA_FA2_V1 as SDPA,
+        POINTWISE_V1 as PW, SDPA_FA2_V1 as SDPA, SDPA_FA3_V1 as SDPA3,
     };
     vec![
         (
@@ -683,6 +687,23 @@ fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
             "sdpa_f16_gqa_causal_bias",
             SDPA,
             sdpa_graph(DataType::F16, 2, 8, 2, 100, 130, 64, true, true),
+        ),
+        // The Hopper attention forward (sm_90a): each head dim's tile configuration, GQA and
+        // MQA (broadcast k/v heads), causal and not, lengths that are no multiples of the tiles.
+        (
+            "sdpa_fa3_bf16_gqa_causal_d128",
+            SDPA3,
+            sdpa_graph(DataType::Bf16, 2, 8, 2, 1000, 777, 128, true, false),
+        ),
+        (
+            "sdpa_fa3_f16_d64",
+            SDPA3,
+            sdpa_graph(DataType::F16, 1, 4, 4, 300, 301, 64, false, false),
+        ),
+        (
+            "sdpa_fa3_bf16_mqa_causal_d256",
+            SDPA3,
+            sdpa_graph(DataType::Bf16, 1, 4, 1, 100, 150, 256, true, false),
         ),
     ]
 }
@@ -844,5 +865,56 @@ fn committed_sm90_plans_restore_and_resave_identically() {
             "{stem}: the re-save differs"
         );
         assert_eq!(g.serialize().expect("re-save"), file, "{stem}");
+    }
+}
+
+/// The Hopper attention forward claims the forward cases it covers on sm_90 only, and declines
+/// the others with a reason that names what it does not cover and the engine that runs it.
+#[test]
+fn the_hopper_attention_forward_declines_what_it_does_not_cover_with_reasons() {
+    use kiln_engine_cuda::{supports, SDPA_FA2_V1, SDPA_FA3_V1};
+    let og = |mut g: Graph| {
+        g.validate().expect("valid");
+        g.op_graph().expect("graph").clone()
+    };
+    let plain = og(sdpa_graph(
+        DataType::Bf16,
+        2,
+        8,
+        2,
+        100,
+        130,
+        64,
+        true,
+        false,
+    ));
+    supports(SDPA_FA3_V1, &plain, 90).expect("a causal GQA bf16 d64 forward is covered");
+    let why = supports(SDPA_FA3_V1, &plain, 80).expect_err("sm_80");
+    assert!(why.contains("sm_90a") && why.contains("sm_80"), "{why}");
+    let bias = og(sdpa_graph(DataType::F16, 2, 8, 2, 100, 130, 64, true, true));
+    let why = supports(SDPA_FA3_V1, &bias, 90).expect_err("a bias");
+    assert!(why.contains("bias") && why.contains(SDPA_FA2_V1), "{why}");
+    supports(SDPA_FA2_V1, &bias, 90).expect("FA2 runs the bias");
+    let d96 = og(sdpa_graph(DataType::F16, 1, 2, 2, 50, 50, 96, false, false));
+    let why = supports(SDPA_FA3_V1, &d96, 90).expect_err("head dim 96");
+    assert!(why.contains("96") && why.contains(SDPA_FA2_V1), "{why}");
+    let bwd = og(sdpa_backward_graph(DataType::Bf16, 64));
+    let why = supports(SDPA_FA3_V1, &bwd, 90).expect_err("the backward");
+    assert!(why.contains("sdpa_backward"), "{why}");
+}
+
+/// On an sm_90 target the heuristics build the Hopper forward first; on sm_80 the FA2 engine.
+#[test]
+#[ignore = "needs NVRTC: eval \"$(scripts/install-nvrtc.sh)\""]
+fn the_heuristics_choose_the_hopper_attention_forward_on_sm_90() {
+    require_nvrtc();
+    for (arch, want) in [
+        (90, kiln_engine_cuda::SDPA_FA3_V1),
+        (80, kiln_engine_cuda::SDPA_FA2_V1),
+    ] {
+        let h = handle(Device::CudaTarget(arch)).expect("target handle");
+        let mut g = sdpa_graph(DataType::Bf16, 1, 4, 4, 200, 200, 128, false, false);
+        g.build(&h, &[HeurMode::A]).expect("build");
+        assert_eq!(g.plan().expect("plan").engine_name(), want, "sm_{arch}");
     }
 }

@@ -607,3 +607,393 @@ fn hopper_engines_match_the_reference_on_odd_shapes_layouts_and_epilogues() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// One graph of the Hopper attention forward's GPU test.
+struct Fa3Case {
+    what: &'static str,
+    dt: DataType,
+    /// batch, query heads, key/value heads, query length, key length, head dim
+    shape: (i64, i64, i64, i64, i64, i64),
+    /// B,S,H,D storage for q, k, v and o (else B,H,S,D)
+    bshd: bool,
+    /// (bottom-right alignment, left bound, right bound)
+    mask: (bool, Option<i64>, Option<i64>),
+    /// per-batch lengths (seq_len_q, seq_len_kv), bound as tensors
+    lens: Option<(Vec<f64>, Vec<f64>)>,
+    stats: bool,
+    scale_tensor: bool,
+}
+
+impl Fa3Case {
+    fn graph(&self) -> Graph {
+        use kiln::{DiagonalAlignment, SdpaAttributes, TensorAttributes};
+        let (b, hq, hkv, sq, skv, d) = self.shape;
+        let mut g = Graph::new();
+        let t = |g: &mut Graph, name: &str, h: i64, s: i64, dt: DataType| {
+            let strides = if self.bshd {
+                [s * h * d, d, h * d, 1]
+            } else {
+                [h * s * d, s * d, d, 1]
+            };
+            g.tensor(
+                TensorAttributes::new()
+                    .name(name)
+                    .dim(&[b, h, s, d])
+                    .stride(&strides)
+                    .data_type(dt),
+            )
+        };
+        let q = t(&mut g, "q", hq, sq, self.dt);
+        let k = t(&mut g, "k", hkv, skv, self.dt);
+        let v = t(&mut g, "v", hkv, skv, self.dt);
+        let f32 = |g: &mut Graph, name: &str, dims: &[i64]| {
+            g.tensor(
+                TensorAttributes::new()
+                    .name(name)
+                    .dim(dims)
+                    .data_type(DataType::F32),
+            )
+        };
+        let mut attrs = SdpaAttributes::new().generate_stats(self.stats);
+        attrs = if self.scale_tensor {
+            attrs.attn_scale_tensor(&f32(&mut g, "scale", &[1, 1, 1, 1]))
+        } else {
+            attrs.attn_scale(1.0 / (d as f64).sqrt())
+        };
+        let (br, left, right) = self.mask;
+        attrs = attrs.diagonal_alignment(if br {
+            DiagonalAlignment::BottomRight
+        } else {
+            DiagonalAlignment::TopLeft
+        });
+        if let Some(l) = left {
+            attrs = attrs.diagonal_band_left_bound(l);
+        }
+        if let Some(r) = right {
+            attrs = attrs.diagonal_band_right_bound(r);
+        }
+        if self.lens.is_some() {
+            attrs = attrs
+                .seq_len_q(&f32(&mut g, "seq_len_q", &[b, 1, 1, 1]))
+                .seq_len_kv(&f32(&mut g, "seq_len_kv", &[b, 1, 1, 1]));
+        }
+        let out = g.sdpa(&q, &k, &v, attrs).expect("sdpa");
+        out.o.set_name("y").set_output(true).set_data_type(self.dt);
+        if let Some(s) = out.stats {
+            s.set_name("stats").set_output(true);
+        }
+        g
+    }
+
+    /// Random q, k, v; the scale tensor 1/sqrt(d); the lengths as given.
+    fn inputs(&self, g: &Graph) -> Vec<(kiln::Tensor, HostTensor)> {
+        let mut ins = inputs(g);
+        for (t, hst) in ins.iter_mut() {
+            let name = t.name();
+            let values = match (name.as_str(), &self.lens) {
+                ("scale", _) => vec![1.0 / (self.shape.5 as f64).sqrt()],
+                ("seq_len_q", Some((lq, _))) => lq.clone(),
+                ("seq_len_kv", Some((_, lkv))) => lkv.clone(),
+                _ => continue,
+            };
+            hst.fill_from_f64(&values).expect("fill");
+        }
+        ins
+    }
+}
+
+/// Runs `g` (validated, with a plan for `h`) and returns the named outputs; on a GPU (`ord`)
+/// the outputs are poisoned with NaN first, so that an element never written fails the check.
+fn run_outputs(
+    g: &Graph,
+    h: &kiln::Handle,
+    ord: Option<u32>,
+    ins: &[(kiln::Tensor, HostTensor)],
+    outs: &[&str],
+) -> Vec<Vec<f64>> {
+    let og = g.op_graph().expect("graph");
+    let out_tensors: Vec<kiln::Tensor> = outs
+        .iter()
+        .map(|n| g.tensor_by_name(n).expect("output"))
+        .collect();
+    let mut poisoned: Vec<HostTensor> = out_tensors
+        .iter()
+        .map(|t| {
+            let mut hst = HostTensor::for_tensor(t).expect("host memory");
+            let d = og.tensor(t.uid().expect("uid")).expect("desc");
+            let count = d.dims.iter().product::<i64>().max(1) as usize;
+            hst.fill_from_f64(&vec![f64::NAN; count]).expect("poison");
+            hst
+        })
+        .collect();
+    let mut ws = Workspace::for_graph(g).expect("ws");
+    match ord {
+        Some(ord) => {
+            let mut dev_in: Vec<(i64, DeviceTensor)> = ins
+                .iter()
+                .map(|(t, hst)| {
+                    (
+                        t.uid().expect("uid"),
+                        DeviceTensor::upload(hst, ord).expect("upload"),
+                    )
+                })
+                .collect();
+            let mut dev_out: Vec<DeviceTensor> = poisoned
+                .iter()
+                .map(|p| DeviceTensor::upload(p, ord).expect("upload"))
+                .collect();
+            {
+                let mut pack = VariantPack::new();
+                for (uid, d) in dev_in.iter_mut() {
+                    pack.insert_device_uid(*uid, d);
+                }
+                for (t, d) in out_tensors.iter().zip(dev_out.iter_mut()) {
+                    pack.insert_device(t, d);
+                }
+                g.execute(h, &mut pack, &mut ws).expect("execute");
+            }
+            dev_out
+                .iter()
+                .map(|d| d.download().expect("download").to_f64_vec())
+                .collect()
+        }
+        None => {
+            let mut host_in: Vec<(i64, HostTensor)> = ins
+                .iter()
+                .map(|(t, hst)| (t.uid().expect("uid"), hst.clone()))
+                .collect();
+            {
+                let mut pack = VariantPack::new();
+                for (uid, hst) in host_in.iter_mut() {
+                    pack.insert_uid(*uid, hst);
+                }
+                for (t, hst) in out_tensors.iter().zip(poisoned.iter_mut()) {
+                    pack.insert(t, hst);
+                }
+                g.execute(h, &mut pack, &mut ws).expect("execute");
+            }
+            poisoned.iter().map(|p| p.to_f64_vec()).collect()
+        }
+    }
+}
+
+/// Like `worst`, but equal infinities (a fully masked row's stats) match, and NaN never does.
+fn worst_with_infinities(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
+    assert_eq!(got.len(), want.len());
+    got.iter()
+        .zip(want)
+        .map(|(&g, &w)| {
+            if g.is_nan() || w.is_nan() {
+                f64::INFINITY
+            } else if g.is_infinite() || w.is_infinite() {
+                if g == w {
+                    0.0
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                (g - w).abs() / (atol + rtol * w.abs())
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The Hopper attention forward (KILN_CUDA_SDPA_FA3_V1) against the CPU reference: odd lengths
+/// (no multiples of its 128-row and 64/128-key tiles), every head dim, both types, both
+/// layouts, GQA and MQA, causal top-left and bottom-right, sliding windows, padding lengths
+/// (with a batch of length 0 and one past the dims), the scale as a tensor, stats; outputs
+/// poisoned. Each plan is also saved, loaded on a fresh handle, re-saved byte-identically and
+/// run again, giving the same bits.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hopper_attention_forward_matches_the_reference() {
+    use kiln_engine_cuda::SDPA_FA3_V1;
+    let arch = kiln_cuda_driver::DeviceContext::new(0).map(|d| d.arch);
+    assert_eq!(
+        arch,
+        Ok(90),
+        "this test needs a GPU of compute capability 9.0 (the engine is sm_90a only)"
+    );
+    let none = (false, None, None);
+    let causal = (false, None, Some(0));
+    let causal_br = (true, None, Some(0));
+    let cases = vec![
+        Fa3Case {
+            what: "bf16 d128 bshd causal gqa stats",
+            dt: DataType::Bf16,
+            shape: (2, 8, 2, 333, 333, 128),
+            bshd: true,
+            mask: causal,
+            lens: None,
+            stats: true,
+            scale_tensor: false,
+        },
+        Fa3Case {
+            what: "f16 d64 bhsd non-causal odd lengths",
+            dt: DataType::F16,
+            shape: (2, 4, 4, 257, 190, 64),
+            bshd: false,
+            mask: none,
+            lens: None,
+            stats: true,
+            scale_tensor: true,
+        },
+        Fa3Case {
+            what: "bf16 d64 bshd bottom-right causal, sq < skv",
+            dt: DataType::Bf16,
+            shape: (1, 4, 2, 130, 515, 64),
+            bshd: true,
+            mask: causal_br,
+            lens: None,
+            stats: true,
+            scale_tensor: false,
+        },
+        Fa3Case {
+            what: "f16 d128 bhsd bottom-right causal, sq > skv (rows with no key)",
+            dt: DataType::F16,
+            shape: (1, 2, 1, 400, 150, 128),
+            bshd: false,
+            mask: causal_br,
+            lens: None,
+            stats: true,
+            scale_tensor: false,
+        },
+        Fa3Case {
+            what: "bf16 d128 bshd padding lengths causal",
+            dt: DataType::Bf16,
+            shape: (3, 4, 2, 300, 420, 128),
+            bshd: true,
+            mask: causal,
+            lens: Some((vec![300.0, 0.0, 177.0], vec![131.0, 50.0, 1e9])),
+            stats: true,
+            scale_tensor: true,
+        },
+        Fa3Case {
+            what: "f16 d64 bshd padding lengths non-causal mqa",
+            dt: DataType::F16,
+            shape: (2, 4, 1, 200, 333, 64),
+            bshd: true,
+            mask: none,
+            lens: Some((vec![199.0, 61.0], vec![129.0, 1.0])),
+            stats: true,
+            scale_tensor: false,
+        },
+        Fa3Case {
+            what: "bf16 d64 bhsd sliding window 100 bottom-right",
+            dt: DataType::Bf16,
+            shape: (1, 4, 4, 600, 700, 64),
+            bshd: false,
+            mask: (true, Some(100), Some(0)),
+            lens: None,
+            stats: true,
+            scale_tensor: false,
+        },
+        Fa3Case {
+            what: "f16 d128 bshd band (left 40, right 7) top-left",
+            dt: DataType::F16,
+            shape: (1, 2, 2, 300, 300, 128),
+            bshd: true,
+            mask: (false, Some(40), Some(7)),
+            lens: None,
+            stats: false,
+            scale_tensor: false,
+        },
+        Fa3Case {
+            what: "bf16 d256 bshd causal mqa",
+            dt: DataType::Bf16,
+            shape: (1, 4, 1, 200, 150, 256),
+            bshd: true,
+            mask: causal,
+            lens: None,
+            stats: true,
+            scale_tensor: false,
+        },
+        Fa3Case {
+            what: "f16 d256 bhsd non-causal",
+            dt: DataType::F16,
+            shape: (2, 2, 2, 65, 257, 256),
+            bshd: false,
+            mask: none,
+            lens: None,
+            stats: false,
+            scale_tensor: false,
+        },
+        Fa3Case {
+            what: "bf16 d64 one row, one key",
+            dt: DataType::Bf16,
+            shape: (1, 1, 1, 1, 1, 64),
+            bshd: true,
+            mask: none,
+            lens: None,
+            stats: true,
+            scale_tensor: false,
+        },
+    ];
+    let cpu = handle(Device::Cpu).expect("cpu handle");
+    for c in &cases {
+        let what = c.what;
+        let outs: Vec<&str> = if c.stats {
+            vec!["y", "stats"]
+        } else {
+            vec!["y"]
+        };
+        let h = handle(Device::Cuda(0)).expect("cuda:0 handle");
+        let mut g = c.graph();
+        g.build(&h, &[HeurMode::A])
+            .unwrap_or_else(|e| panic!("{what}: build: {e}"));
+        assert_eq!(
+            g.plan().expect("plan").engine_name(),
+            SDPA_FA3_V1,
+            "{what}: the heuristics' first choice"
+        );
+        let ins = c.inputs(&g);
+        let mut r = c.graph();
+        r.build(&cpu, &[HeurMode::Fallback])
+            .unwrap_or_else(|e| panic!("{what}: reference build: {e}"));
+        let want = run_outputs(&r, &cpu, None, &ins, &outs);
+        let got = run_outputs(&g, &h, Some(0), &ins, &outs);
+        let (_, _, _, _, skv, d) = c.shape;
+        // bf16/f16 inputs, P rounded to the input type before P V (as FlashAttention does).
+        let eps = if c.dt == DataType::Bf16 {
+            1.0 / 128.0
+        } else {
+            1.0 / 1024.0
+        };
+        let atol = eps * (2.0 + 2.0 * ((skv + d) as f64).sqrt() / 8.0);
+        for (i, name) in outs.iter().enumerate() {
+            let (a, rt) = if *name == "stats" {
+                (1e-3, 1e-3)
+            } else {
+                (atol, 2.0 * eps)
+            };
+            let w = worst_with_infinities(&got[i], &want[i], a, rt);
+            assert!(
+                w <= 1.0,
+                "{what}: {name} differs from the reference (worst ratio {w})"
+            );
+        }
+        // Save, load on a fresh handle (no compile), re-save identically, run: the same bits.
+        let bytes = g.to_binary().expect("save");
+        let (compiles, _) = kiln_engine_cuda::stats();
+        let h2 = handle(Device::Cuda(0)).expect("fresh handle");
+        let g2 = Graph::from_binary(Some(&h2), &bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(
+            kiln_engine_cuda::stats().0,
+            compiles,
+            "{what}: load compiled"
+        );
+        assert_eq!(g2.to_binary().expect("re-save"), bytes, "{what}: re-save");
+        let again = run_outputs(&g2, &h2, Some(0), &ins, &outs);
+        for (i, name) in outs.iter().enumerate() {
+            let same = again[i]
+                .iter()
+                .zip(&got[i])
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(
+                same,
+                "{what}: the loaded plan's {name} differs from the built plan's"
+            );
+        }
+        eprintln!("ok: {what}");
+    }
+}

@@ -7,6 +7,8 @@
 //! - [`gemm`]: `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`, one tiled GEMM kernel in
 //!   headers, specialised by a generated prologue (operand geometry, fused pointwise epilogue).
 //! - [`sdpa`]: `KILN_CUDA_SDPA_FA2_V1`, attention forward and backward on tensor cores.
+//! - [`sdpa_fa3`]: `KILN_CUDA_SDPA_FA3_V1`, the attention forward on Hopper (TMA, wgmma,
+//!   ping-pong warpgroups), on the FA2 engine's prologue.
 //! - [`resample`]: `KILN_CUDA_RESAMPLE_V1`, pooling.
 //! - [`norm`]: `KILN_CUDA_NORM_V1`, the normalizations with a fused chain after `y`.
 //!
@@ -19,6 +21,7 @@ pub mod norm;
 pub mod pointwise;
 pub mod resample;
 pub mod sdpa;
+pub mod sdpa_fa3;
 
 use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
 use std::collections::HashMap;
@@ -27,7 +30,7 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 14] = [
+pub const HEADERS: [(&str, &str); 15] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
     // Included by common.cuh: storage types beyond f32/f16/bf16, the newer pointwise modes.
@@ -68,6 +71,10 @@ pub const HEADERS: [(&str, &str); 14] = [
     (
         "sdpa_forward.cuh",
         include_str!("../kernels/sdpa_forward.cuh"),
+    ),
+    (
+        "sdpa_fa3_forward.cuh",
+        include_str!("../kernels/sdpa_fa3_forward.cuh"),
     ),
     (
         "sdpa_backward_dq.cuh",

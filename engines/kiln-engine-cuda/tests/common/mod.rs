@@ -275,6 +275,13 @@ pub mod plan_fixtures {
                 1e-2,
                 1e-2,
             ),
+            // KILN_CUDA_SDPA_FA3_V1 (sm_90a): lengths across two key tiles, GQA, causal.
+            (
+                "cuda_sdpa_fa3_bf16_gqa_causal_sm90",
+                || sdpa_graph(DataType::Bf16, 1, 2, 1, 150, 201, 64, true, false),
+                2e-2,
+                2e-2,
+            ),
         ]
     }
 

@@ -1,0 +1,414 @@
+// KILN_CUDA_SDPA_FA3_V1 (Hopper, sm_90a): attention forward in FlashAttention-3's structure.
+//
+// One block per (128 query rows, query head, batch), three warpgroups. Warpgroup 0 produces:
+// one thread loads the block's Q tile once and then, tile after tile, the K and V tiles of
+// KILN_FA3_BN keys into a ring of KILN_FA3_STAGES stages by the bulk tensor copy engine (TMA);
+// K and V of a stage complete on separate mbarriers, so that S = Q K^T can start before V has
+// landed. Warpgroups 1 and 2 consume, 64 query rows each, sharing every K/V tile:
+//   S = Q K^T      wgmma, both operands from shared memory (K-major, 128-byte swizzle);
+//   softmax        online, f32, in the exp2 domain, in registers; masks only on tiles that cross
+//                  a boundary (the diagonal band, the lengths); tiles every row of the block
+//                  masks are never loaded;
+//   O += P V       wgmma with A = P from registers (the S accumulator's layout is the A
+//                  fragment's, so P never touches shared memory) and V from shared memory.
+// Within a warpgroup, the next tile's S = Q K^T and the current P V are issued together and the
+// softmax of the next tile runs while P V is still in flight (FlashAttention-3's intra-warpgroup
+// overlap). Across the two warpgroups, named barriers make them issue their GEMMs in turn
+// (ping-pong, KILN_FA3_PINGPONG), so that one warpgroup's softmax overlaps the other's GEMMs.
+// setmaxnreg moves registers from the producer to the consumers. Blocks run the query tiles in
+// reverse order, so that the long rows of a causal mask start first.
+//
+// Shared-memory layouts (the copy engine's and wgmma's common 128-byte swizzle): Q and K as
+// D / 64 column chunks, each rows x 64 elements (128-byte rows); V as BN / 64 key slices, each
+// D_V / 64 boxes of 64 keys x 64 elements, which wgmma reads transposed (N-major B).
+//
+// Padding past a batch's lengths: the copy engine fills rows past the graph's dims with zeros;
+// rows inside the dims but masked for the whole block (past seq_len_kv or the band) are real
+// memory, possibly never written. Their scores are replaced (not multiplied) by -inf, and the
+// last tile's V rows past the block's keys are zeroed in shared memory before P V, since
+// 0 * NaN would poison the output.
+//
+// The generated prologue (codegen/sdpa_fa3.rs) defines, beyond sdpa_common.cuh's list:
+//   KILN_FA3_BN, KILN_FA3_STAGES                  keys per tile; ring depth;
+//   KILN_FA3_PRODUCER_REGS, KILN_FA3_CONSUMER_REGS  setmaxnreg targets;
+//   KILN_FA3_PINGPONG                             1 to order the consumers' GEMMs;
+//   KILN_FA3_MAP_PARAMS                           the tensor-map parameters map_q, map_k, map_v;
+//   kiln_fa3_tma_{q,k,v}(dst, map, bar, d, s, h, b)  one box at (head-dim column d, row s,
+//                                                 head h, batch b);
+//   kiln_fa3_mma_qk(s, desc_q, desc_k, scale_d)   m64 x BN x k16, both operands in shared memory;
+//   kiln_fa3_mma_pv(o, a, desc_v, scale_d)        m64 x D_V x k16, A from registers, V N-major;
+//   KILN_O_PAIR                                   1 when two consecutive head-dim elements of O
+//                                                 may be stored as one access (taken when the
+//                                                 pointer is aligned for it).
+#include "sdpa_common.cuh"
+#include "hopper_ptx.cuh"
+
+#if !defined(KILN_FA3_BN) || !defined(KILN_FA3_STAGES) || !defined(KILN_FA3_MAP_PARAMS)
+#error "sdpa_fa3_forward.cuh is included by a generated prologue (codegen/sdpa_fa3.rs)"
+#endif
+
+#define KILN_FA3_BM 128
+#define KILN_FA3_Q_BYTES (KILN_FA3_BM * KILN_D_QK * 2)
+#define KILN_FA3_K_BYTES (KILN_FA3_BN * KILN_D_QK * 2)
+#define KILN_FA3_V_BYTES (KILN_FA3_BN * KILN_D_V * 2)
+#define KILN_FA3_STAGE_BYTES (KILN_FA3_K_BYTES + KILN_FA3_V_BYTES)
+static_assert(KILN_D_QK % 64 == 0 && KILN_D_V % 64 == 0 && KILN_D_V <= 256, "head dims are multiples of 64, D_V at most 256");
+static_assert(KILN_FA3_BN % 64 == 0 && KILN_FA3_BN <= 256, "key tiles are multiples of 64");
+static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit");
+
+// Named barriers (0 is __syncthreads): the two consumers' turns, and the consumers together.
+#define KILN_FA3_BAR_TURN 1
+#define KILN_FA3_BAR_CONSUMERS 3
+
+__device__ __forceinline__ float kiln_fa3_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// Two f32 values rounded to elem_t, packed low half first, in one conversion.
+__device__ __forceinline__ unsigned kiln_fa3_pack(float lo, float hi) {
+#if KILN_SDPA_BF16
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+#else
+    __half2 v = __floats2half2_rn(lo, hi);
+#endif
+    return *reinterpret_cast<unsigned*>(&v);
+}
+
+__device__ __forceinline__ void kiln_fa3_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void kiln_fa3_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Pins the definitions of a wgmma's register operands before its fence: ptxas serialises every
+// wgmma of a pipeline stage in which another instruction writes one of its input registers.
+template <int N> __device__ __forceinline__ void kiln_fa3_hold_a(unsigned (&a)[N][4]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[i][e])::"memory");
+}
+
+// S = Q K^T for this consumer's 64 rows (c: consumer index) over one K tile.
+__device__ __forceinline__ void kiln_fa3_qk(float (&s)[KILN_FA3_BN / 2], unsigned q_st, unsigned k_st, int c) {
+    kiln_wgmma_hold(s);
+    kiln_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < KILN_D_QK / 16; ++ks) {
+        const int chunk = ks / 4, kk = ks % 4;
+        const unsigned long long dq = kiln_wgmma_desc(q_st + chunk * (KILN_FA3_BM * 128) + c * (64 * 128) + kk * 32, 16, 1024);
+        const unsigned long long dk = kiln_wgmma_desc(k_st + chunk * (KILN_FA3_BN * 128) + kk * 32, 16, 1024);
+        kiln_fa3_mma_qk(s, dq, dk, ks > 0 ? 1 : 0);
+    }
+    kiln_wgmma_commit();
+}
+
+// O += P V over one V tile (O = P V when !accumulate).
+__device__ __forceinline__ void kiln_fa3_pv(float (&o)[KILN_D_V / 2], unsigned (&p)[KILN_FA3_BN / 16][4], unsigned v_st, bool accumulate) {
+    kiln_wgmma_hold(o);
+    kiln_fa3_hold_a(p);
+    kiln_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KILN_FA3_BN / 16; ++kk) {
+        const int slice = kk / 4, within = kk % 4;
+        const unsigned long long dv = kiln_wgmma_desc(v_st + slice * ((KILN_D_V / 64) * 8192) + within * 2048, 8192, 1024);
+        kiln_fa3_mma_pv(o, p[kk], dv, (accumulate || kk > 0) ? 1 : 0);
+    }
+    kiln_wgmma_commit();
+}
+
+// One tile's online softmax. On entry s holds Q K^T of keys j0.. (accumulator layout: s[4 j + e]
+// is row g + 8 (e / 2), key j0 + 8 j + 2 tq + e % 2); on exit s holds exp2(s * scale_log2 - m),
+// m the rows' running maxima (log2 units), l their partial sums (this thread's columns,
+// rescaled) and corr the factor the output accumulator must be scaled by.
+//
+// POSITIVE (a scale > 0, the usual case): the maximum is taken over the raw scores and the scale
+// folded into the exponent's one FFMA, exp2(s * scale_log2 - m); otherwise every score is
+// scaled first (a negative scale turns the maximum into a minimum).
+template <bool MASK, bool POSITIVE>
+__device__ __forceinline__ void kiln_fa3_softmax(float (&s)[KILN_FA3_BN / 2], float (&m)[2], float (&l)[2],
+                                                 float (&corr)[2], float scale_log2, int j0,
+                                                 const int (&rlo)[2], const int (&rhi)[2], int tq) {
+    float mx[2] = {KILN_NEG_INF, KILN_NEG_INF};
+#pragma unroll
+    for (int j = 0; j < KILN_FA3_BN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int r = e >> 1;
+            float x = POSITIVE ? s[4 * j + e] : s[4 * j + e] * scale_log2;
+            if (MASK) {
+                const int key = j0 + 8 * j + 2 * tq + (e & 1);
+                if (key < rlo[r] || key >= rhi[r]) x = KILN_NEG_INF;
+            }
+            s[4 * j + e] = x;
+            mx[r] = fmaxf(mx[r], x);
+        }
+    }
+    float base[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffff, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffff, mx[r], 2));
+        if (POSITIVE) mx[r] *= scale_log2;   // -inf stays -inf
+        const float m_new = fmaxf(m[r], mx[r]);
+        // A row that has seen no key keeps m = -inf: its corr is 1 and its p are exp2(-inf) = 0.
+        corr[r] = m_new == KILN_NEG_INF ? 1.0f : kiln_fa3_exp2(m[r] - m_new);
+        base[r] = m_new == KILN_NEG_INF ? 0.0f : m_new;
+        m[r] = m_new;
+        l[r] *= corr[r];
+    }
+#pragma unroll
+    for (int i = 0; i < KILN_FA3_BN / 2; ++i) {
+        s[i] = kiln_fa3_exp2(POSITIVE ? fmaf(s[i], scale_log2, -base[(i >> 1) & 1]) : s[i] - base[(i >> 1) & 1]);
+        l[(i >> 1) & 1] += s[i];
+    }
+}
+
+// The softmax of one tile, masked only when `masked`, with the positive-scale fast path.
+__device__ __forceinline__ void kiln_fa3_softmax_tile(bool masked, float (&s)[KILN_FA3_BN / 2], float (&m)[2], float (&l)[2],
+                                                      float (&corr)[2], float scale_log2, int j0,
+                                                      const int (&rlo)[2], const int (&rhi)[2], int tq) {
+    if (scale_log2 > 0.0f) {
+        if (masked) kiln_fa3_softmax<true, true>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
+        else kiln_fa3_softmax<false, true>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
+    } else {
+        if (masked) kiln_fa3_softmax<true, false>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
+        else kiln_fa3_softmax<false, false>(s, m, l, corr, scale_log2, j0, rlo, rhi, tq);
+    }
+}
+
+// P (s rounded to elem_t) as the A fragments of P V: for keys 16 kk.., (row g, keys 2tq..),
+// (row g + 8, ..), then the same 8 keys further. The S accumulator's layout is the A fragment's.
+__device__ __forceinline__ void kiln_fa3_pack_p(const float (&s)[KILN_FA3_BN / 2], unsigned (&p)[KILN_FA3_BN / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < KILN_FA3_BN / 16; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) p[kk][e] = kiln_fa3_pack(s[8 * kk + 2 * e], s[8 * kk + 2 * e + 1]);
+}
+
+// O *= corr per row.
+__device__ __forceinline__ void kiln_fa3_rescale(float (&o)[KILN_D_V / 2], const float (&corr)[2]) {
+#pragma unroll
+    for (int j = 0; j < KILN_D_V / 8; ++j) {
+        o[4 * j] *= corr[0];
+        o[4 * j + 1] *= corr[0];
+        o[4 * j + 2] *= corr[1];
+        o[4 * j + 3] *= corr[1];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3_MAP_PARAMS, KILN_SDPA_PARAMS) {
+    extern __shared__ unsigned char kiln_smem_raw[];
+    // Swizzle atoms need 1024-byte alignment; the launch asks for 1 KiB of slack.
+    unsigned char* smem = (unsigned char*)(((unsigned long long)kiln_smem_raw + 1023ull) & ~1023ull);
+    const unsigned q_st = kiln_smem(smem);
+    const unsigned ring = q_st + KILN_FA3_Q_BYTES;
+    const unsigned bars = ring + KILN_FA3_STAGES * KILN_FA3_STAGE_BYTES;
+#define KILN_FA3_Q_FULL (bars)
+#define KILN_FA3_K_FULL(s) (bars + 8u * (1u + (unsigned)(s)))
+#define KILN_FA3_V_FULL(s) (bars + 8u * (1u + KILN_FA3_STAGES + (unsigned)(s)))
+#define KILN_FA3_EMPTY(s) (bars + 8u * (1u + 2u * KILN_FA3_STAGES + (unsigned)(s)))
+#define KILN_FA3_K_ST(s) (ring + (unsigned)(s) * KILN_FA3_STAGE_BYTES)
+#define KILN_FA3_V_ST(s) (KILN_FA3_K_ST(s) + KILN_FA3_K_BYTES)
+    if (threadIdx.x == 0) {
+        kiln_mbar_init(KILN_FA3_Q_FULL, 1u);
+#pragma unroll 1
+        for (int s = 0; s < KILN_FA3_STAGES; ++s) {
+            kiln_mbar_init(KILN_FA3_K_FULL(s), 1u);
+            kiln_mbar_init(KILN_FA3_V_FULL(s), 1u);
+            kiln_mbar_init(KILN_FA3_EMPTY(s), 2u);
+        }
+        kiln_mbar_init_fence();
+    }
+    __syncthreads();
+    const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+    if (wg == 0) {
+        kiln_setmaxnreg_dec<KILN_FA3_PRODUCER_REGS>();
+        // The block's coordinates and the keys any of its rows may see (tiles of BN from
+        // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
+        const int b = blockIdx.z, h = blockIdx.y, hk = h / KILN_GROUP;
+        const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * KILN_FA3_BM;
+        const int lq = KILN_LEN_Q(b), lkv = KILN_LEN_KV(b);
+        int span_lo = 0, span_hi = 0;
+        if (q0 < lq) kiln_span(q0, min(q0 + KILN_FA3_BM, lq) - 1, lq, lkv, span_lo, span_hi);
+        const int tiles = span_hi > span_lo ? (span_hi - span_lo + KILN_FA3_BN - 1) / KILN_FA3_BN : 0;
+        if (t == 0 && tiles > 0) {
+            kiln_tma_prefetch_map(&map_q);
+            kiln_tma_prefetch_map(&map_k);
+            kiln_tma_prefetch_map(&map_v);
+            kiln_mbar_arrive_expect_tx(KILN_FA3_Q_FULL, KILN_FA3_Q_BYTES);
+#pragma unroll
+            for (int c = 0; c < KILN_D_QK / 64; ++c)
+                kiln_fa3_tma_q(q_st + c * (KILN_FA3_BM * 128), &map_q, KILN_FA3_Q_FULL, 64 * c, q0, h, b);
+            int s = 0;
+            unsigned phase = 0;
+#pragma unroll 1
+            for (int n = 0; n < tiles; ++n) {
+                const int j0 = span_lo + n * KILN_FA3_BN;
+                kiln_mbar_wait(KILN_FA3_EMPTY(s), phase ^ 1u);
+                kiln_mbar_arrive_expect_tx(KILN_FA3_K_FULL(s), KILN_FA3_K_BYTES);
+#pragma unroll
+                for (int c = 0; c < KILN_D_QK / 64; ++c)
+                    kiln_fa3_tma_k(KILN_FA3_K_ST(s) + c * (KILN_FA3_BN * 128), &map_k, KILN_FA3_K_FULL(s), 64 * c, j0, hk, b);
+                kiln_mbar_arrive_expect_tx(KILN_FA3_V_FULL(s), KILN_FA3_V_BYTES);
+#pragma unroll
+                for (int kb = 0; kb < KILN_FA3_BN / 64; ++kb)
+#pragma unroll
+                    for (int dc = 0; dc < KILN_D_V / 64; ++dc)
+                        kiln_fa3_tma_v(KILN_FA3_V_ST(s) + (kb * (KILN_D_V / 64) + dc) * 8192, &map_v, KILN_FA3_V_FULL(s), 64 * dc, j0 + 64 * kb, hk, b);
+                if (++s == KILN_FA3_STAGES) { s = 0; phase ^= 1u; }
+            }
+        }
+        return;
+    }
+
+    kiln_setmaxnreg_inc<KILN_FA3_CONSUMER_REGS>();
+    // The block's coordinates and the keys any of its rows may see (tiles of BN from
+    // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
+    const int b = blockIdx.z, h = blockIdx.y;
+    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * KILN_FA3_BM;
+    const int lq = KILN_LEN_Q(b), lkv = KILN_LEN_KV(b);
+    int span_lo = 0, span_hi = 0;
+    if (q0 < lq) kiln_span(q0, min(q0 + KILN_FA3_BM, lq) - 1, lq, lkv, span_lo, span_hi);
+    const int tiles = span_hi > span_lo ? (span_hi - span_lo + KILN_FA3_BN - 1) / KILN_FA3_BN : 0;
+    const int c = wg - 1;   // consumer index: query rows q0 + 64 c ..
+    const int warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
+    const int r_first = q0 + 64 * c;
+    const int rows[2] = {r_first + 16 * warp + g, r_first + 16 * warp + g + 8};
+    int rlo[2], rhi[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        kiln_keys(rows[r], lq, lkv, rlo[r], rhi[r]);
+        if (rows[r] >= lq) rlo[r] = rhi[r] = 0;
+    }
+    // A tile [j0, j0 + BN) needs no mask when every row of this warpgroup exists and sees all
+    // of it: the band's ends never decrease with the row, so the last row's start and the first
+    // row's end bound it.
+    int wg_lo, wg_hi, ignored;
+    kiln_keys(r_first + 63, lq, lkv, wg_lo, ignored);
+    kiln_keys(r_first, lq, lkv, ignored, wg_hi);
+    const bool wg_rows = r_first + 63 < lq;
+    const float scale_log2 = (KILN_SCALE) * 1.4426950408889634f;
+
+    float m[2] = {KILN_NEG_INF, KILN_NEG_INF}, l[2] = {0.0f, 0.0f};
+    float o[KILN_D_V / 2];
+#pragma unroll
+    for (int i = 0; i < KILN_D_V / 2; ++i) o[i] = 0.0f;
+    float s[KILN_FA3_BN / 2];
+#pragma unroll
+    for (int i = 0; i < KILN_FA3_BN / 2; ++i) s[i] = 0.0f;
+    unsigned p[KILN_FA3_BN / 16][4];
+    float corr[2];
+    if (tiles > 0) {
+        kiln_mbar_wait(KILN_FA3_Q_FULL, 0u);
+        kiln_mbar_wait(KILN_FA3_K_FULL(0), 0u);
+        kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(0), c);
+        kiln_wgmma_wait<0>();
+        kiln_wgmma_hold(s);
+        kiln_fa3_softmax_tile(!(wg_rows && span_lo >= wg_lo && span_lo + KILN_FA3_BN <= wg_hi), s, m, l, corr,
+                              scale_log2, span_lo, rlo, rhi, tq);
+        kiln_fa3_pack_p(s, p);
+#if KILN_FA3_PINGPONG
+        // The first consumer issues first.
+        if (c == 1 && tiles > 1) kiln_fa3_bar_arrive(KILN_FA3_BAR_TURN, 256);
+#endif
+        int prev = 0, st = 0;
+        unsigned prev_phase = 0, phase = 0;
+        // Iteration n: S of tile n and P V of tile n - 1 on the tensor cores together; the
+        // softmax of tile n while P V runs; P of tile n packed once P V has retired (its
+        // registers are P V's operands until then).
+#pragma unroll 1
+        for (int n = 1; n < tiles; ++n) {
+            if (++st == KILN_FA3_STAGES) { st = 0; phase ^= 1u; }
+            const int j0 = span_lo + n * KILN_FA3_BN;
+            kiln_mbar_wait(KILN_FA3_K_FULL(st), phase);
+            kiln_mbar_wait(KILN_FA3_V_FULL(prev), prev_phase);
+#if KILN_FA3_PINGPONG
+            kiln_fa3_bar_sync(KILN_FA3_BAR_TURN + c, 256);
+#endif
+            kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(st), c);
+            // O to tile n - 1's maxima (tile 0: O is zero), then O += P V.
+            kiln_fa3_rescale(o, corr);
+            kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
+#if KILN_FA3_PINGPONG
+            // The other consumer's turn; the second one's last turn is answered by none.
+            if (c == 0 || n + 1 < tiles) kiln_fa3_bar_arrive(KILN_FA3_BAR_TURN + (1 - c), 256);
+#endif
+            kiln_wgmma_wait<1>();
+            kiln_wgmma_hold(s);
+            kiln_fa3_softmax_tile(!(wg_rows && j0 >= wg_lo && j0 + KILN_FA3_BN <= wg_hi), s, m, l, corr, scale_log2,
+                                  j0, rlo, rhi, tq);
+            kiln_wgmma_wait<0>();
+            kiln_wgmma_hold(o);
+            if (t == 0) kiln_mbar_arrive(KILN_FA3_EMPTY(prev));
+            kiln_fa3_pack_p(s, p);
+            prev = st;
+            prev_phase = phase;
+        }
+        kiln_mbar_wait(KILN_FA3_V_FULL(prev), prev_phase);
+        // The last tile's V rows past the block's keys but inside the tensor are real memory
+        // (padding, or keys the band hides): zeros, so that their p = 0 cannot meet a NaN.
+        const int j_last = span_lo + (tiles - 1) * KILN_FA3_BN;
+        const int zero_from = span_hi - j_last, zero_to = min(KILN_FA3_BN, KILN_SEQ_KV - j_last);
+        if (zero_to > zero_from) {
+            const int pieces = (zero_to - zero_from) * (KILN_D_V / 64) * 8;   // 16-byte pieces
+            for (int i = c * 128 + t; i < pieces; i += 256) {
+                const int r = zero_from + i / ((KILN_D_V / 64) * 8), rest = i % ((KILN_D_V / 64) * 8);
+                const int dc = rest / 8, piece = rest % 8;
+                // A whole 128-byte row: the swizzle only permutes 16-byte pieces inside it.
+                const unsigned a = KILN_FA3_V_ST(prev) + ((r / 64) * (KILN_D_V / 64) + dc) * 8192 + (r % 64) * 128 + piece * 16;
+                asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(a), "r"(0u) : "memory");
+            }
+            kiln_fence_proxy_async();
+            kiln_fa3_bar_sync(KILN_FA3_BAR_CONSUMERS, 256);
+        }
+        kiln_fa3_rescale(o, corr);
+        kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
+        kiln_wgmma_wait<0>();
+        kiln_wgmma_hold(o);
+        if (t == 0) kiln_mbar_arrive(KILN_FA3_EMPTY(prev));
+    }
+
+    // Epilogue: O / l per row, stats = ln(sum exp(scores)) = m ln 2 + ln(l).
+#if KILN_O_PAIR
+    const bool pair = ((unsigned long long)KILN_O % (2 * sizeof(KILN_O_T))) == 0;
+#endif
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        l[r] += __shfl_xor_sync(0xffffffff, l[r], 1);
+        l[r] += __shfl_xor_sync(0xffffffff, l[r], 2);
+        const int i = rows[r];
+        if (i >= KILN_SEQ_Q) continue;
+        const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+#pragma unroll
+        for (int j = 0; j < KILN_D_V / 8; ++j) {
+            const int d = 8 * j + 2 * tq;
+            const float v0 = o[4 * j + 2 * r] * inv, v1 = o[4 * j + 2 * r + 1] * inv;
+#if KILN_O_PAIR
+            if (pair) {
+                kiln_vec<KILN_O_T, 2> two;
+                two.v[0] = kiln_st<KILN_O_T>(v0);
+                two.v[1] = kiln_st<KILN_O_T>(v1);
+                *reinterpret_cast<kiln_vec<KILN_O_T, 2>*>(&KILN_O[KILN_O_OFF(b, h, i, d)]) = two;
+                continue;
+            }
+#endif
+            KILN_O[KILN_O_OFF(b, h, i, d)] = kiln_st<KILN_O_T>(v0);
+            KILN_O[KILN_O_OFF(b, h, i, d + 1)] = kiln_st<KILN_O_T>(v1);
+        }
+#if KILN_HAS_STATS
+        if (tq == 0) {
+            KILN_STATS[KILN_STATS_OFF(b, h, i, 0)] = l[r] > 0.0f ? m[r] * 0.6931471805599453f + logf(l[r]) : KILN_NEG_INF;
+        }
+#endif
+    }
+#undef KILN_FA3_Q_FULL
+#undef KILN_FA3_K_FULL
+#undef KILN_FA3_V_FULL
+#undef KILN_FA3_EMPTY
+#undef KILN_FA3_K_ST
+#undef KILN_FA3_V_ST
+}
