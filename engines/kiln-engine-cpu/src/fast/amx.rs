@@ -92,12 +92,12 @@ pub fn block_len(k: usize) -> usize {
 
 /// bf16 elements of a packed left operand of `m`×`k`.
 pub fn packed_a_len(m: usize, k: usize) -> usize {
-    padded(m) * padded(k)
+    super::amx_packed_len(m, k)
 }
 
 /// bf16 elements of a packed right operand of `k`×`n`.
 pub fn packed_b_len(k: usize, n: usize) -> usize {
-    padded(k) * padded(n)
+    super::amx_packed_len(k, n)
 }
 
 /// Packs the matrix at `a` (`m`×`k`, row stride `rs`, column stride `cs`, in elements) into

@@ -45,8 +45,7 @@ fn bf16_operands(graph: &OpGraph) -> bool {
     let Op::Matmul(m) = &graph.nodes[i].op else {
         return false;
     };
-    let is_bf16 = |uid| graph.tensor(uid).map(|t| t.data_type) == Some(DataType::Bf16);
-    is_bf16(m.a) && is_bf16(m.b)
+    super::both_bf16(graph, m.a, m.b)
 }
 
 fn find_matmul(graph: &OpGraph) -> Result<usize, String> {
@@ -192,8 +191,8 @@ impl CpuEngine for MatmulEngine {
             split: knobs.first().copied().unwrap_or(0),
             isa: run_isa,
             amx: amx_layout.then(|| AmxPacking {
-                a_len: batches * amx_a_len(inner, rows),
-                b_len: batches * amx_b_len(inner, cols),
+                a_len: batches * super::amx_packed_len(rows, inner),
+                b_len: batches * super::amx_packed_len(inner, cols),
                 run: cfg!(target_arch = "x86_64") && run_isa == Isa::Amx,
             }),
             regions,
@@ -340,23 +339,6 @@ impl AmxPacking {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-fn amx_a_len(k: usize, rows: usize) -> usize {
-    super::amx::packed_a_len(rows, k)
-}
-#[cfg(target_arch = "x86_64")]
-fn amx_b_len(k: usize, cols: usize) -> usize {
-    super::amx::packed_b_len(k, cols)
-}
-#[cfg(not(target_arch = "x86_64"))]
-fn amx_a_len(k: usize, rows: usize) -> usize {
-    rows.next_multiple_of(32) * k.next_multiple_of(32)
-}
-#[cfg(not(target_arch = "x86_64"))]
-fn amx_b_len(k: usize, cols: usize) -> usize {
-    cols.next_multiple_of(32) * k.next_multiple_of(32)
-}
-
 impl MatmulPlan {
     /// Rows `rows.0..rows.0 + rows.1` and columns `cols.0..cols.0 + cols.1` of batch `f`'s
     /// product into `dst` (at that block's first element), on up to `threads` workers: on AMX
@@ -420,9 +402,10 @@ impl MatmulPlan {
         let _ = packed;
         let (ap, ars, acs) = lhs;
         let (bp, brs, bcs) = rhs;
-        // SAFETY: forwarded contract; rows.0.. of a and columns cols.0.. of b.
+        // SAFETY: forwarded contract; rows.0.. of a and columns cols.0.. of b; the plan's
+        // level is available here (isa_to_run).
         unsafe {
-            gemm_f32(
+            sgemm(
                 self.isa,
                 rows.1,
                 cols.1,
@@ -430,6 +413,7 @@ impl MatmulPlan {
                 dst,
                 (ap.wrapping_offset(rows.0 as isize * ars), ars, acs),
                 (bp.wrapping_offset(cols.0 as isize * bcs), brs, bcs),
+                false,
                 threads,
             )
         }
@@ -518,23 +502,6 @@ fn check_aligned(p: *const u8, what: &TensorDesc) -> PluginResult<()> {
         )));
     }
     Ok(())
-}
-
-/// # Safety
-/// All pointers address matrices of the given sizes and strides.
-#[allow(clippy::too_many_arguments)]
-unsafe fn gemm_f32(
-    isa: Isa,
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: MatMut,
-    lhs: MatRef,
-    rhs: MatRef,
-    threads: usize,
-) {
-    // SAFETY: forwarded contract; the plan's level is available here (isa_to_run).
-    unsafe { sgemm(isa, m, n, k, dst, lhs, rhs, false, threads) }
 }
 
 impl Prepared for MatmulPlan {

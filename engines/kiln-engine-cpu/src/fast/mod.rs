@@ -29,6 +29,19 @@ pub use sdpa::SdpaEngine;
 use crate::engine::CpuEngine;
 use kiln_plugin_sdk::KnobDescriptor;
 
+/// bf16 elements of an AMX-packed operand of `rows`×`cols` (each padded to a multiple of 32;
+/// see the `amx` module): what a plan recorded at the `amx` level reserves in its workspace,
+/// on any processor.
+pub(crate) fn amx_packed_len(rows: usize, cols: usize) -> usize {
+    rows.next_multiple_of(32) * cols.next_multiple_of(32)
+}
+
+/// Whether tensors `a` and `b` of `graph` are both bf16 (the operands AMX tiles multiply).
+pub(crate) fn both_bf16(graph: &kiln_core::OpGraph, a: i64, b: i64) -> bool {
+    let is_bf16 = |uid| graph.tensor(uid).map(|t| t.data_type) == Some(kiln_core::DataType::Bf16);
+    is_bf16(a) && is_bf16(b)
+}
+
 /// Name of the knob that fixes how many per-worker scratch regions an engine's workspace holds
 /// (and so how many of its scratch-using tasks run at once). 0 means "choose at build time".
 pub const WORKSPACE_SLOTS_KNOB: &str = "workspace_slots";

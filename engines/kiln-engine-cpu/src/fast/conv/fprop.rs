@@ -158,8 +158,7 @@ fn bf16_operands(graph: &OpGraph) -> bool {
     let Op::Conv(c) = &graph.nodes[i].op else {
         return false;
     };
-    let is_bf16 = |uid| graph.tensor(uid).map(|t| t.data_type) == Some(DataType::Bf16);
-    is_bf16(c.x) && is_bf16(c.w)
+    crate::fast::both_bf16(graph, c.x, c.w)
 }
 
 /// The AMX path of a plan recorded at the `amx` level with bf16 operands: the filters of each
@@ -201,6 +200,7 @@ struct ConvPlan {
 }
 
 impl ConvPlan {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         graph: &OpGraph,
         conv: &kiln_core::ConvOp,
@@ -287,14 +287,14 @@ impl ConvPlan {
             amx: amx_layout.then(|| ConvAmx {
                 positions_as_rows: rows_are_positions,
                 group_len: if rows_are_positions {
-                    amx_b_len(s.patch(), s.kg)
+                    crate::fast::amx_packed_len(s.patch(), s.kg)
                 } else {
-                    amx_a_len(s.kg, s.patch())
+                    crate::fast::amx_packed_len(s.kg, s.patch())
                 },
                 tile_len: if rows_are_positions {
-                    amx_a_len(tile_positions, s.patch())
+                    crate::fast::amx_packed_len(tile_positions, s.patch())
                 } else {
-                    amx_b_len(s.patch(), tile_positions)
+                    crate::fast::amx_packed_len(s.patch(), tile_positions)
                 },
                 run: cfg!(target_arch = "x86_64") && isa == Isa::Amx,
             }),
@@ -422,23 +422,6 @@ impl ConvPlan {
             round(self.tile_positions.max(self.s.kg)),
         ]
     }
-}
-
-#[cfg(target_arch = "x86_64")]
-fn amx_a_len(m: usize, k: usize) -> usize {
-    crate::fast::amx::packed_a_len(m, k)
-}
-#[cfg(target_arch = "x86_64")]
-fn amx_b_len(k: usize, n: usize) -> usize {
-    crate::fast::amx::packed_b_len(k, n)
-}
-#[cfg(not(target_arch = "x86_64"))]
-fn amx_a_len(m: usize, k: usize) -> usize {
-    m.next_multiple_of(32) * k.next_multiple_of(32)
-}
-#[cfg(not(target_arch = "x86_64"))]
-fn amx_b_len(k: usize, n: usize) -> usize {
-    k.next_multiple_of(32) * n.next_multiple_of(32)
 }
 
 /// The input step between consecutive output positions of a 1x1, stride-1, unpadded
