@@ -740,6 +740,27 @@ mod tests {
     }
 
     #[test]
+    fn a_workspace_argument_round_trips_as_minor_2_and_stays_inside_the_workspace() {
+        let mut p = payload();
+        assert_eq!(u16::from_le_bytes([encode(&p)[6], encode(&p)[7]]), 0);
+        p.workspace = 256;
+        p.launches[0].args.push(Argument::Workspace(128));
+        let bytes = encode(&p);
+        assert_eq!(u16::from_le_bytes([bytes[6], bytes[7]]), 2);
+        let back = decode(&bytes).expect("decodes");
+        assert_eq!(back.launches[0].args, p.launches[0].args);
+        assert_eq!(back.workspace, 256);
+        assert!(
+            describe(&bytes, kiln_core::engine_id(&p.engine_name), |_| true)
+                .expect("describes")
+                .contains("workspace + 128")
+        );
+        p.launches[0].args[3] = Argument::Workspace(256);
+        let why = decode(&encode(&p)).expect_err("refused").message;
+        assert!(why.contains("workspace of 256"), "{why}");
+    }
+
+    #[test]
     fn describe_refuses_damaged_and_newer_payloads_as_restore_does() {
         let bytes = encode(&payload());
         let mut damaged = bytes.clone();
