@@ -24,8 +24,68 @@ def timed(fn, iters=20):
 def emit(case, ms, flops=0.0, nbytes=0.0):
     print(json.dumps({"case": case, "ms": round(ms, 5), "tflops": round(flops / ms / 1e9, 2), "tbps": round(nbytes / ms / 1e9, 3)}), flush=True)
 
+def norm_peers():
+    """Peers of kiln's normalization cases (benches/h200.rs norm_benches): eager PyTorch,
+    torch.compile of the same function, and a device-to-device copy for the bandwidth ceiling.
+    Case names are kiln's without the engine, plus " torch-eager" / " torch-compile"."""
+    import torch.nn.functional as F
+    n = 1 << 29
+    a = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    b = torch.empty_like(a)
+    emit("copy d2d bf16 2^29", timed(lambda: b.copy_(a)), nbytes=4.0 * n)
+    del a, b
+    nb, c, hw = 32, 256, 56
+    x = torch.randn(nb, c, hw, hw, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    w, bias = torch.randn(c, device="cuda"), torch.randn(c, device="cuda")
+    rm, rv = torch.randn(c, device="cuda"), torch.rand(c, device="cuda") + 0.5
+    elems = x.numel()
+    with torch.no_grad():
+        for training, what in [(False, "inference"), (True, "training")]:
+            case = f"batchnorm {what} bf16 NHWC N{nb} C{c} H{hw} W{hw}"
+            f = lambda: F.batch_norm(x, rm, rv, w, bias, training=training, momentum=0.1, eps=1e-5)
+            emit(case + " torch-eager", timed(f), nbytes=4.0 * elems)
+            try:
+                fc = torch.compile(lambda x: F.batch_norm(x, rm, rv, w, bias, training=training, momentum=0.1, eps=1e-5), dynamic=False)
+                emit(case + " torch-compile", timed(lambda: fc(x)), nbytes=4.0 * elems)
+            except Exception as e:
+                print(json.dumps({"case": case + " torch-compile", "error": str(e)[:200]}), flush=True)
+    del x
+    if "--batchnorm" in sys.argv:
+        return
+    compiled = {(16384, 4096), (65536, 1024)}
+    for (rows, hidden) in [(4096, 1024), (16384, 4096), (65536, 1024), (8192, 8192)]:
+        x = torch.randn(rows, hidden, device="cuda", dtype=torch.bfloat16)
+        dy = torch.randn_like(x)
+        w = torch.randn(hidden, device="cuda", dtype=torch.bfloat16)
+        bias = torch.randn(hidden, device="cuda", dtype=torch.bfloat16)
+        fwd = {
+            "layernorm": lambda x, w, bias: F.layer_norm(x, (hidden,), w, bias, 1e-5),
+            "rmsnorm": lambda x, w, bias: F.rms_norm(x, (hidden,), w, 1e-5),
+        }
+        elems = rows * hidden
+        for op, f in fwd.items():
+            case = f"{op} fwd bf16 R{rows} H{hidden}"
+            with torch.no_grad():
+                emit(case + " torch-eager", timed(lambda: f(x, w, bias)), nbytes=4.0 * elems)
+                if (rows, hidden) in compiled:
+                    try:
+                        fc = torch.compile(f, dynamic=False)
+                        emit(case + " torch-compile", timed(lambda: fc(x, w, bias)), nbytes=4.0 * elems)
+                    except Exception as e:
+                        print(json.dumps({"case": case + " torch-compile", "error": str(e)[:200]}), flush=True)
+            xg, wg, bg = (t.detach().clone().requires_grad_() for t in (x, w, bias))
+            y = f(xg, wg, bg)
+            inputs = (xg, wg, bg) if op == "layernorm" else (xg, wg)
+            emit(f"{op} bwd bf16 R{rows} H{hidden} torch-eager",
+                 timed(lambda: torch.autograd.grad(y, inputs, dy, retain_graph=True)), nbytes=6.0 * elems)
+            del xg, wg, bg, y
+        del x, dy, w, bias
+
 torch.backends.cudnn.benchmark = True
 print(json.dumps({"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name()}), flush=True)
+if "--norms" in sys.argv:
+    norm_peers()
+    sys.exit(0)
 if not SDPA_ONLY:
     n = 1 << 28
     x, z = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
@@ -95,3 +155,5 @@ for backend, label in [(SDPBackend.FLASH_ATTENTION, "flash"), (SDPBackend.CUDNN_
             emit(f"sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true torch-{label}", timed(fwd), flops=flops)
     except RuntimeError as e:
         print(json.dumps({"case": f"sdpa gqa torch-{label}", "error": str(e)[:200]}), flush=True)
+if not SDPA_ONLY:
+    norm_peers()

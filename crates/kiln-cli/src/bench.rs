@@ -483,6 +483,25 @@ fn cpu_cases() -> Vec<Case> {
             source: Source::Build(Box::new(m.graph().0)),
         });
     }
+    // The f32 normalizations that scripts/bench_peers.py times against ONNX Runtime
+    // (LayerNormalization over the last dim, BatchNormalization in inference mode, NCHW).
+    for (op, shape) in [
+        ("layernorm", vec![4096, 1024]),
+        ("batchnorm_inference", vec![8, 64, 56, 56]),
+    ] {
+        let name = format!("{op} f32 {shape:?}");
+        cases.push(Case {
+            what: name.clone(),
+            label: Some(Label {
+                name,
+                op,
+                shape: shape.clone(),
+                dtype: "f32",
+                fused: false,
+            }),
+            source: Source::Build(Box::new(norm_graph(op, &shape))),
+        });
+    }
     // bf16 operands: AMX tiles where the processor has them (the printed kernels say).
     for (n, c, h, k) in [(8, 64, 56, 64), (8, 256, 14, 256)] {
         let conv = NhwcConvCase {
@@ -527,6 +546,50 @@ fn cpu_cases() -> Vec<Case> {
         });
     }
     cases
+}
+
+/// An f32 layernorm over the last dim of `shape` (inference) or a batchnorm_inference per
+/// channel of NCHW `shape`, with random-valued parameters bound at run time.
+fn norm_graph(op: &str, shape: &[i64]) -> Graph {
+    use kiln::{BatchnormInferenceAttributes, LayernormAttributes, TensorAttributes};
+    let mut g = Graph::new();
+    let f32_tensor = |g: &mut Graph, name: &str, dims: &[i64]| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(dims)
+                .data_type(DataType::F32),
+        )
+    };
+    let x = f32_tensor(&mut g, "x", shape);
+    let y = if op == "layernorm" {
+        let mut p = vec![1; shape.len()];
+        p[1..].copy_from_slice(&shape[1..]);
+        let s = f32_tensor(&mut g, "scale", &p);
+        let b = f32_tensor(&mut g, "bias", &p);
+        g.layernorm(&x, &s, &b, LayernormAttributes::new().epsilon(1e-5))
+            .map(|o| o.y)
+    } else {
+        let mut p = vec![1; shape.len()];
+        p[1] = shape[1];
+        let ps: Vec<_> = ["mean", "inv_variance", "scale", "bias"]
+            .iter()
+            .map(|n| f32_tensor(&mut g, n, &p))
+            .collect();
+        g.batchnorm_inference(
+            &x,
+            &ps[0],
+            &ps[1],
+            &ps[2],
+            &ps[3],
+            BatchnormInferenceAttributes::new(),
+        )
+    };
+    // Fixed, valid dims: the node always builds.
+    y.expect("a standard norm case")
+        .set_name("y")
+        .set_output(true);
+    g
 }
 
 /// The GPU cases of issue 10: f16/bf16 NHWC conv + bias + relu, f16/bf16 matmul, bf16 matmul +

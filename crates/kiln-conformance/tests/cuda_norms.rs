@@ -110,3 +110,42 @@ fn cuda_norms_on_large_odd_shapes() {
         }
     }
 }
+
+/// The wide (16-byte, vectorised) kernels: rows whose length is a multiple of 8, a warp or a
+/// block per row (with a row group's vectors partly past the row), backwards that walk several
+/// rows per group and sum their parameter gradients through the workspace, and channels-last
+/// batchnorms with 8-channel groups that fill no block evenly; f32 and bf16.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cuda_norms_on_the_wide_paths() {
+    let rows = [
+        (Norm::Layernorm, vec![37, 1024]),
+        (Norm::Layernorm, vec![5, 8192]),
+        (Norm::Layernorm, vec![3, 4, 1000]),
+        (Norm::LayernormBackward, vec![300, 1024]),
+        (Norm::LayernormBackward, vec![77, 256]),
+        (Norm::RmsnormBackward, vec![50, 4096]),
+    ];
+    let channels = [
+        (Norm::Batchnorm, vec![5, 24, 7, 9]),
+        (Norm::Batchnorm, vec![64, 16, 15, 15]),
+        (Norm::BatchnormInference, vec![5, 24, 7, 9]),
+        (Norm::BatchnormInference, vec![3, 256, 5, 5]),
+    ];
+    let cases = rows
+        .into_iter()
+        .map(|(n, d)| (n, d, Layout::packed()))
+        .chain(
+            channels
+                .into_iter()
+                .map(|(n, d)| (n, d, Layout::channels_last())),
+        );
+    for (norm, dims, layout) in cases {
+        for dt in [kiln::DataType::F32, kiln::DataType::Bf16] {
+            let mut spec = fixed(norm, &dims, layout.clone());
+            spec.x.data_type = dt;
+            spec.y_layout = layout.clone();
+            conform_cuda(&spec, 23).unwrap_or_else(|e| panic!("{norm:?} {dims:?} {dt}: {e}"));
+        }
+    }
+}

@@ -26,8 +26,26 @@ fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
         .map(|(u, d)| (*u, d.device_ptr() as *mut _))
         .collect();
     let dev = kiln_cuda_driver::DeviceContext::new(0).expect("device");
-    // SAFETY: every pointer addresses device memory sized for its tensor.
-    let run = || unsafe { plan.execute(h, &b, std::ptr::null_mut(), 0) }.map_err(|e| e.to_string());
+    let ws_bytes = plan.workspace_size();
+    let ws = (ws_bytes > 0).then(|| {
+        let desc = kiln_core::TensorDesc {
+            uid: 0,
+            name: "workspace".into(),
+            dims: vec![ws_bytes.div_ceil(4) as i64],
+            strides: vec![1],
+            data_type: DataType::F32,
+            is_virtual: false,
+            alignment: 0,
+            scalar: None,
+        };
+        DeviceTensor::zeros(&desc, 0).expect("workspace")
+    });
+    let ws_ptr = ws.as_ref().map_or(std::ptr::null_mut(), |w| {
+        w.device_ptr() as *mut std::ffi::c_void
+    });
+    // SAFETY: every pointer addresses device memory sized for its tensor; the workspace holds
+    // the plan's workspace size.
+    let run = || unsafe { plan.execute(h, &b, ws_ptr, ws_bytes) }.map_err(|e| e.to_string());
     for _ in 0..3 {
         run().expect("warm-up");
     }
@@ -138,11 +156,258 @@ fn sdpa_backward_bench_graph(
     g
 }
 
+/// layernorm or rmsnorm (`op`), inference, bf16 x [rows, hidden] and parameters.
+fn norm_rows_graph(op: &str, rows: i64, hidden: i64) -> Graph {
+    use kiln::{LayernormAttributes, RmsnormAttributes, TensorAttributes};
+    let mut g = Graph::new();
+    let t = |g: &mut Graph, name: &str, dims: &[i64]| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(dims)
+                .data_type(DataType::Bf16),
+        )
+    };
+    let x = t(&mut g, "x", &[rows, hidden]);
+    let s = t(&mut g, "scale", &[1, hidden]);
+    let y = if op == "rmsnorm" {
+        g.rmsnorm(&x, &s, RmsnormAttributes::new().epsilon(1e-5))
+            .expect("rmsnorm")
+            .y
+    } else {
+        let b = t(&mut g, "bias", &[1, hidden]);
+        g.layernorm(&x, &s, &b, LayernormAttributes::new().epsilon(1e-5))
+            .expect("layernorm")
+            .y
+    };
+    y.set_output(true);
+    g
+}
+
+/// The backward of `op` (layernorm: dx, dscale, dbias; rmsnorm: dx, dscale), bf16 [rows,
+/// hidden], f32 saved statistics.
+fn norm_rows_backward_graph(op: &str, rows: i64, hidden: i64) -> Graph {
+    use kiln::{NormBackwardAttributes, RmsnormBackwardAttributes, TensorAttributes};
+    let mut g = Graph::new();
+    let t = |g: &mut Graph, name: &str, dims: &[i64], dt: DataType| {
+        g.tensor(TensorAttributes::new().name(name).dim(dims).data_type(dt))
+    };
+    let x = t(&mut g, "x", &[rows, hidden], DataType::Bf16);
+    let dy = t(&mut g, "dy", &[rows, hidden], DataType::Bf16);
+    let s = t(&mut g, "scale", &[1, hidden], DataType::Bf16);
+    let inv = t(&mut g, "inv", &[rows, 1], DataType::F32);
+    let out = if op == "rmsnorm" {
+        g.rmsnorm_backward(&dy, &x, &s, &inv, RmsnormBackwardAttributes::new())
+    } else {
+        let mean = t(&mut g, "mean", &[rows, 1], DataType::F32);
+        g.layernorm_backward(
+            &dy,
+            &x,
+            &s,
+            NormBackwardAttributes::new().saved_mean_and_inv_variance(&mean, &inv),
+        )
+    }
+    .expect("norm backward");
+    for o in [out.dx, out.dscale].into_iter().chain(out.dbias) {
+        o.set_output(true);
+    }
+    g
+}
+
+/// batchnorm (training, with running statistics) or batchnorm_inference, bf16 NHWC x and y, f32
+/// per-channel tensors.
+fn batchnorm_bench_graph(training: bool, n: i64, c: i64, hw: i64) -> Graph {
+    use kiln::{BatchnormAttributes, BatchnormInferenceAttributes, TensorAttributes};
+    let mut g = Graph::new();
+    let nhwc = [hw * hw * c, 1, hw * c, c];
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&[n, c, hw, hw])
+            .stride(&nhwc)
+            .data_type(DataType::Bf16),
+    );
+    let p = |g: &mut Graph, name: &str| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(&[1, c, 1, 1])
+                .data_type(DataType::F32),
+        )
+    };
+    let (s, b) = (p(&mut g, "scale"), p(&mut g, "bias"));
+    let y = if training {
+        let (pm, pv) = (p(&mut g, "prev_mean"), p(&mut g, "prev_var"));
+        let out = g
+            .batchnorm(
+                &x,
+                &s,
+                &b,
+                BatchnormAttributes::new()
+                    .epsilon(1e-5)
+                    .previous_running_stats(&pm, &pv, 0.1),
+            )
+            .expect("batchnorm");
+        for o in [out.mean, out.inv_variance]
+            .into_iter()
+            .chain(out.next_running_mean)
+            .chain(out.next_running_var)
+        {
+            o.set_output(true).set_data_type(DataType::F32);
+        }
+        out.y
+    } else {
+        let (m, v) = (p(&mut g, "mean"), p(&mut g, "inv_variance"));
+        g.batchnorm_inference(&x, &m, &v, &s, &b, BatchnormInferenceAttributes::new())
+            .expect("batchnorm_inference")
+    };
+    y.set_output(true).set_stride(&nhwc);
+    g
+}
+
+/// Times the plans of `graphs` (graphs of the same tensors, e.g. one graph built with different
+/// knobs) on one set of device memory: random inputs, zeroed outputs (every output element is
+/// written by the plan). One JSON line per graph, as `time_graph` prints.
+fn time_same_tensors(h: &kiln::Handle, graphs: &[(String, &Graph)], bytes: f64) {
+    let og = graphs[0].1.op_graph().expect("graph").clone();
+    let mut mem = Vec::new();
+    for t in og.bound_tensors() {
+        let d = if og.producer(t.uid).is_some() {
+            DeviceTensor::zeros(t, 0)
+        } else {
+            DeviceTensor::upload(
+                &kiln::HostTensor::random(t, t.uid as u64 + 11).expect("host data"),
+                0,
+            )
+        };
+        mem.push((t.uid, d.expect("device memory")));
+    }
+    let b: Vec<(i64, *mut std::ffi::c_void)> = mem
+        .iter()
+        .map(|(u, d)| (*u, d.device_ptr() as *mut _))
+        .collect();
+    let dev = kiln_cuda_driver::DeviceContext::new(0).expect("device");
+    for (name, g) in graphs {
+        assert_eq!(g.op_graph().expect("graph").tensors, og.tensors, "{name}");
+        let plan = g.plan().expect("plan");
+        let ws_bytes = plan.workspace_size();
+        let ws = (ws_bytes > 0).then(|| {
+            let desc = kiln_core::TensorDesc {
+                uid: 0,
+                name: "workspace".into(),
+                dims: vec![ws_bytes.div_ceil(4) as i64],
+                strides: vec![1],
+                data_type: DataType::F32,
+                is_virtual: false,
+                alignment: 0,
+                scalar: None,
+            };
+            DeviceTensor::zeros(&desc, 0).expect("workspace")
+        });
+        let ws_ptr = ws.as_ref().map_or(std::ptr::null_mut(), |w| {
+            w.device_ptr() as *mut std::ffi::c_void
+        });
+        // SAFETY: every pointer addresses device memory sized for its tensor; the workspace
+        // holds the plan's workspace size.
+        let run = || unsafe { plan.execute(h, &b, ws_ptr, ws_bytes) }.map_err(|e| e.to_string());
+        for _ in 0..3 {
+            run().expect("warm-up");
+        }
+        let iters = 20;
+        let ms = kiln_cuda_driver::time_ms(&dev, || {
+            for _ in 0..iters {
+                run()?;
+            }
+            Ok(())
+        })
+        .expect("timing") as f64
+            / iters as f64;
+        println!(
+            "{{\"case\":\"{name}\",\"ms\":{ms:.5},\"tflops\":0.00,\"tbps\":{:.3},\"workspace\":{ws_bytes}}}",
+            bytes / ms / 1e9
+        );
+    }
+}
+
+/// Builds `g` with the norm engine's `wide` knob (1: the wide kernels, 0: the scalar ones).
+fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
+    g.validate().expect("valid");
+    g.build_operation_graph(h).expect("operation graph");
+    g.create_execution_plans(&[HeurMode::A]).expect("plans");
+    g.set_knob(
+        kiln_engine_cuda::NORM_V1,
+        kiln_engine_cuda::KNOB_NORM_WIDE,
+        wide,
+    );
+    g.check_support().expect("support");
+    g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+        .expect("build norm plan");
+}
+
+/// The normalization cases (issue 11), each with the wide kernels (the default) and the scalar
+/// ones (` scalar` after the case name): bytes are the fewest the operation moves (each input
+/// read once, each output written once), so `tbps` compares with the copy bandwidth.
+fn norm_benches(h: &kiln::Handle) {
+    let both = |make: &dyn Fn() -> Graph, name: &str, bytes: f64| {
+        let (mut wide, mut scalar) = (make(), make());
+        build_norm(&mut wide, h, 1);
+        build_norm(&mut scalar, h, 0);
+        time_same_tensors(
+            h,
+            &[
+                (format!("{name} [{}]", engine(&wide)), &wide),
+                (format!("{name} [{} scalar]", engine(&scalar)), &scalar),
+            ],
+            bytes,
+        );
+    };
+    // `--batchnorm`: the batchnorm cases alone.
+    let rows_cases: &[(i64, i64)] = if std::env::args().any(|a| a == "--batchnorm") {
+        &[]
+    } else {
+        &[(4096, 1024), (16384, 4096), (65536, 1024), (8192, 8192)]
+    };
+    for &(rows, hidden) in rows_cases {
+        let elems = (rows * hidden) as f64;
+        for op in ["layernorm", "rmsnorm"] {
+            both(
+                &|| norm_rows_graph(op, rows, hidden),
+                &format!("{op} fwd bf16 R{rows} H{hidden}"),
+                4.0 * elems,
+            );
+            both(
+                &|| norm_rows_backward_graph(op, rows, hidden),
+                &format!("{op} bwd bf16 R{rows} H{hidden}"),
+                6.0 * elems,
+            );
+        }
+    }
+    let (n, c, hw) = (32i64, 256i64, 56i64);
+    let elems = (n * c * hw * hw) as f64;
+    for training in [false, true] {
+        let what = if training {
+            "batchnorm training"
+        } else {
+            "batchnorm inference"
+        };
+        both(
+            &|| batchnorm_bench_graph(training, n, c, hw),
+            &format!("{what} bf16 NHWC N{n} C{c} H{hw} W{hw}"),
+            4.0 * elems,
+        );
+    }
+}
+
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
     let h = handle(Device::Cuda(0)).expect("cuda:0");
+    // `--norms`: the normalization cases alone.
+    if std::env::args().any(|a| a == "--norms") {
+        norm_benches(&h);
+        return;
+    }
     // `--sdpa-only`: the attention forward cases alone (short GPU calls while tuning them).
     let sdpa_only = std::env::args().any(|a| a == "--sdpa-only");
     if !sdpa_only {
@@ -377,5 +642,6 @@ fn attention_cases(h: &kiln::Handle, sdpa_only: bool) {
         best = best.min(dt);
         total += dt;
     }
+    norm_benches(h);
     println!("{{\"case\":\"plan load conv (module load included)\",\"best_ms\":{best:.4},\"mean_ms\":{:.4},\"bytes\":{}}}", total / reps as f64, bytes.len());
 }

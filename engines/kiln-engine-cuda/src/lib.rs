@@ -74,6 +74,11 @@ const ENGINES: [&str; 9] = [
 /// fastest; the plan records the choice, so a load never tunes again.
 pub const KNOB_TILE: i64 = 1;
 
+/// `KILN_CUDA_NORM_V1`'s knob: 1 (the default) takes the wide kernels (16-byte accesses, a warp
+/// or block per row, channels-last batchnorm; docs/norms.md) where the layout allows them, 0 the
+/// scalar kernels everywhere (kept to compare, and for the plans built before the wide ones).
+pub const KNOB_NORM_WIDE: i64 = 2;
+
 /// The SM number the V2 engines' code runs on.
 pub const HOPPER_ARCH: u32 = 90;
 
@@ -352,6 +357,14 @@ impl EnginePlugin for CudaPlugin {
                         stride: 1,
                         default: 0,
                     }],
+                    None if name == NORM_V1 => vec![KnobDescriptor {
+                        id: KNOB_NORM_WIDE,
+                        name: "wide",
+                        min: 0,
+                        max: 1,
+                        stride: 1,
+                        default: 1,
+                    }],
                     None => Vec::new(),
                 },
             })
@@ -408,7 +421,18 @@ impl EnginePlugin for CudaPlugin {
     ) -> PluginResult<CudaContext> {
         let name = engine_name(id)?;
         let mut tile = 0;
+        let mut wide = true;
         for k in knobs {
+            if name == NORM_V1 && k.knob_id == KNOB_NORM_WIDE {
+                if !(0..=1).contains(&k.value) {
+                    return Err(PluginError::bad_param(format!(
+                        "{name}: knob wide = {} is outside 0..=1",
+                        k.value
+                    )));
+                }
+                wide = k.value == 1;
+                continue;
+            }
             let max = match tile_knob_max(name) {
                 Some(max) if k.knob_id == KNOB_TILE => max,
                 _ => {
@@ -432,8 +456,12 @@ impl EnginePlugin for CudaPlugin {
             .map_err(|e| PluginError::not_supported(format!("CUDA engine not available: {e}")))?;
         let arch = self.arch();
         let with_ptx = std::env::var("KILN_CUDA_WITH_PTX").is_ok_and(|v| v == "1");
-        let kernels = generate_with(name, graph, tile)
-            .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?;
+        let kernels = if name == NORM_V1 {
+            codegen::norm::generate_with(graph, wide)
+        } else {
+            generate_with(name, graph, tile)
+        }
+        .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?;
         let mut code_objects = Vec::new();
         let mut launches = Vec::new();
         for k in &kernels {
@@ -460,7 +488,13 @@ impl EnginePlugin for CudaPlugin {
                 shared_bytes: k.shared_bytes,
                 args: (0..k.maps.len() as u32)
                     .map(Argument::TensorMap)
-                    .chain(k.args.iter().map(|&u| Argument::Tensor(u)))
+                    .chain(k.args.iter().map(|&u| {
+                        if u == codegen::WORKSPACE_ARG {
+                            Argument::Workspace(0)
+                        } else {
+                            Argument::Tensor(u)
+                        }
+                    }))
                     .collect(),
                 tensor_maps: k.maps.clone(),
                 persistent: k.persistent,
@@ -478,7 +512,12 @@ impl EnginePlugin for CudaPlugin {
             engine_name: name.to_string(),
             provider_version: PLUGIN_VERSION.to_string(),
             nvrtc_version: (nvrtc.0 as u32, nvrtc.1 as u32),
-            workspace: 0,
+            workspace: if name == NORM_V1 {
+                codegen::norm::workspace_bytes(graph, wide)
+                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?
+            } else {
+                0
+            },
             tensors,
             code_objects,
             launches,
@@ -541,7 +580,7 @@ impl EnginePlugin for CudaPlugin {
         &self,
         context: &CudaContext,
         bindings: &[KilnTensorBinding],
-        _workspace: *mut u8,
+        workspace: *mut u8,
     ) -> PluginResult<()> {
         if !matches!(self.target, Target::Device(_)) {
             return Err(PluginError::not_supported(format!(
@@ -574,6 +613,17 @@ impl EnginePlugin for CudaPlugin {
                     Argument::Tensor(uid) => words.push(pointer(uid)?),
                     Argument::Scalar32(v) => words.push(v as u64),
                     Argument::Scalar64(v) => words.push(v),
+                    Argument::Workspace(at) => {
+                        // The backend checked the workspace against the plan's size; the
+                        // payload check keeps `at` inside it.
+                        if workspace.is_null() || at >= context.workspace {
+                            return Err(PluginError::bad_param(format!(
+                                "{}: the plan needs a workspace of {} bytes",
+                                context.engine_name, context.workspace
+                            )));
+                        }
+                        words.push(workspace as u64 + at);
+                    }
                     Argument::TensorMap(n) => {
                         let e = context
                             .maps

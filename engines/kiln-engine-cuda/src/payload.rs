@@ -34,7 +34,8 @@ pub const FORMAT_MAJOR: u16 = 2;
 /// The newest format minor this provider reads. It writes minor 1 only for a payload that uses
 /// a minor-1 field (tensor maps, persistent grids, arch-specific code objects), so plans of the
 /// V1 engines keep the bytes (and the readers) of minor 0.
-pub const FORMAT_MINOR: u16 = 1;
+/// Minor 2 adds workspace arguments (written only by plans that take a workspace).
+pub const FORMAT_MINOR: u16 = 2;
 /// Payload kind: a saved execution context.
 pub const KIND_EXECUTION_CONTEXT: u16 = 1;
 /// Header bytes in front of the body.
@@ -111,6 +112,9 @@ pub enum Argument {
     Scalar64(u64),
     /// Tensor map `n` of the launch's `tensor_maps`, encoded over its tensor's bound pointer.
     TensorMap(u32),
+    /// (minor 2) The workspace's device pointer plus this many bytes (less than the plan's
+    /// workspace size).
+    Workspace(u64),
 }
 
 /// One kernel launch.
@@ -220,6 +224,7 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
                         Argument::Scalar32(v) => (fb::ArgumentKind::Scalar32, 0, v as u64),
                         Argument::Scalar64(v) => (fb::ArgumentKind::Scalar64, 0, v),
                         Argument::TensorMap(n) => (fb::ArgumentKind::TensorMap, 0, u64::from(n)),
+                        Argument::Workspace(at) => (fb::ArgumentKind::Workspace, 0, at),
                     };
                     fb::Argument::create(&mut b, kind, uid, bits)
                 })
@@ -269,8 +274,12 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
         || p.launches
             .iter()
             .any(|l| l.persistent || !l.tensor_maps.is_empty());
+    let minor_2 = p
+        .launches
+        .iter()
+        .any(|l| l.args.iter().any(|a| matches!(a, Argument::Workspace(_))));
     PayloadFormat {
-        minor: u16::from(minor_1),
+        minor: if minor_2 { 2 } else { u16::from(minor_1) },
         ..FORMAT
     }
     .wrap(body)
@@ -389,6 +398,7 @@ fn read_body(body: &[u8]) -> PluginResult<Payload<'_>> {
                             })?;
                             Argument::TensorMap(n)
                         }
+                        fb::ArgumentKind::Workspace => Argument::Workspace(bits),
                     });
                 }
             }
@@ -505,6 +515,14 @@ fn check_values(p: &Payload<'_>, body: &[u8]) -> PluginResult<()> {
                     )));
                 }
             }
+            if let Argument::Workspace(at) = a {
+                if *at >= p.workspace {
+                    return Err(damaged(format!(
+                        "launch {i} argument {j} points {at} bytes into a workspace of {}",
+                        p.workspace
+                    )));
+                }
+            }
         }
         for (j, m) in l.tensor_maps.iter().enumerate() {
             let t = p.tensors.iter().find(|t| t.uid == m.uid).ok_or_else(|| {
@@ -604,6 +622,7 @@ pub fn describe(
                 Argument::Tensor(uid) => format!("tensor uid {uid}"),
                 Argument::Scalar32(v) => format!("u32 {v:#x}"),
                 Argument::Scalar64(v) => format!("u64 {v:#x}"),
+                Argument::Workspace(at) => format!("workspace + {at}"),
                 Argument::TensorMap(n) => match l.tensor_maps.get(*n as usize) {
                     Some(m) => format!(
                         "tensor map over uid {} dims {:?} box {:?}",
@@ -718,6 +737,27 @@ mod tests {
         let text = describe(&bytes, id ^ 1, |_| false).expect("described");
         assert!(text.contains("does not have"), "{text}");
         assert!(text.contains("mismatch"), "{text}");
+    }
+
+    #[test]
+    fn a_workspace_argument_round_trips_as_minor_2_and_stays_inside_the_workspace() {
+        let mut p = payload();
+        assert_eq!(u16::from_le_bytes([encode(&p)[6], encode(&p)[7]]), 0);
+        p.workspace = 256;
+        p.launches[0].args.push(Argument::Workspace(128));
+        let bytes = encode(&p);
+        assert_eq!(u16::from_le_bytes([bytes[6], bytes[7]]), 2);
+        let back = decode(&bytes).expect("decodes");
+        assert_eq!(back.launches[0].args, p.launches[0].args);
+        assert_eq!(back.workspace, 256);
+        assert!(
+            describe(&bytes, kiln_core::engine_id(&p.engine_name), |_| true)
+                .expect("describes")
+                .contains("workspace + 128")
+        );
+        p.launches[0].args[3] = Argument::Workspace(256);
+        let why = decode(&encode(&p)).expect_err("refused").message;
+        assert!(why.contains("workspace of 256"), "{why}");
     }
 
     #[test]

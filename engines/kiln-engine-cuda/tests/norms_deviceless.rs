@@ -126,6 +126,53 @@ fn batchnorm_inference_relu(dims: [i64; 4]) -> Graph {
     g
 }
 
+/// layernorm (training, bf16, no chain): the wide path.
+fn layernorm_plain(rows: i64, hidden: i64) -> Graph {
+    let mut g = Graph::new();
+    let x = t(&mut g, "x", &[rows, hidden], DataType::Bf16);
+    let s = t(&mut g, "scale", &[1, hidden], DataType::Bf16);
+    let b = t(&mut g, "bias", &[1, hidden], DataType::F32);
+    let out = g
+        .layernorm(
+            &x,
+            &s,
+            &b,
+            LayernormAttributes::new()
+                .epsilon(1e-5)
+                .forward_phase(NormPhase::Training),
+        )
+        .unwrap();
+    out.y.set_output(true);
+    for o in [out.mean, out.inv_variance].into_iter().flatten() {
+        o.set_output(true).set_data_type(DataType::F32);
+    }
+    g
+}
+
+/// batchnorm_inference, NHWC bf16, no chain: the channels-last path.
+fn batchnorm_inference_nhwc(dims: [i64; 4]) -> Graph {
+    let mut g = Graph::new();
+    let x = t(&mut g, "x", &dims, DataType::Bf16);
+    x.set_stride(&nhwc(&dims));
+    let p = per_channel(dims[1]);
+    let ps: Vec<Tensor> = ["mean", "inv_variance", "scale", "bias"]
+        .iter()
+        .map(|n| t(&mut g, n, &p, DataType::F32))
+        .collect();
+    let y = g
+        .batchnorm_inference(
+            &x,
+            &ps[0],
+            &ps[1],
+            &ps[2],
+            &ps[3],
+            BatchnormInferenceAttributes::new(),
+        )
+        .unwrap();
+    y.set_output(true).set_stride(&nhwc(&dims));
+    g
+}
+
 /// A backward of `op` ("layernorm", "rmsnorm", "batchnorm") on bf16 x of `dims`.
 fn backward(op: &str, dims: &[i64]) -> Graph {
     let mut g = Graph::new();
@@ -192,6 +239,20 @@ fn variants() -> Vec<(&'static str, Graph)> {
             "norm_batchnorm_backward_bf16",
             backward("batchnorm", &[2, 8, 5, 5]),
         ),
+        ("norm_layernorm_bf16_wide_warp", layernorm_plain(9, 1024)),
+        ("norm_layernorm_bf16_wide_block", layernorm_plain(3, 8192)),
+        (
+            "norm_batchnorm_inference_bf16_nhwc",
+            batchnorm_inference_nhwc([3, 24, 5, 7]),
+        ),
+        (
+            "norm_layernorm_backward_bf16_wide_warp",
+            backward("layernorm", &[37, 4, 64]),
+        ),
+        (
+            "norm_rmsnorm_backward_bf16_wide_block",
+            backward("rmsnorm", &[21, 4096]),
+        ),
     ]
 }
 
@@ -223,6 +284,27 @@ fn backwards_launch_two_kernels_per_sample_and_one_per_channel() {
     assert_eq!(kernels(backward("layernorm", &[5, 70])).len(), 2);
     assert_eq!(kernels(backward("rmsnorm", &[5, 70])).len(), 2);
     assert_eq!(kernels(backward("batchnorm", &[2, 3, 4, 4])).len(), 1);
+}
+
+#[test]
+fn wide_paths_take_a_workspace_only_where_they_sum_across_blocks() {
+    let ws = |mut g: Graph| {
+        g.validate().expect("valid");
+        kiln_engine_cuda::codegen::norm::workspace_bytes(g.op_graph().unwrap(), true).expect("ws")
+    };
+    assert_eq!(ws(layernorm_plain(9, 1024)), 0);
+    assert_eq!(ws(batchnorm_inference_nhwc([3, 24, 5, 7])), 0);
+    assert_eq!(ws(layernorm_gelu(4, 1000)), 0);
+    // Backward, wide: two f32 partial arrays of [groups][inner]; 21 rows give 2 groups.
+    assert_eq!(ws(backward("rmsnorm", &[21, 4096])), 2 * 2 * 4096 * 4);
+    // Training batchnorm, channels-last: two [blocks][C] sums and the two [C] factors.
+    assert!(ws(batchnorm_nhwc([2, 16, 5, 7])) >= 4 * 16 * 4);
+    // Not a multiple of 8: the scalar kernels, no workspace.
+    assert_eq!(ws(backward("layernorm", &[5, 3, 70])), 0);
+    // Fewer than 8 channels (no 8-channel group): the scalar kernels.
+    assert_eq!(ws(batchnorm_nhwc([2, 4, 3, 3])), 0);
+    assert_eq!(ws(batchnorm_nhwc([2, 1, 1, 1])), 0);
+    assert_eq!(ws(batchnorm_inference_nhwc([2, 2, 1, 1])), 0);
 }
 
 #[test]

@@ -15,6 +15,11 @@
 //! - **Backward**: the same walks; per sample each row is one pass, per channel two (the sums,
 //!   then `dx`).
 //!
+//! - **batchnorm_inference, f32** with contiguous runs (NCHW planes or NHWC positions): each run
+//!   goes from x's memory to y's in one pass (`y = x * a + shift`, `a = inv * scale` and
+//!   `shift = bias - mean * a` computed once per channel), or into the chain's buffer when a
+//!   chain follows.
+//!
 //! Workspace: none (per-worker buffers are allocated at execute).
 
 use super::element_io::SharedPtr;
@@ -212,6 +217,11 @@ enum Work {
         bias: i64,
         stats: ChannelStats,
         epilogue: BoundEpilogue,
+        /// x is f32 with contiguous runs: y is computed straight from x's memory.
+        x_direct: bool,
+        /// Also no chain after y, and y is f32 with contiguous runs: y is written straight into
+        /// its memory (one pass from x to y per run).
+        y_direct: Option<Walked>,
     },
     SampleBackward {
         rms: bool,
@@ -335,11 +345,20 @@ impl NormPlan {
                         running,
                     },
                     epilogue: epilogue(b.y, &g)?,
+                    x_direct: false,
+                    y_direct: None,
                 }
             }
             "batchnorm_inference" => {
                 let b = BatchnormInferenceOp::from_generic(op, &what).map_err(err)?;
                 let (walk, g) = Walk::of(x_of(b.x)?);
+                let x_direct = direct_runs(x_of(b.x)?, walk);
+                let y_direct =
+                    if x_direct && graph.nodes.len() == 1 && direct_runs(x_of(b.y)?, walk) {
+                        Some(Walked::new(graph, b.y, &g)?)
+                    } else {
+                        None
+                    };
                 Work::ChannelForward {
                     x: Walked::new(graph, b.x, &g)?,
                     walk,
@@ -350,6 +369,8 @@ impl NormPlan {
                         inv: b.inv_variance,
                     },
                     epilogue: epilogue(b.y, &g)?,
+                    x_direct,
+                    y_direct,
                 }
             }
             _ => {
@@ -392,6 +413,103 @@ impl NormPlan {
         };
         Ok(NormPlan { work })
     }
+}
+
+/// True when `t` is a bound f32 tensor whose runs along `walk` are contiguous in memory (the
+/// channels when they are innermost, a sample's plane of one channel otherwise).
+fn direct_runs(t: &TensorDesc, walk: Walk) -> bool {
+    if t.data_type != kiln_core::DataType::F32 || t.is_virtual || t.scalar.is_some() {
+        return false;
+    }
+    let run_axes: Vec<usize> = if walk.inner {
+        vec![1]
+    } else {
+        (2..t.dims.len()).collect()
+    };
+    // Innermost first: each axis of size > 1 has the stride of the run so far.
+    let mut expect = 1i64;
+    for &a in run_axes.iter().rev() {
+        if t.dims[a] > 1 {
+            if t.strides[a] != expect {
+                return false;
+            }
+            expect = expect.saturating_mul(t.dims[a]);
+        }
+    }
+    true
+}
+
+/// `dst[i] = ((src[i] - centre) - off) * a + b`, the parameters per element (`Per`: runs along
+/// the channels) or one for the run (`One`: a plane of one channel).
+#[inline]
+fn affine_run(src: &[f32], dst: &mut [f32], p: RunParams<'_>) {
+    match p {
+        RunParams::One(m, d, a, b) => {
+            for (o, &v) in dst.iter_mut().zip(src) {
+                *o = ((v - m) - d) * a + b;
+            }
+        }
+        RunParams::Per(m, d, a, b) => {
+            let params = m.iter().zip(d).zip(a).zip(b);
+            for ((o, &v), (((&m, &d), &a), &b)) in dst.iter_mut().zip(src).zip(params) {
+                *o = ((v - m) - d) * a + b;
+            }
+        }
+    }
+}
+
+/// `dst[i] = src[i] * a + shift`, the factors per element or one for the run; 8 lanes wide
+/// where the processor has AVX2 (the same operations, so the same results, as the portable
+/// loop).
+#[inline]
+fn scale_shift_run(src: &[f32], dst: &mut [f32], p: ScaleShift<'_>) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2 (checked just above).
+        unsafe { scale_shift_avx2(src, dst, p) };
+        return;
+    }
+    scale_shift_portable(src, dst, p);
+}
+
+/// [`scale_shift_portable`] compiled for AVX2.
+///
+/// # Safety
+/// The processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scale_shift_avx2(src: &[f32], dst: &mut [f32], p: ScaleShift<'_>) {
+    scale_shift_portable(src, dst, p);
+}
+
+#[inline(always)]
+fn scale_shift_portable(src: &[f32], dst: &mut [f32], p: ScaleShift<'_>) {
+    match p {
+        ScaleShift::One(a, c) => {
+            for (o, &v) in dst.iter_mut().zip(src) {
+                *o = v * a + c;
+            }
+        }
+        ScaleShift::Per(a, c) => {
+            for (((o, &v), &a), &c) in dst.iter_mut().zip(src).zip(a).zip(c) {
+                *o = v * a + c;
+            }
+        }
+    }
+}
+
+/// The factors of [`scale_shift_run`].
+#[derive(Clone, Copy)]
+enum ScaleShift<'a> {
+    One(f32, f32),
+    Per(&'a [f32], &'a [f32]),
+}
+
+/// The per-channel factors of one run of a channel walk.
+#[derive(Clone, Copy)]
+enum RunParams<'a> {
+    One(f32, f32, f32, f32),
+    Per(&'a [f32], &'a [f32], &'a [f32], &'a [f32]),
 }
 
 fn count(t: &TensorDesc) -> usize {
@@ -621,6 +739,8 @@ impl NormPlan {
             bias,
             stats,
             epilogue,
+            x_direct,
+            y_direct,
         } = &self.work
         else {
             return Err(PluginError::internal("channel_forward on another plan"));
@@ -677,6 +797,55 @@ impl NormPlan {
         };
         let a: Vec<f32> = inv.iter().zip(&scale).map(|(i, s)| i * s).collect();
         let ptrs = epilogue.pointers(tensors)?;
+        let params = |f: usize| {
+            if w.inner {
+                RunParams::Per(&centre, &off, &a, &bias)
+            } else {
+                RunParams::One(centre[f], off[f], a[f], bias[f])
+            }
+        };
+        if let Some(y) = y_direct {
+            // Given statistics (batchnorm_inference): y = x * a + shift, shift = bias - mean * a
+            // per channel, as cuDNN and ONNX Runtime fold it: two operations per value.
+            let shift: Vec<f32> = centre
+                .iter()
+                .zip(&off)
+                .zip(&a)
+                .zip(&bias)
+                .map(|(((&m, &d), &a), &b)| {
+                    (f64::from(b) - (f64::from(m) + f64::from(d)) * f64::from(a)) as f32
+                })
+                .collect();
+            let yp = ptr(tensors, y)?;
+            (0..w.segments())
+                .into_par_iter()
+                .with_min_len(w.min_len())
+                .for_each(|s| {
+                    let (f, r) = (s / w.rows, s % w.rows);
+                    // SAFETY: x and y are f32 with contiguous runs (direct_runs), so segment
+                    // (f, r) is `cols` consecutive f32 at its row base in each, inside their
+                    // dims; x is only read, and this task alone writes this run of y, which
+                    // overlaps no other bound tensor (execute's contract).
+                    let (src, dst) = unsafe {
+                        (
+                            std::slice::from_raw_parts(
+                                (xp.get() as *const f32).offset(x.addr.row_base(f, r)),
+                                w.cols,
+                            ),
+                            std::slice::from_raw_parts_mut(
+                                (yp.get() as *mut f32).offset(y.addr.row_base(f, r)),
+                                w.cols,
+                            ),
+                        )
+                    };
+                    if w.inner {
+                        scale_shift_run(src, dst, ScaleShift::Per(&a, &shift));
+                    } else {
+                        scale_shift_run(src, dst, ScaleShift::One(a[f], shift[f]));
+                    }
+                });
+            return Ok(());
+        }
         (0..w.segments())
             .into_par_iter()
             .with_min_len(w.min_len())
@@ -684,19 +853,21 @@ impl NormPlan {
                 || Buffers::new(w.cols),
                 |buf, s| {
                     let (f, r) = (s / w.rows, s % w.rows);
-                    let v = &mut buf.a[..];
-                    // SAFETY: segment (f, r) of x.
-                    unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, v) };
-                    if w.inner {
-                        let params = centre.iter().zip(&off).zip(&a).zip(&bias);
-                        for (o, (((&m, &d), &a), &b)) in v.iter_mut().zip(params) {
-                            *o = ((*o - m) - d) * a + b;
-                        }
+                    let (v, src) = (&mut buf.a[..], &mut buf.b[..]);
+                    if *x_direct {
+                        // SAFETY: x is f32 with contiguous runs: segment (f, r) is `cols`
+                        // consecutive f32 at its row base, inside its dims, only read.
+                        let src = unsafe {
+                            std::slice::from_raw_parts(
+                                (xp.get() as *const f32).offset(x.addr.row_base(f, r)),
+                                w.cols,
+                            )
+                        };
+                        affine_run(src, v, params(f));
                     } else {
-                        let (m, d, a, b) = (centre[f], off[f], a[f], bias[f]);
-                        for o in v.iter_mut() {
-                            *o = ((*o - m) - d) * a + b;
-                        }
+                        // SAFETY: segment (f, r) of x.
+                        unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, src) };
+                        affine_run(src, v, params(f));
                     }
                     let tile = Tile {
                         fixed: f,

@@ -30,7 +30,7 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 15] = [
+pub const HEADERS: [(&str, &str); 16] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
     // Included by common.cuh: storage types beyond f32/f16/bf16, the newer pointwise modes.
@@ -89,7 +89,13 @@ pub const HEADERS: [(&str, &str); 15] = [
         "norm_reduce.cuh",
         include_str!("../kernels/norm_reduce.cuh"),
     ),
+    // 8-value accesses and group sums of the wide normalization kernels.
+    ("norm_wide.cuh", include_str!("../kernels/norm_wide.cuh")),
 ];
+
+/// The entry of [`Kernel::args`] that stands for the plan's workspace pointer (the kernel's
+/// parameter is a pointer to the workspace's first byte); never a tensor UID.
+pub const WORKSPACE_ARG: i64 = i64::MIN;
 
 /// One generated kernel and how to launch it.
 #[derive(Debug, Clone, PartialEq)]

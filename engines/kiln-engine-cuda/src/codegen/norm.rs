@@ -29,6 +29,12 @@ const ROWS_BACKWARD: &str = include_str!("../kernels/norm_rows_backward.cu");
 const COLUMNS: &str = include_str!("../kernels/norm_columns.cu");
 const CHANNELS: &str = include_str!("../kernels/norm_channels.cu");
 const AFFINE: &str = include_str!("../kernels/norm_affine.cu");
+const ROWS_WIDE: &str = include_str!("../kernels/norm_rows_wide.cu");
+const ROWS_BACKWARD_WIDE: &str = include_str!("../kernels/norm_rows_backward_wide.cu");
+const COLUMNS_REDUCE: &str = include_str!("../kernels/norm_columns_reduce.cu");
+const NHWC_STATS: &str = include_str!("../kernels/norm_nhwc_stats.cu");
+const NHWC_FINALIZE: &str = include_str!("../kernels/norm_nhwc_finalize.cu");
+const NHWC_AFFINE: &str = include_str!("../kernels/norm_nhwc_affine.cu");
 
 /// Most values of one sample the per-sample kernels take (64 registers per thread of 1024).
 pub const MAX_ROW: i64 = 64 * 1024;
@@ -116,13 +122,97 @@ fn check_chain(
 
 /// `Ok` when the engine can run `graph`.
 pub fn supports(graph: &OpGraph) -> Result<(), String> {
-    generate_kernels(graph, false).map(|_| ())
+    generate_kernels(graph, false, true).map(|_| ())
 }
 
-/// Generates the kernels of `graph` (which `supports` accepted), in launch order.
+/// Generates the kernels of `graph` (which `supports` accepted), in launch order, with the
+/// default knobs.
 pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
-    generate_kernels(graph, true)
+    generate_with(graph, true)
 }
+
+/// Generates the kernels of `graph`: the wide ones where the layout allows (`wide`, the
+/// engine's knob), else the scalar ones.
+pub fn generate_with(graph: &OpGraph, wide: bool) -> Result<Vec<Kernel>, String> {
+    generate_kernels(graph, true, wide).map(|(k, _)| k)
+}
+
+/// The workspace bytes the kernels of `graph` take (0 for the scalar kernels).
+pub fn workspace_bytes(graph: &OpGraph, wide: bool) -> Result<u64, String> {
+    generate_kernels(graph, true, wide).map(|(_, w)| w)
+}
+
+/// True when `t` is laid out with strides `packed` (dims of size 1 may have any stride).
+fn packed_as(t: &TensorDesc, packed: &[i64]) -> bool {
+    t.scalar.is_none()
+        && !t.is_virtual
+        && t.dims.len() == packed.len()
+        && t.dims
+            .iter()
+            .zip(&t.strides)
+            .zip(packed)
+            .all(|((&d, &s), &p)| d == 1 || s == p)
+}
+
+/// True when every tensor of `uids` is packed row-major.
+fn row_major(graph: &OpGraph, uids: &[i64]) -> bool {
+    uids.iter().all(|&u| {
+        graph
+            .tensor(u)
+            .is_some_and(|t| packed_as(t, &kiln_core::tensor::packed_strides(&t.dims)))
+    })
+}
+
+/// True when every tensor of `uids` is packed channels-last.
+fn channels_last(graph: &OpGraph, uids: &[i64]) -> bool {
+    uids.iter().all(|&u| {
+        graph
+            .tensor(u)
+            .is_some_and(|t| packed_as(t, &kiln_core::tensor::channels_last_strides(&t.dims)))
+    })
+}
+
+/// The kernel parameter name of tensor `uid`.
+fn name(g: &Gen<'_>, uid: i64) -> Result<String, String> {
+    g.params
+        .name(uid)
+        .ok_or_else(|| format!("tensor uid {uid} is not a kernel parameter"))
+}
+
+/// The run-time test that every pointer of `uids` is 16-byte aligned.
+fn aligned_expr(g: &Gen<'_>, uids: &[i64]) -> Result<String, String> {
+    let names = uids
+        .iter()
+        .map(|&u| name(g, u).map(|p| format!("(unsigned long long){p}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(format!("(({}) % 16ULL) == 0", names.join(" | ")))
+}
+
+/// Threads per row group and 8-value vectors per thread of the wide per-sample kernels: a warp
+/// when that holds the row in `max_vpt` vectors per thread, else a block of up to 1024 threads.
+fn wide_row_shape(inner: i64, max_vpt: i64) -> (u32, i64) {
+    let nvec = inner / 8;
+    let group = (((nvec + max_vpt - 1) / max_vpt) as u64)
+        .next_power_of_two()
+        .clamp(32, 1024) as i64;
+    (group as u32, (nvec + group - 1) / group)
+}
+
+/// Rows per block of the wide per-sample kernels when a warp takes a row.
+const WARP_ROWS: u32 = 4;
+
+/// Channel groups (8 channels each) and lanes of the channels-last kernels' blocks of about
+/// `threads` threads.
+fn nhwc_shape(channels: i64, threads: i64) -> (i64, i64) {
+    let cg = channels / 8;
+    (cg, (threads / cg).max(1))
+}
+
+/// Most 8-channel groups the channels-last kernels take (a block of at most 512 threads).
+const MAX_NHWC_GROUPS: i64 = 512;
+
+/// Blocks of the channels-last statistics kernel at most (two per multiprocessor of an H200).
+const NHWC_STAT_BLOCKS: i64 = 264;
 
 /// Coordinate names `c0`, `c1`, ... of a tensor of rank `rank`.
 fn coord_names(rank: usize) -> Vec<String> {
@@ -238,9 +328,22 @@ impl Gen<'_> {
         &self,
         prefix: &str,
         template: &str,
+        values: Vec<(&str, String)>,
+        grid: u64,
+        block: u32,
+    ) -> Result<Kernel, String> {
+        self.kernel_ws(prefix, template, values, grid, block, false)
+    }
+
+    /// A kernel; with `ws`, its last parameter is the plan's workspace.
+    fn kernel_ws(
+        &self,
+        prefix: &str,
+        template: &str,
         mut values: Vec<(&str, String)>,
         grid: u64,
         block: u32,
+        ws: bool,
     ) -> Result<Kernel, String> {
         values.push(("SYMBOL", "KILN_SYMBOL".into()));
         values.push(("PARAMS", self.params.declare(self.graph)?));
@@ -252,7 +355,13 @@ impl Gen<'_> {
         Ok(Kernel {
             symbol: sym.clone(),
             source: text.replace("KILN_SYMBOL", &sym),
-            args: self.params.list.iter().map(|&(u, _)| u).collect(),
+            args: self
+                .params
+                .list
+                .iter()
+                .map(|&(u, _)| u)
+                .chain(ws.then_some(super::WORKSPACE_ARG))
+                .collect(),
             grid: [grid as u32, 1, 1],
             block: [block, 1, 1],
             shared_bytes: 0,
@@ -317,7 +426,7 @@ fn at_channel(rank: usize) -> Vec<String> {
         .collect()
 }
 
-fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> {
+fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kernel>, u64), String> {
     check_types(graph)?;
     let (anchor, op, chain) = split(graph)?;
     let node = &graph.nodes[anchor].name;
@@ -332,6 +441,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
     };
     let g = Gen::new(graph);
     let mut kernels = Vec::new();
+    let mut workspace = 0u64;
     match op.op.as_str() {
         "layernorm" | "rmsnorm" => {
             let (x, scale, bias, eps, y, mean, inv, rms) = if op.op == "rmsnorm" {
@@ -346,7 +456,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
             check_chain(graph, xt, y, &chain)?;
             let (rows, inner) = rows_of(xt)?;
             if !emit {
-                return Ok(kernels);
+                return Ok((kernels, 0));
             }
             let eps = eps.value(graph, node, "epsilon").map_err(err)?;
             let coords = coord_names(xt.dims.len());
@@ -357,6 +467,44 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
                 if let Some(uid) = uid {
                     stats.push_str(&g.store(uid, &here, v, "        ")?);
                 }
+            }
+            let wide_uids: Vec<i64> = [x, y, scale].into_iter().chain(bias).collect();
+            if wide && chain.is_empty() && inner % 8 == 0 && row_major(graph, &wide_uids) {
+                let (group, vpt) = wide_row_shape(inner, 4);
+                let (block, grid) = if group == 32 {
+                    (32 * WARP_ROWS, (rows as u64).div_ceil(u64::from(WARP_ROWS)))
+                } else {
+                    (group, rows as u64)
+                };
+                let load_bias = match bias {
+                    Some(b) => format!("            kiln_ld8({} + c * 8, wide, bi);", name(&g, b)?),
+                    None => {
+                        "#pragma unroll\n            for (int e = 0; e < 8; ++e) { bi[e] = 0.0f; }"
+                            .to_string()
+                    }
+                };
+                kernels.push(g.kernel(
+                    "norm_rows_wide",
+                    ROWS_WIDE,
+                    vec![
+                        ("BLOCK", block.to_string()),
+                        ("GROUP", group.to_string()),
+                        ("VPT", vpt.to_string()),
+                        ("INNER", inner.to_string()),
+                        ("ROWS", rows.to_string()),
+                        ("RMS", rms.to_string()),
+                        ("EPS", float_lit(eps)),
+                        ("ALIGNED", aligned_expr(&g, &wide_uids)?),
+                        ("X", name(&g, x)?),
+                        ("Y", name(&g, y)?),
+                        ("SCALE", name(&g, scale)?),
+                        ("LOAD_BIAS", load_bias),
+                        ("STATS", stats.trim_end().into()),
+                    ],
+                    grid,
+                    block,
+                )?);
+                return Ok((kernels, 0));
             }
             let bias = match bias {
                 Some(b) => g.load(b, &coords)?,
@@ -404,12 +552,135 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
                 return Err(format!("{} has dims {:?}", xt.label(), xt.dims));
             }
             if !emit {
-                return Ok(kernels);
+                return Ok((kernels, 0));
             }
             let rank = xt.dims.len();
             let coords = coord_names(rank);
             let here = at_channel(rank);
             let epilogue = g.epilogue(y, &chain, &coords, "        ")?;
+            let positions = total / channels;
+            if wide
+                && chain.is_empty()
+                && channels % 8 == 0
+                && (1..=MAX_NHWC_GROUPS).contains(&(channels / 8))
+                && channels_last(graph, &[x, y])
+            {
+                let (cg, lanes) = nhwc_shape(channels, 256);
+                let affine = |g: &Gen<'_>, factors: String, reverse: bool, ws: bool| {
+                    // 4 vectors of 8 channels per thread, one block per 4 * block vectors.
+                    let grid = ((positions * cg) as u64).div_ceil((4 * cg * lanes) as u64);
+                    g.kernel_ws(
+                        "norm_nhwc_affine",
+                        NHWC_AFFINE,
+                        vec![
+                            ("BLOCK", (cg * lanes).to_string()),
+                            ("GROUPS_C", cg.to_string()),
+                            ("C", channels.to_string()),
+                            ("POSITIONS", positions.to_string()),
+                            ("ALIGNED", aligned_expr(g, &[x, y])?),
+                            ("X", name(g, x)?),
+                            ("Y", name(g, y)?),
+                            ("FACTORS", factors),
+                            ("REVERSE", reverse.to_string()),
+                            (
+                                "WS_PARAM",
+                                if ws {
+                                    ", float* __restrict__ kiln_ws"
+                                } else {
+                                    ""
+                                }
+                                .into(),
+                            ),
+                        ],
+                        grid,
+                        (cg * lanes) as u32,
+                        ws,
+                    )
+                };
+                if op.op == "batchnorm_inference" {
+                    let b = BatchnormInferenceOp::from_generic(op, &what).map_err(err)?;
+                    let factors = format!(
+                        "        const float inv = {};\n        const float sc = {};\n        \
+                         sfa[c] = inv * sc;\n        sfb[c] = {} - {} * sfa[c];",
+                        g.load(b.inv_variance, &here)?,
+                        g.load(b.scale, &here)?,
+                        g.load(b.bias, &here)?,
+                        g.load(b.mean, &here)?
+                    );
+                    kernels.push(affine(&g, factors, false, false)?);
+                    return Ok((kernels, 0));
+                }
+                let b = BatchnormOp::from_generic(op, &what).map_err(err)?;
+                let eps = b.epsilon.value(graph, node, "epsilon").map_err(err)?;
+                let (scg, slanes) = nhwc_shape(channels, 512);
+                let nb = ((positions + slanes * 4 - 1) / (slanes * 4)).clamp(1, NHWC_STAT_BLOCKS);
+                kernels.push(g.kernel_ws(
+                    "norm_nhwc_stats",
+                    NHWC_STATS,
+                    vec![
+                        ("BLOCK", (scg * slanes).to_string()),
+                        ("GROUPS_C", scg.to_string()),
+                        ("C", channels.to_string()),
+                        ("POSITIONS", positions.to_string()),
+                        ("ALIGNED", aligned_expr(&g, &[x])?),
+                        ("X", name(&g, x)?),
+                        ("NB", nb.to_string()),
+                    ],
+                    nb as u64,
+                    (scg * slanes) as u32,
+                    true,
+                )?);
+                let mut stats = g.store(b.mean, &here, "mean", "    ")?;
+                stats.push_str(&g.store(b.inv_variance, &here, "inv", "    ")?);
+                if let Some(r) = &b.running {
+                    let mo = r.momentum.value(graph, node, "momentum").map_err(err)?;
+                    let bessel = if positions > 1 {
+                        positions as f64 / (positions - 1) as f64
+                    } else {
+                        0.0
+                    };
+                    let next_mean = format!(
+                        "(1.0f - {m}) * {} + {m} * mean",
+                        g.load(r.prev_mean, &here)?,
+                        m = float_lit(mo)
+                    );
+                    let next_var = format!(
+                        "(1.0f - {m}) * {} + {m} * var * {}",
+                        g.load(r.prev_var, &here)?,
+                        float_lit(bessel),
+                        m = float_lit(mo)
+                    );
+                    stats.push_str(&g.store(r.next_mean, &here, &next_mean, "    ")?);
+                    stats.push_str(&g.store(r.next_var, &here, &next_var, "    ")?);
+                }
+                let first: Vec<String> = (0..rank)
+                    .map(|d| if d == 1 { "c".into() } else { "0".into() })
+                    .collect();
+                kernels.push(g.kernel_ws(
+                    "norm_nhwc_finalize",
+                    NHWC_FINALIZE,
+                    vec![
+                        ("C", channels.to_string()),
+                        ("NB", nb.to_string()),
+                        ("COUNT", positions.to_string()),
+                        ("LOAD_PIVOT", g.load(b.x, &first)?),
+                        ("EPS", float_lit(eps)),
+                        ("LOAD_SCALE", g.load(b.scale, &here)?),
+                        ("LOAD_BIAS", g.load(b.bias, &here)?),
+                        ("STATS", stats.trim_end().into()),
+                    ],
+                    (channels as u64).div_ceil(32),
+                    1024,
+                    true,
+                )?);
+                let factors = format!(
+                    "        sfa[c] = kiln_ws[{o}LL + c];\n        sfb[c] = kiln_ws[{o}LL + {channels}LL + c];",
+                    o = 2 * nb * channels
+                );
+                kernels.push(affine(&g, factors, true, true)?);
+                workspace = ((2 * nb * channels + 2 * channels) * 4) as u64;
+                return Ok((kernels, workspace));
+            }
             if op.op == "batchnorm_inference" {
                 let b = BatchnormInferenceOp::from_generic(op, &what).map_err(err)?;
                 let axes: Vec<(usize, i64)> = (0..rank).map(|a| (a, xt.dims[a])).collect();
@@ -522,7 +793,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
                     return Err(format!("{} has dims {:?}", xt.label(), xt.dims));
                 }
                 if !emit {
-                    return Ok(kernels);
+                    return Ok((kernels, 0));
                 }
                 let mean = b.mean.ok_or_else(|| format!("{what}: no mean"))?;
                 let here = at_channel(rank);
@@ -579,7 +850,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
             } else {
                 let (rows, inner) = rows_of(xt)?;
                 if !emit {
-                    return Ok(kernels);
+                    return Ok((kernels, 0));
                 }
                 let (block, items) = row_shape(inner);
                 let here = at_row(rank, "row");
@@ -587,6 +858,69 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
                     Some(m) => g.load(m, &here)?,
                     None => "0.0f".into(),
                 };
+                let mut wide_params = g.store(b.dscale, &coords, "ds", "        ")?;
+                if let Some(db) = b.dbias {
+                    wide_params.push_str(&g.store(db, &coords, "db", "        ")?);
+                }
+                let wide_coords = decompose(
+                    "j",
+                    &(1..rank).map(|a| (a, xt.dims[a])).collect::<Vec<_>>(),
+                    &[(0, "row")],
+                    "        ",
+                );
+                let (group, vpt) = wide_row_shape(inner, 2);
+                let wide_uids = [b.x, b.dy, b.dx, b.scale];
+                if wide && inner % 8 == 0 && vpt <= 4 && row_major(graph, &wide_uids) {
+                    let groups = (65536 / i64::from(group))
+                        .min((rows / 8).max(1))
+                        .clamp(1, rows);
+                    let (block, grid) = if group == 32 {
+                        (
+                            32 * WARP_ROWS,
+                            (groups as u64).div_ceil(u64::from(WARP_ROWS)),
+                        )
+                    } else {
+                        (group, groups as u64)
+                    };
+                    kernels.push(g.kernel_ws(
+                        "norm_rows_backward_wide",
+                        ROWS_BACKWARD_WIDE,
+                        vec![
+                            ("BLOCK", block.to_string()),
+                            ("GROUP", group.to_string()),
+                            ("VPT", vpt.to_string()),
+                            ("INNER", inner.to_string()),
+                            ("ROWS", rows.to_string()),
+                            ("GROUPS", groups.to_string()),
+                            ("RMS", (b.mean.is_none()).to_string()),
+                            ("ALIGNED", aligned_expr(&g, &wide_uids)?),
+                            ("LOAD_MEAN", mean.clone()),
+                            ("LOAD_INV", g.load(b.inv, &here)?),
+                            ("X", name(&g, b.x)?),
+                            ("DY", name(&g, b.dy)?),
+                            ("DX", name(&g, b.dx)?),
+                            ("SCALE", name(&g, b.scale)?),
+                        ],
+                        grid,
+                        block,
+                        true,
+                    )?);
+                    kernels.push(g.kernel_ws(
+                        "norm_columns_reduce",
+                        COLUMNS_REDUCE,
+                        vec![
+                            ("INNER", inner.to_string()),
+                            ("GROUPS", groups.to_string()),
+                            ("COORDS", wide_coords.trim_end().into()),
+                            ("STORE_PARAMS", wide_params.trim_end().into()),
+                        ],
+                        (inner as u64).div_ceil(32),
+                        1024,
+                        true,
+                    )?);
+                    workspace = (2 * groups * inner * 4) as u64;
+                    return Ok((kernels, workspace));
+                }
                 let dx = "inv * (g[k] - mg - xh[k] * mgx)";
                 kernels.push(g.kernel(
                     "norm_rows_backward",
@@ -642,5 +976,5 @@ fn generate_kernels(graph: &OpGraph, emit: bool) -> Result<Vec<Kernel>, String> 
             }
         }
     }
-    Ok(kernels)
+    Ok((kernels, workspace))
 }
