@@ -6,6 +6,9 @@
 //! - `KILN_CUDA_POINTWISE_V1`: any chain of pointwise nodes, fused into one kernel;
 //! - `KILN_CUDA_MATMUL_V1`: batched matmul with a fused pointwise epilogue;
 //! - `KILN_CUDA_CONV_FPROP_V1`: 2-D forward convolution (implicit GEMM) with a fused epilogue;
+//! - `KILN_CUDA_CONV_DGRAD_V1`, `KILN_CUDA_CONV_WGRAD_V1`: the 2-D convolution gradients
+//!   (implicit GEMMs on the same kernel) with a fused epilogue; wgrad splits its long reduction
+//!   over the plan's workspace (`codegen::conv_grad`).
 //! - `KILN_CUDA_MATMUL_V2`, `KILN_CUDA_CONV_FPROP_V2`: the same operations on Hopper (sm_90a
 //!   only): TMA, an mbarrier ring, warp-specialised wgmma, persistent tiles
 //!   (`codegen::hopper`). The heuristics offer them first on compute capability 9.0.
@@ -28,7 +31,7 @@ pub mod kernel_cache;
 pub mod payload;
 pub mod tensor_map;
 
-use kiln_core::{engine_id, OpGraph};
+use kiln_core::{engine_id, ConvDirection, OpGraph};
 use kiln_cuda_driver::{DeviceContext, Module};
 use kiln_plugin_sdk::{
     abi, Device, EngineDescriptor, EnginePlugin, KilnTensorBinding, KnobDescriptor, KnobSetting,
@@ -52,13 +55,17 @@ pub const CONV_FPROP_V2: &str = "KILN_CUDA_CONV_FPROP_V2";
 pub const SDPA_FA2_V1: &str = "KILN_CUDA_SDPA_FA2_V1";
 pub const RESAMPLE_V1: &str = "KILN_CUDA_RESAMPLE_V1";
 pub const NORM_V1: &str = "KILN_CUDA_NORM_V1";
+pub const CONV_DGRAD_V1: &str = "KILN_CUDA_CONV_DGRAD_V1";
+pub const CONV_WGRAD_V1: &str = "KILN_CUDA_CONV_WGRAD_V1";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 8] = [
+const ENGINES: [&str; 10] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
     MATMUL_V1,
     CONV_FPROP_V1,
+    CONV_DGRAD_V1,
+    CONV_WGRAD_V1,
     SDPA_FA2_V1,
     RESAMPLE_V1,
     NORM_V1,
@@ -87,6 +94,8 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
         POINTWISE_V1 => codegen::pointwise::supports(graph),
         MATMUL_V1 => codegen::gemm::supports(graph, false),
         CONV_FPROP_V1 => codegen::gemm::supports(graph, true),
+        CONV_DGRAD_V1 => codegen::conv_grad::supports(graph, ConvDirection::Dgrad),
+        CONV_WGRAD_V1 => codegen::conv_grad::supports(graph, ConvDirection::Wgrad),
         MATMUL_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, false)),
         CONV_FPROP_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, true)),
         SDPA_FA2_V1 => codegen::sdpa::supports(graph),
@@ -116,6 +125,8 @@ pub fn generate_with(
         POINTWISE_V1 => codegen::pointwise::generate(graph)?,
         MATMUL_V1 => codegen::gemm::generate(graph, false)?,
         CONV_FPROP_V1 => codegen::gemm::generate(graph, true)?,
+        CONV_DGRAD_V1 => return codegen::conv_grad::generate(graph, ConvDirection::Dgrad),
+        CONV_WGRAD_V1 => return codegen::conv_grad::generate(graph, ConvDirection::Wgrad),
         MATMUL_V2 => codegen::hopper::generate(graph, false, cfg)?,
         CONV_FPROP_V2 => codegen::hopper::generate(graph, true, cfg)?,
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
@@ -232,6 +243,11 @@ impl CudaPlugin {
         }
         for (i, l) in payload.launches.iter().enumerate() {
             for (j, a) in l.args.iter().enumerate() {
+                if *a == Argument::Workspace && payload.workspace == 0 {
+                    return Err(payload::damaged(format!(
+                        "launch {i} argument {j} is the workspace, but the plan has none"
+                    )));
+                }
                 if let Argument::Tensor(uid) = a {
                     if !payload.tensors.iter().any(|t| t.uid == *uid) {
                         return Err(payload::damaged(format!(
@@ -436,7 +452,13 @@ impl EnginePlugin for CudaPlugin {
                 shared_bytes: k.shared_bytes,
                 args: (0..k.maps.len() as u32)
                     .map(Argument::TensorMap)
-                    .chain(k.args.iter().map(|&u| Argument::Tensor(u)))
+                    .chain(k.args.iter().map(|&u| {
+                        if u == codegen::conv_grad::WORKSPACE_ARG {
+                            Argument::Workspace
+                        } else {
+                            Argument::Tensor(u)
+                        }
+                    }))
                     .collect(),
                 tensor_maps: k.maps.clone(),
                 persistent: k.persistent,
@@ -454,7 +476,11 @@ impl EnginePlugin for CudaPlugin {
             engine_name: name.to_string(),
             provider_version: PLUGIN_VERSION.to_string(),
             nvrtc_version: (nvrtc.0 as u32, nvrtc.1 as u32),
-            workspace: 0,
+            workspace: match name {
+                CONV_WGRAD_V1 => codegen::conv_grad::workspace_bytes(graph, ConvDirection::Wgrad)
+                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
+                _ => 0,
+            },
             tensors,
             code_objects,
             launches,
@@ -517,7 +543,7 @@ impl EnginePlugin for CudaPlugin {
         &self,
         context: &CudaContext,
         bindings: &[KilnTensorBinding],
-        _workspace: *mut u8,
+        workspace: *mut u8,
     ) -> PluginResult<()> {
         if !matches!(self.target, Target::Device(_)) {
             return Err(PluginError::not_supported(format!(
@@ -540,6 +566,11 @@ impl EnginePlugin for CudaPlugin {
             }
             Ok(b.ptr as u64)
         };
+        let workspace = if context.workspace > 0 {
+            Some(device_workspace(workspace)?)
+        } else {
+            None
+        };
         for (i, (l, &(m, f))) in context.launches.iter().zip(&context.functions).enumerate() {
             // Parameter values: pointers and scalars as u64 slots, tensor maps as 128-byte
             // values; `params` points at each in order.
@@ -550,6 +581,9 @@ impl EnginePlugin for CudaPlugin {
                     Argument::Tensor(uid) => words.push(pointer(uid)?),
                     Argument::Scalar32(v) => words.push(v as u64),
                     Argument::Scalar64(v) => words.push(v),
+                    Argument::Workspace => words.push(workspace.ok_or_else(|| {
+                        PluginError::internal("a workspace argument in a plan without workspace")
+                    })?),
                     Argument::TensorMap(n) => {
                         let e = context
                             .maps
@@ -589,6 +623,36 @@ impl EnginePlugin for CudaPlugin {
         }
         Ok(())
     }
+}
+
+/// The workspace pointer as a device address, refused when it is null or memory CUDA does not
+/// know (pageable host memory, such as the frontend's host `Workspace`): a kernel writing there
+/// would fault or, on a system with HMM, write host memory behind the caller's back.
+fn device_workspace(workspace: *mut u8) -> PluginResult<u64> {
+    use cudarc::driver::sys;
+    if workspace.is_null() {
+        return Err(PluginError::bad_param(format!(
+            "{PLUGIN_NAME}: the plan needs a workspace but none was given"
+        )));
+    }
+    let mut kind: u32 = 0;
+    // SAFETY: cuPointerGetAttribute writes one unsigned int (a CUmemorytype) for this attribute
+    // into `kind`, which lives across the call; the address is only inspected, not accessed.
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            &mut kind as *mut u32 as *mut c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            workspace as u64,
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(PluginError::bad_param(format!(
+            "{PLUGIN_NAME}: the workspace at {workspace:p} is not memory the CUDA device can use \
+             ({r:?}); pass device memory (the frontend's Workspace is host memory: run the plan \
+             with ExecutionPlan::execute and a device buffer)"
+        )));
+    }
+    Ok(workspace as u64)
 }
 
 /// Process-wide counters: NVRTC compilations and kernel-cache hits (a loaded plan adds to

@@ -32,9 +32,10 @@ pub const MARKER: [u8; 4] = *b"KCUD";
 /// The format major this provider writes and reads (2: FlatBuffer body).
 pub const FORMAT_MAJOR: u16 = 2;
 /// The newest format minor this provider reads. It writes minor 1 only for a payload that uses
-/// a minor-1 field (tensor maps, persistent grids, arch-specific code objects), so plans of the
-/// V1 engines keep the bytes (and the readers) of minor 0.
-pub const FORMAT_MINOR: u16 = 1;
+/// a minor-1 field (tensor maps, persistent grids, arch-specific code objects), and minor 2 only
+/// for one with a workspace argument, so plans of the older engines keep the bytes (and the
+/// readers) of their minor.
+pub const FORMAT_MINOR: u16 = 2;
 /// Payload kind: a saved execution context.
 pub const KIND_EXECUTION_CONTEXT: u16 = 1;
 /// Header bytes in front of the body.
@@ -111,6 +112,9 @@ pub enum Argument {
     Scalar64(u64),
     /// Tensor map `n` of the launch's `tensor_maps`, encoded over its tensor's bound pointer.
     TensorMap(u32),
+    /// (minor 2) The device pointer of the workspace passed to execute (`Payload::workspace`
+    /// bytes).
+    Workspace,
 }
 
 /// One kernel launch.
@@ -220,6 +224,7 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
                         Argument::Scalar32(v) => (fb::ArgumentKind::Scalar32, 0, v as u64),
                         Argument::Scalar64(v) => (fb::ArgumentKind::Scalar64, 0, v),
                         Argument::TensorMap(n) => (fb::ArgumentKind::TensorMap, 0, u64::from(n)),
+                        Argument::Workspace => (fb::ArgumentKind::Workspace, 0, 0),
                     };
                     fb::Argument::create(&mut b, kind, uid, bits)
                 })
@@ -269,8 +274,12 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
         || p.launches
             .iter()
             .any(|l| l.persistent || !l.tensor_maps.is_empty());
+    let minor_2 = p
+        .launches
+        .iter()
+        .any(|l| l.args.contains(&Argument::Workspace));
     PayloadFormat {
-        minor: u16::from(minor_1),
+        minor: if minor_2 { 2 } else { u16::from(minor_1) },
         ..FORMAT
     }
     .wrap(body)
@@ -389,6 +398,7 @@ fn read_body(body: &[u8]) -> PluginResult<Payload<'_>> {
                             })?;
                             Argument::TensorMap(n)
                         }
+                        fb::ArgumentKind::Workspace => Argument::Workspace,
                     });
                 }
             }
@@ -604,6 +614,7 @@ pub fn describe(
                 Argument::Tensor(uid) => format!("tensor uid {uid}"),
                 Argument::Scalar32(v) => format!("u32 {v:#x}"),
                 Argument::Scalar64(v) => format!("u64 {v:#x}"),
+                Argument::Workspace => "workspace".to_string(),
                 Argument::TensorMap(n) => match l.tensor_maps.get(*n as usize) {
                     Some(m) => format!(
                         "tensor map over uid {} dims {:?} box {:?}",

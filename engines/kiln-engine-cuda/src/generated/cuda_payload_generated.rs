@@ -49,15 +49,20 @@ mod root {
                 ///  (minor 1) A 128-byte CUtensorMap passed by value: entry `scalar_bits` of the launch's
                 ///  `tensor_maps`, encoded on the load device over the pointer bound to its tensor.
                 TensorMap = 3,
+
+                ///  (minor 2) The device pointer of the workspace the caller passes to execute, at least
+                ///  `CudaPayload.workspace_size` bytes.
+                Workspace = 4,
             }
 
             impl ArgumentKind {
                 /// Array containing all valid variants of ArgumentKind
-                pub const ENUM_VALUES: [Self; 4] = [
+                pub const ENUM_VALUES: [Self; 5] = [
                     Self::TensorPointer,
                     Self::Scalar32,
                     Self::Scalar64,
                     Self::TensorMap,
+                    Self::Workspace,
                 ];
             }
 
@@ -74,6 +79,7 @@ mod root {
                         1 => ::core::result::Result::Ok(ArgumentKind::Scalar32),
                         2 => ::core::result::Result::Ok(ArgumentKind::Scalar64),
                         3 => ::core::result::Result::Ok(ArgumentKind::TensorMap),
+                        4 => ::core::result::Result::Ok(ArgumentKind::Workspace),
 
                         _ => ::core::result::Result::Err(::planus::errors::UnknownEnumTagKind {
                             tag: value as i128,
@@ -211,7 +217,7 @@ mod root {
             ///  One kernel parameter, in parameter order.
             ///
             /// Generated from these locations:
-            /// * Table `Argument` in the file `schemas/cuda_payload.fbs:24`
+            /// * Table `Argument` in the file `schemas/cuda_payload.fbs:27`
             #[derive(
                 Clone,
                 Debug,
@@ -580,7 +586,7 @@ mod root {
             ///  A grid or block shape.
             ///
             /// Generated from these locations:
-            /// * Struct `Dim3` in the file `schemas/cuda_payload.fbs:33`
+            /// * Struct `Dim3` in the file `schemas/cuda_payload.fbs:36`
             #[derive(
                 Copy,
                 Clone,
@@ -813,7 +819,7 @@ mod root {
             ///  bounds, no interleave); a plan never stores an encoded map, which embeds a device address.
             ///
             /// Generated from these locations:
-            /// * Table `TensorMap` in the file `schemas/cuda_payload.fbs:41`
+            /// * Table `TensorMap` in the file `schemas/cuda_payload.fbs:44`
             #[derive(
                 Clone,
                 Debug,
@@ -1302,7 +1308,7 @@ mod root {
             ///  One kernel launch; launches run in the order listed.
             ///
             /// Generated from these locations:
-            /// * Table `Launch` in the file `schemas/cuda_payload.fbs:55`
+            /// * Table `Launch` in the file `schemas/cuda_payload.fbs:58`
             #[derive(
                 Clone,
                 Debug,
@@ -1977,7 +1983,7 @@ mod root {
             ///  A compiled module.
             ///
             /// Generated from these locations:
-            /// * Table `CodeObject` in the file `schemas/cuda_payload.fbs:73`
+            /// * Table `CodeObject` in the file `schemas/cuda_payload.fbs:76`
             #[derive(
                 Clone,
                 Debug,
@@ -2444,7 +2450,7 @@ mod root {
             ///  A bound tensor of the plan.
             ///
             /// Generated from these locations:
-            /// * Table `Tensor` in the file `schemas/cuda_payload.fbs:90`
+            /// * Table `Tensor` in the file `schemas/cuda_payload.fbs:93`
             #[derive(
                 Clone,
                 Debug,
@@ -2806,7 +2812,7 @@ mod root {
             /// The table `CudaPayload` in the namespace `kiln.cuda`
             ///
             /// Generated from these locations:
-            /// * Table `CudaPayload` in the file `schemas/cuda_payload.fbs:98`
+            /// * Table `CudaPayload` in the file `schemas/cuda_payload.fbs:101`
             #[derive(
                 Clone,
                 Debug,
