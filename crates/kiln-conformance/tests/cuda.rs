@@ -15,8 +15,7 @@ use kiln::{DataType, Device, PointwiseMode};
 use kiln_conformance::{
     check_on, device_under_test, Anchor, Case, ChainSpec, ChainStep, ConvSpec, Domain, Layout,
     MatmulSpec, Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_DGRAD,
-    CUDA_CONV_FPROP, CUDA_CONV_WGRAD, CUDA_MATMUL,
-    CUDA_POINTWISE, CUDA_RESAMPLE, DEVICE_ENV,
+    CUDA_CONV_FPROP, CUDA_CONV_WGRAD, CUDA_MATMUL, CUDA_POINTWISE, CUDA_RESAMPLE, DEVICE_ENV,
 };
 use kiln_core::{ConvDirection, PointwiseParams};
 use proptest::prelude::*;

@@ -352,6 +352,20 @@ impl EnginePlugin for CudaPlugin {
             .collect()
     }
 
+    fn engine_targets(name: &str) -> Option<&'static str> {
+        Some(match name {
+            MATMUL_V2 | CONV_FPROP_V2 => {
+                "CUDA compute capability 9.0 only (sm_90a: TMA, wgmma, setmaxnreg)"
+            }
+            MATMUL_V1 | CONV_FPROP_V1 | CONV_DGRAD_V1 | CONV_WGRAD_V1 => {
+                "any CUDA arch NVRTC compiles for (sm_75+ with CUDA 13): f32 everywhere, f16 \
+                 tensor cores (wmma) sm_70+, bf16 sm_80+"
+            }
+            SDPA_FA2_V1 => "CUDA sm_80 and newer (mma.sync m16n8k16)",
+            _ => "any CUDA arch NVRTC compiles for (sm_75+ with CUDA 13)",
+        })
+    }
+
     fn create(device: Device) -> PluginResult<Self> {
         match device {
             Device::Cpu => Err(PluginError::not_supported(format!(

@@ -383,12 +383,12 @@ fn load_checks_refuse_damaged_and_foreign_payloads_in_order() {
     assert_eq!(s, KilnPluginStatus::INVALID_VALUE);
     assert!(m.contains("marker"), "{m}");
     // 3 format version: newer major, newer minor, the older major 1 (hand-written body)
-    for (at, v, names) in [(4usize, 3u16, "3.0"), (6, 2, "2.2"), (4, 1, "1.0")] {
+    for (at, v, names) in [(4usize, 3u16, "3.0"), (6, 3, "2.3"), (4, 1, "1.0")] {
         let mut b = good.clone();
         b[at..at + 2].copy_from_slice(&v.to_le_bytes());
         let (s, m) = status_of(&b);
         assert_eq!(s, KilnPluginStatus::NOT_APPLICABLE, "{m}");
-        assert!(m.contains(names) && m.contains("2.1"), "{m}");
+        assert!(m.contains(names) && m.contains("2.2"), "{m}");
     }
     // 4 kind
     let mut b = good.clone();
@@ -866,32 +866,68 @@ fn conv_grad_variants() -> Vec<(&'static str, &'static str, Graph)> {
         (
             "conv_dgrad_bf16_nhwc_3x3",
             DG,
-            conv_grad_graph(true, DataType::Bf16, s(2, 64, 9, 9, 32, 3, 1, 1, 1), true, false),
+            conv_grad_graph(
+                true,
+                DataType::Bf16,
+                s(2, 64, 9, 9, 32, 3, 1, 1, 1),
+                true,
+                false,
+            ),
         ),
         (
             "conv_dgrad_f16_nhwc_3x3_stride2_scale_bias",
             DG,
-            conv_grad_graph(true, DataType::F16, s(2, 24, 11, 10, 40, 3, 1, 2, 1), true, true),
+            conv_grad_graph(
+                true,
+                DataType::F16,
+                s(2, 24, 11, 10, 40, 3, 1, 2, 1),
+                true,
+                true,
+            ),
         ),
         (
             "conv_dgrad_f32_nchw_3x3_dilation2",
             DG,
-            conv_grad_graph(true, DataType::F32, s(1, 5, 9, 8, 7, 3, 2, 1, 2), false, false),
+            conv_grad_graph(
+                true,
+                DataType::F32,
+                s(1, 5, 9, 8, 7, 3, 2, 1, 2),
+                false,
+                false,
+            ),
         ),
         (
             "conv_wgrad_bf16_nhwc_3x3",
             WG,
-            conv_grad_graph(false, DataType::Bf16, s(2, 16, 9, 9, 24, 3, 1, 1, 1), true, false),
+            conv_grad_graph(
+                false,
+                DataType::Bf16,
+                s(2, 16, 9, 9, 24, 3, 1, 1, 1),
+                true,
+                false,
+            ),
         ),
         (
             "conv_wgrad_f16_nchw_3x3_stride2_scale_bias",
             WG,
-            conv_grad_graph(false, DataType::F16, s(2, 7, 13, 11, 9, 3, 1, 2, 1), false, true),
+            conv_grad_graph(
+                false,
+                DataType::F16,
+                s(2, 7, 13, 11, 9, 3, 1, 2, 1),
+                false,
+                true,
+            ),
         ),
         (
             "conv_wgrad_bf16_nhwc_3x3_split",
             WG,
-            conv_grad_graph(false, DataType::Bf16, s(32, 128, 28, 28, 128, 3, 1, 1, 1), true, true),
+            conv_grad_graph(
+                false,
+                DataType::Bf16,
+                s(32, 128, 28, 28, 128, 3, 1, 1, 1),
+                true,
+                true,
+            ),
         ),
     ]
 }
@@ -932,8 +968,9 @@ fn wgrad_splits_long_reductions_over_a_workspace() {
             assert_eq!(ks.len(), 2, "{name}");
             assert!(ks[0].grid[2] > 1, "{name}: {:?}", ks[0].grid);
             assert_eq!(ws, u64::from(ks[0].grid[2]) * 128 * 1152 * 4, "{name}");
-            assert!(ks.iter().all(|k| k.args.last()
-                == Some(&kiln_engine_cuda::codegen::conv_grad::WORKSPACE_ARG)));
+            assert!(ks.iter().all(
+                |k| k.args.last() == Some(&kiln_engine_cuda::codegen::conv_grad::WORKSPACE_ARG)
+            ));
         } else {
             assert_eq!((ks.len(), ws), (1, 0), "{name}");
         }
@@ -987,10 +1024,14 @@ fn split_wgrad_plan_saves_its_workspace_and_resaves_identically() {
     let bytes = kiln::serialize_compiled_plan(plan).expect("save");
     let loaded = kiln::deserialize_compiled_plan(&h, &bytes).expect("load");
     assert_eq!(loaded.workspace_size(), plan.workspace_size());
-    assert_eq!(kiln::serialize_compiled_plan(&loaded).expect("re-save"), bytes);
+    assert_eq!(
+        kiln::serialize_compiled_plan(&loaded).expect("re-save"),
+        bytes
+    );
     let at = bytes
         .windows(4)
         .position(|w| w == payload::MARKER)
         .expect("the plan holds a CUDA payload");
     assert_eq!(&bytes[at + 4..at + 8], &[2, 0, 2, 0], "payload format 2.2");
 }
+

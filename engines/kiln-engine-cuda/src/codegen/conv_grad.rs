@@ -139,7 +139,11 @@ struct Gemm {
 
 fn geometry(graph: &OpGraph, s: &Split<'_>) -> Result<Gemm, String> {
     let cv = conv_of(s);
-    let (x, w, y) = (tensor(graph, cv.x)?, tensor(graph, cv.w)?, tensor(graph, cv.y)?);
+    let (x, w, y) = (
+        tensor(graph, cv.x)?,
+        tensor(graph, cv.w)?,
+        tensor(graph, cv.y)?,
+    );
     let (nb, c, h, wd) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
     let (kk, r, ss) = (w.dims[0], w.dims[2], w.dims[3]);
     let (p, q) = (y.dims[2], y.dims[3]);
@@ -241,8 +245,16 @@ pub fn generate(graph: &OpGraph, dir: ConvDirection) -> Result<Vec<Kernel>, Stri
             .name(u)
             .ok_or_else(|| format!("uid {u} is not a parameter"))
     };
-    let (x, w, y) = (tensor(graph, cv.x)?, tensor(graph, cv.w)?, tensor(graph, cv.y)?);
-    let [ua, ub] = cv.inputs();
+    let (x, w, y) = (
+        tensor(graph, cv.x)?,
+        tensor(graph, cv.w)?,
+        tensor(graph, cv.y)?,
+    );
+    // The GEMM's operands: dgrad dy × w, wgrad dy × x (dy's filters are wgrad's rows).
+    let (ua, ub) = match dir {
+        ConvDirection::Dgrad => (cv.y, cv.w),
+        _ => (cv.y, cv.x),
+    };
     let elem = tensor(graph, ua)?.data_type;
     let vec = 16 / elem.size() as i64;
     let (idx, sfx) = if g.narrow {

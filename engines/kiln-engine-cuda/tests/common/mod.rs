@@ -536,7 +536,11 @@ pub fn conv_grad_graph(
                 .dim(&[1, 1, 1, 1])
                 .data_type(DataType::F32),
         );
-        let scaled = g.pointwise(&out, Some(&scale), PointwiseAttributes::new(PointwiseMode::Mul));
+        let scaled = g.pointwise(
+            &out,
+            Some(&scale),
+            PointwiseAttributes::new(PointwiseMode::Mul),
+        );
         scaled.set_dim(&od).set_stride(&strides(&od));
         let bias = g.tensor(
             TensorAttributes::new()
