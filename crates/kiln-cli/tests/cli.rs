@@ -1004,7 +1004,11 @@ fn plugins_lists_where_each_cuda_engine_runs() {
         "KILN_CUDA_CONV_DGRAD_V1",
         "KILN_CUDA_CONV_WGRAD_V1",
     ] {
-        assert!(runs_on(v1).contains("any CUDA arch"), "{v1}: {}", runs_on(v1));
+        assert!(
+            runs_on(v1).contains("any CUDA arch"),
+            "{v1}: {}",
+            runs_on(v1)
+        );
     }
     let text = kiln(["plugins"]).ok().stdout.clone();
     assert!(

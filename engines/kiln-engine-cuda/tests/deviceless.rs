@@ -1034,4 +1034,3 @@ fn split_wgrad_plan_saves_its_workspace_and_resaves_identically() {
         .expect("the plan holds a CUDA payload");
     assert_eq!(&bytes[at + 4..at + 8], &[2, 0, 2, 0], "payload format 2.2");
 }
-
