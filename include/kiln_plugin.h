@@ -14,9 +14,10 @@
 
 /**
  * ABI minor version: fields appended to the table within major 1. Minor 1 appended
- * `get_execution_context_tensors`; minor 2 appended `describe_serialized_execution_context`.
+ * `get_execution_context_tensors`; minor 2 appended `describe_serialized_execution_context`;
+ * minor 3 appended `get_engine_targets`.
  */
-#define KILN_PLUGIN_ABI_MINOR 2
+#define KILN_PLUGIN_ABI_MINOR 3
 
 /**
  * Device kinds.
@@ -312,6 +313,14 @@ typedef struct KilnPluginTable {
   KilnPluginStatus (*describe_serialized_execution_context)(uint64_t engine_id,
                                                             struct KilnBytes payload,
                                                             struct KilnBytes *out);
+  /**
+   * Where engine `engine_id` runs, for people (`kiln plugins`): NUL-terminated UTF-8 text
+   * owned by the plugin and valid while it is loaded, e.g. "compute capability 9.0 only
+   * (sm_90a)"; null when the plugin does not say (or knows no such engine). Informative
+   * only: the host never decides anything on it (applicability is
+   * `get_applicable_engine_ids`'s).
+   */
+  const char *(*get_engine_targets)(uint64_t engine_id);
 } KilnPluginTable;
 
 #endif  /* KILN_PLUGIN_H */

@@ -52,6 +52,9 @@ pub struct EngineInfo {
     pub name: String,
     pub behavior_notes: u64,
     pub knobs: Vec<KnobInfo>,
+    /// Where the engine runs, as its plugin says (ABI minor 3, `get_engine_targets`); `None`
+    /// when the plugin does not say. Informative only.
+    pub targets: Option<String>,
 }
 
 impl EngineInfo {
@@ -237,11 +240,17 @@ impl Plugin {
                     })
                     .collect()
             };
+            let targets = self.table.get_engine_targets.and_then(|f| {
+                // SAFETY: the hook returns null or a NUL-terminated string the plugin keeps
+                // alive while it is loaded.
+                unsafe { read_cstr(f(id)) }.filter(|t| !t.is_empty())
+            });
             engines.push(EngineInfo {
                 id,
                 name,
                 behavior_notes: d.behavior_notes,
                 knobs,
+                targets,
             });
         }
         Ok(engines)

@@ -25,6 +25,8 @@ struct EngineRow {
     id: String,
     behavior_notes: Vec<&'static str>,
     knobs: Vec<String>,
+    /// Where the engine runs, as its plugin says (null when it does not).
+    runs_on: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -80,6 +82,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                             .iter()
                             .map(|k| format!("{}={} ({}..={})", k.name, k.default, k.min, k.max))
                             .collect(),
+                        runs_on: e.targets.clone(),
                     })
                     .collect(),
             })
@@ -110,6 +113,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 e.id,
                 e.behavior_notes.join(", ")
             );
+            if let Some(t) = &e.runs_on {
+                println!("      runs on {t}");
+            }
             for k in &e.knobs {
                 println!("      knob {k}");
             }

@@ -972,3 +972,47 @@ fn a_cuda_plan_built_without_a_gpu_shows_its_arch_and_where_it_loads() {
         assert!(gpu["loadable_here_reason"].is_string(), "{gpu}");
     }
 }
+
+/// `kiln plugins` says where each CUDA engine runs: the Hopper engines on compute capability 9.0
+/// only, the portable ones on any arch; in JSON (`runs_on`) and in text (`runs on ...`).
+#[test]
+fn plugins_lists_where_each_cuda_engine_runs() {
+    let listing = kiln(["plugins", "--json"]).ok().json();
+    let cuda = listing["plugins"]
+        .as_array()
+        .expect("plugins")
+        .iter()
+        .find(|p| p["name"] == "kiln-cuda")
+        .expect("the CUDA plugin is built in");
+    let runs_on = |engine: &str| -> String {
+        cuda["engines"]
+            .as_array()
+            .expect("engines")
+            .iter()
+            .find(|e| e["name"] == engine)
+            .unwrap_or_else(|| panic!("{engine} is listed"))["runs_on"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{engine} says where it runs"))
+            .to_string()
+    };
+    for v2 in ["KILN_CUDA_MATMUL_V2", "KILN_CUDA_CONV_FPROP_V2"] {
+        assert!(runs_on(v2).contains("9.0 only"), "{v2}: {}", runs_on(v2));
+    }
+    for v1 in [
+        "KILN_CUDA_MATMUL_V1",
+        "KILN_CUDA_CONV_FPROP_V1",
+        "KILN_CUDA_CONV_DGRAD_V1",
+        "KILN_CUDA_CONV_WGRAD_V1",
+    ] {
+        assert!(
+            runs_on(v1).contains("any CUDA arch"),
+            "{v1}: {}",
+            runs_on(v1)
+        );
+    }
+    let text = kiln(["plugins"]).ok().stdout.clone();
+    assert!(
+        text.contains("runs on CUDA compute capability 9.0 only"),
+        "{text}"
+    );
+}

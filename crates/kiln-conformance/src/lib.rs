@@ -79,6 +79,10 @@ pub const CUDA_POINTWISE: &str = "KILN_CUDA_POINTWISE_V1";
 pub const CUDA_MATMUL: &str = "KILN_CUDA_MATMUL_V1";
 /// The CUDA forward convolution engine (2-D, implicit GEMM, fused pointwise epilogues).
 pub const CUDA_CONV_FPROP: &str = "KILN_CUDA_CONV_FPROP_V1";
+/// The CUDA data-gradient convolution engine (2-D, implicit GEMM, fused pointwise epilogues).
+pub const CUDA_CONV_DGRAD: &str = "KILN_CUDA_CONV_DGRAD_V1";
+/// The CUDA weight-gradient convolution engine (2-D, implicit GEMM with a split reduction).
+pub const CUDA_CONV_WGRAD: &str = "KILN_CUDA_CONV_WGRAD_V1";
 /// The CUDA attention engine (sdpa and sdpa_backward, FlashAttention-2 style on tensor cores).
 pub const CUDA_SDPA: &str = "KILN_CUDA_SDPA_FA2_V1";
 /// The Hopper attention forward (FlashAttention-3 structure, sm_90a only).

@@ -14,8 +14,8 @@ use common::{config_with, data_type, layout, mode_with_params, out_type};
 use kiln::{DataType, Device, PointwiseMode};
 use kiln_conformance::{
     check_on, device_under_test, Anchor, Case, ChainSpec, ChainStep, ConvSpec, Domain, Layout,
-    MatmulSpec, Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_FPROP, CUDA_MATMUL,
-    CUDA_POINTWISE, CUDA_RESAMPLE, DEVICE_ENV,
+    MatmulSpec, Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_DGRAD,
+    CUDA_CONV_FPROP, CUDA_CONV_WGRAD, CUDA_MATMUL, CUDA_POINTWISE, CUDA_RESAMPLE, DEVICE_ENV,
 };
 use kiln_core::{ConvDirection, PointwiseParams};
 use proptest::prelude::*;
@@ -241,6 +241,24 @@ proptest! {
     #[ignore = "needs a CUDA GPU"]
     fn cuda_conv_fprop_odd_shapes(spec in conv(), seed in any::<u64>()) {
         conform_cuda(spec.case(), CUDA_CONV_FPROP, seed)?;
+    }
+
+    /// The data gradient of the same convolutions: every stride's skipped taps, padding and
+    /// dilation, dx in any layout and type.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_conv_dgrad_odd_shapes(spec in conv(), seed in any::<u64>()) {
+        let spec = ConvSpec { direction: ConvDirection::Dgrad, ..spec };
+        conform_cuda(spec.case(), CUDA_CONV_DGRAD, seed)?;
+    }
+
+    /// The weight gradient of the same convolutions (a long reduction split over the
+    /// workspace where the shapes make one).
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_conv_wgrad_odd_shapes(spec in conv(), seed in any::<u64>()) {
+        let spec = ConvSpec { direction: ConvDirection::Wgrad, ..spec };
+        conform_cuda(spec.case(), CUDA_CONV_WGRAD, seed)?;
     }
 
     #[test]

@@ -15,8 +15,9 @@ use std::ffi::{c_char, c_void};
 /// ABI major version: a plugin of another major is refused.
 pub const KILN_PLUGIN_ABI_MAJOR: u32 = 1;
 /// ABI minor version: fields appended to the table within major 1. Minor 1 appended
-/// `get_execution_context_tensors`; minor 2 appended `describe_serialized_execution_context`.
-pub const KILN_PLUGIN_ABI_MINOR: u32 = 2;
+/// `get_execution_context_tensors`; minor 2 appended `describe_serialized_execution_context`;
+/// minor 3 appended `get_engine_targets`.
+pub const KILN_PLUGIN_ABI_MINOR: u32 = 3;
 
 /// Name of the exported entry point.
 pub const ENTRY_POINT_SYMBOL: &[u8] = b"kiln_engine_plugin_v1\0";
@@ -330,6 +331,14 @@ pub struct KilnPluginTable {
             out: *mut KilnBytes,
         ) -> KilnPluginStatus,
     >,
+
+    // Appended in ABI minor 3; optional.
+    /// Where engine `engine_id` runs, for people (`kiln plugins`): NUL-terminated UTF-8 text
+    /// owned by the plugin and valid while it is loaded, e.g. "compute capability 9.0 only
+    /// (sm_90a)"; null when the plugin does not say (or knows no such engine). Informative
+    /// only: the host never decides anything on it (applicability is
+    /// `get_applicable_engine_ids`'s).
+    pub get_engine_targets: Option<unsafe extern "C" fn(engine_id: u64) -> *const c_char>,
 }
 
 /// The smallest table the host accepts: everything up to and including `execute`.

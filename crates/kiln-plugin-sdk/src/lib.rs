@@ -184,6 +184,12 @@ pub trait EnginePlugin: Sized + Send + Sync + 'static {
         )))
     }
 
+    /// Where engine `name` runs, for people (`kiln plugins`): the devices or architectures, e.g.
+    /// "compute capability 9.0 only (sm_90a)". Informative only; the default says nothing.
+    fn engine_targets(_name: &str) -> Option<&'static str> {
+        None
+    }
+
     /// Describes a saved payload of engine `engine_id` for people (`kiln inspect`), with no
     /// instance and no device: its format version and what it needs to load (code objects and
     /// their target archs, versions, knobs, a summary of what it runs). Exported only with the

@@ -49,6 +49,8 @@ fn guard(f: impl FnOnce() -> PluginResult<()>) -> KilnPluginStatus {
 struct EngineTable {
     ids: Vec<u64>,
     details: Vec<KilnEngineDetails>,
+    /// (engine id, where it runs) for the engines whose plugin says.
+    targets: Vec<(u64, CString)>,
     _strings: Vec<CString>,
     _knobs: Vec<Vec<KilnKnobInfo>>,
     name: CString,
@@ -70,8 +72,12 @@ fn engine_table<P: EnginePlugin>() -> &'static EngineTable {
         let mut knobs_all = Vec::new();
         let mut details = Vec::new();
         let mut ids = Vec::new();
+        let mut targets = Vec::new();
         for e in P::engines() {
             let name = cstr(e.name);
+            if let Some(t) = P::engine_targets(e.name) {
+                targets.push((engine_id(e.name), cstr(t)));
+            }
             let knobs: Vec<KilnKnobInfo> = e
                 .knobs
                 .iter()
@@ -108,6 +114,7 @@ fn engine_table<P: EnginePlugin>() -> &'static EngineTable {
         Box::leak(Box::new(EngineTable {
             ids,
             details,
+            targets,
             _strings: strings,
             _knobs: knobs_all,
             name: cstr(P::NAME),
@@ -213,6 +220,20 @@ unsafe extern "C" fn get_engine_details<P: EnginePlugin>(
         unsafe { *out = *d };
         Ok(())
     })
+}
+
+/// Where engine `id` runs (ABI minor 3), or null when the plugin does not say. Returns a pointer
+/// into the leaked engine table, valid for the life of the process.
+unsafe extern "C" fn get_engine_targets<P: EnginePlugin>(id: u64) -> *const c_char {
+    // A panic must not unwind into the host; any failure reads as "does not say".
+    std::panic::catch_unwind(|| {
+        engine_table::<P>()
+            .targets
+            .iter()
+            .find(|(e, _)| *e == id)
+            .map_or(std::ptr::null(), |(_, t)| t.as_ptr())
+    })
+    .unwrap_or(std::ptr::null())
 }
 
 unsafe extern "C" fn create_instance<P: EnginePlugin>(
@@ -535,6 +556,7 @@ impl<P: EnginePlugin> PluginTableFor for P {
         } else {
             None
         },
+        get_engine_targets: Some(get_engine_targets::<P>),
     };
 }
 

@@ -523,5 +523,6 @@ fn fault_table(faults: &Faults) -> KilnPluginTable {
         get_execution_context_tensors: None,
         // Not described: `kiln inspect` shows no description for its plans.
         describe_serialized_execution_context: None,
+        get_engine_targets: None,
     }
 }

@@ -26,26 +26,16 @@ fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
         .map(|(u, d)| (*u, d.device_ptr() as *mut _))
         .collect();
     let dev = kiln_cuda_driver::DeviceContext::new(0).expect("device");
-    let ws_bytes = plan.workspace_size();
-    let ws = (ws_bytes > 0).then(|| {
-        let desc = kiln_core::TensorDesc {
-            uid: 0,
-            name: "workspace".into(),
-            dims: vec![ws_bytes.div_ceil(4) as i64],
-            strides: vec![1],
-            data_type: DataType::F32,
-            is_virtual: false,
-            alignment: 0,
-            scalar: None,
-        };
-        DeviceTensor::zeros(&desc, 0).expect("workspace")
+    let ws = (plan.workspace_size() > 0).then(|| {
+        kiln_cuda_driver::DeviceMemory::zeroed(0, plan.workspace_size()).expect("workspace")
     });
-    let ws_ptr = ws.as_ref().map_or(std::ptr::null_mut(), |w| {
-        w.device_ptr() as *mut std::ffi::c_void
-    });
-    // SAFETY: every pointer addresses device memory sized for its tensor; the workspace holds
-    // the plan's workspace size.
-    let run = || unsafe { plan.execute(h, &b, ws_ptr, ws_bytes) }.map_err(|e| e.to_string());
+    let (wp, wl) = match &ws {
+        Some(m) => (m.as_ptr() as *mut std::ffi::c_void, m.len()),
+        None => (std::ptr::null_mut(), 0),
+    };
+    // SAFETY: every pointer addresses device memory sized for its tensor; the workspace (when
+    // the plan has one) holds `plan.workspace_size()` bytes on the same device.
+    let run = || unsafe { plan.execute(h, &b, wp, wl) }.map_err(|e| e.to_string());
     for _ in 0..3 {
         run().expect("warm-up");
     }
@@ -398,6 +388,49 @@ fn norm_benches(h: &kiln::Handle) {
     }
 }
 
+/// The convolution gradients, bf16 NHWC (names joined with scripts/gpu-bench.py's peers):
+/// (N, C, H, K, R, stride), FLOPs those of the forward convolution.
+fn bench_conv_grad(h: &kiln::Handle) {
+    for &(n, c, hw, k, r, stride) in &[
+        (32i64, 64i64, 56i64, 64i64, 3i64, 1i64),
+        (32, 128, 28, 128, 3, 1),
+        (32, 256, 28, 256, 3, 1),
+        (32, 128, 56, 128, 3, 1),
+        (32, 256, 14, 256, 3, 1),
+        (32, 128, 56, 128, 3, 2),
+        (32, 128, 28, 128, 1, 1),
+    ] {
+        let shape = GradShape {
+            n,
+            c,
+            h: hw,
+            w: hw,
+            k,
+            r,
+            pad: r / 2,
+            stride,
+            dil: 1,
+        };
+        let (p, q) = shape.pq();
+        let flops = 2.0 * (n * k * p * q * c * r * r) as f64;
+        for dgrad in [true, false] {
+            let mut g = conv_grad_graph(dgrad, DataType::Bf16, shape, true, false);
+            g.build(h, &[HeurMode::A]).expect("build conv grad");
+            let what = if dgrad { "conv_dgrad" } else { "conv_wgrad" };
+            time_graph(
+                &format!(
+                    "{what} bf16 N{n} C{c} H{hw} K{k} R{r} s{stride} [{}]",
+                    engine(&g)
+                ),
+                &g,
+                h,
+                flops,
+                0.0,
+            );
+        }
+    }
+}
+
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
@@ -408,9 +441,15 @@ fn main() {
         norm_benches(&h);
         return;
     }
+    // `--conv-grad-only`: the convolution gradients alone.
+    if std::env::args().any(|a| a == "--conv-grad-only") {
+        bench_conv_grad(&h);
+        return;
+    }
     // `--sdpa-only`: the attention forward cases alone (short GPU calls while tuning them).
     let sdpa_only = std::env::args().any(|a| a == "--sdpa-only");
     if !sdpa_only {
+        bench_conv_grad(&h);
         other_cases(&h);
     }
     attention_cases(&h, sdpa_only);

@@ -6,6 +6,9 @@
 //! - `KILN_CUDA_POINTWISE_V1`: any chain of pointwise nodes, fused into one kernel;
 //! - `KILN_CUDA_MATMUL_V1`: batched matmul with a fused pointwise epilogue;
 //! - `KILN_CUDA_CONV_FPROP_V1`: 2-D forward convolution (implicit GEMM) with a fused epilogue;
+//! - `KILN_CUDA_CONV_DGRAD_V1`, `KILN_CUDA_CONV_WGRAD_V1`: the 2-D convolution gradients
+//!   (implicit GEMMs on the same kernel) with a fused epilogue; wgrad splits its long reduction
+//!   over the plan's workspace (`codegen::conv_grad`).
 //! - `KILN_CUDA_MATMUL_V2`, `KILN_CUDA_CONV_FPROP_V2`: the same operations on Hopper (sm_90a
 //!   only): TMA, an mbarrier ring, warp-specialised wgmma, persistent tiles
 //!   (`codegen::hopper`). The heuristics offer them first on compute capability 9.0.
@@ -30,7 +33,7 @@ pub mod kernel_cache;
 pub mod payload;
 pub mod tensor_map;
 
-use kiln_core::{engine_id, OpGraph};
+use kiln_core::{engine_id, ConvDirection, OpGraph};
 use kiln_cuda_driver::{DeviceContext, Module};
 use kiln_plugin_sdk::{
     abi, Device, EngineDescriptor, EnginePlugin, KilnTensorBinding, KnobDescriptor, KnobSetting,
@@ -55,14 +58,18 @@ pub const SDPA_FA3_V1: &str = "KILN_CUDA_SDPA_FA3_V1";
 pub const SDPA_FA2_V1: &str = "KILN_CUDA_SDPA_FA2_V1";
 pub const RESAMPLE_V1: &str = "KILN_CUDA_RESAMPLE_V1";
 pub const NORM_V1: &str = "KILN_CUDA_NORM_V1";
+pub const CONV_DGRAD_V1: &str = "KILN_CUDA_CONV_DGRAD_V1";
+pub const CONV_WGRAD_V1: &str = "KILN_CUDA_CONV_WGRAD_V1";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 9] = [
+const ENGINES: [&str; 11] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
     MATMUL_V1,
     CONV_FPROP_V1,
     SDPA_FA3_V1,
+    CONV_DGRAD_V1,
+    CONV_WGRAD_V1,
     SDPA_FA2_V1,
     RESAMPLE_V1,
     NORM_V1,
@@ -97,6 +104,8 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
         POINTWISE_V1 => codegen::pointwise::supports(graph),
         MATMUL_V1 => codegen::gemm::supports(graph, false),
         CONV_FPROP_V1 => codegen::gemm::supports(graph, true),
+        CONV_DGRAD_V1 => codegen::conv_grad::supports(graph, ConvDirection::Dgrad),
+        CONV_WGRAD_V1 => codegen::conv_grad::supports(graph, ConvDirection::Wgrad),
         MATMUL_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, false)),
         CONV_FPROP_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, true)),
         SDPA_FA3_V1 => hopper().and_then(|_| codegen::sdpa_fa3::supports(graph)),
@@ -139,6 +148,8 @@ pub fn generate_with(
         POINTWISE_V1 => codegen::pointwise::generate(graph)?,
         MATMUL_V1 => codegen::gemm::generate(graph, false)?,
         CONV_FPROP_V1 => codegen::gemm::generate(graph, true)?,
+        CONV_DGRAD_V1 => return codegen::conv_grad::generate(graph, ConvDirection::Dgrad),
+        CONV_WGRAD_V1 => return codegen::conv_grad::generate(graph, ConvDirection::Wgrad),
         MATMUL_V2 => codegen::hopper::generate(graph, false, cfg)?,
         CONV_FPROP_V2 => codegen::hopper::generate(graph, true, cfg)?,
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
@@ -260,6 +271,11 @@ impl CudaPlugin {
         }
         for (i, l) in payload.launches.iter().enumerate() {
             for (j, a) in l.args.iter().enumerate() {
+                if matches!(a, Argument::Workspace(_)) && payload.workspace == 0 {
+                    return Err(payload::damaged(format!(
+                        "launch {i} argument {j} is the workspace, but the plan has none"
+                    )));
+                }
                 if let Argument::Tensor(uid) = a {
                     if !payload.tensors.iter().any(|t| t.uid == *uid) {
                         return Err(payload::damaged(format!(
@@ -369,6 +385,20 @@ impl EnginePlugin for CudaPlugin {
                 },
             })
             .collect()
+    }
+
+    fn engine_targets(name: &str) -> Option<&'static str> {
+        Some(match name {
+            MATMUL_V2 | CONV_FPROP_V2 => {
+                "CUDA compute capability 9.0 only (sm_90a: TMA, wgmma, setmaxnreg)"
+            }
+            MATMUL_V1 | CONV_FPROP_V1 | CONV_DGRAD_V1 | CONV_WGRAD_V1 => {
+                "any CUDA arch NVRTC compiles for (sm_75+ with CUDA 13): f32 everywhere, f16 \
+                 tensor cores (wmma) sm_70+, bf16 sm_80+"
+            }
+            SDPA_FA2_V1 => "CUDA sm_80 and newer (mma.sync m16n8k16)",
+            _ => "any CUDA arch NVRTC compiles for (sm_75+ with CUDA 13)",
+        })
     }
 
     fn create(device: Device) -> PluginResult<Self> {
@@ -512,11 +542,12 @@ impl EnginePlugin for CudaPlugin {
             engine_name: name.to_string(),
             provider_version: PLUGIN_VERSION.to_string(),
             nvrtc_version: (nvrtc.0 as u32, nvrtc.1 as u32),
-            workspace: if name == NORM_V1 {
-                codegen::norm::workspace_bytes(graph, wide)
-                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?
-            } else {
-                0
+            workspace: match name {
+                NORM_V1 => codegen::norm::workspace_bytes(graph, wide)
+                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
+                CONV_WGRAD_V1 => codegen::conv_grad::workspace_bytes(graph, ConvDirection::Wgrad)
+                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
+                _ => 0,
             },
             tensors,
             code_objects,
@@ -603,6 +634,11 @@ impl EnginePlugin for CudaPlugin {
             }
             Ok(b.ptr as u64)
         };
+        let workspace = if context.workspace > 0 {
+            Some(device_workspace(workspace)?)
+        } else {
+            None
+        };
         for (i, (l, &(m, f))) in context.launches.iter().zip(&context.functions).enumerate() {
             // Parameter values: pointers and scalars as u64 slots, tensor maps as 128-byte
             // values; `params` points at each in order.
@@ -614,15 +650,17 @@ impl EnginePlugin for CudaPlugin {
                     Argument::Scalar32(v) => words.push(v as u64),
                     Argument::Scalar64(v) => words.push(v),
                     Argument::Workspace(at) => {
-                        // The backend checked the workspace against the plan's size; the
-                        // payload check keeps `at` inside it.
-                        if workspace.is_null() || at >= context.workspace {
-                            return Err(PluginError::bad_param(format!(
-                                "{}: the plan needs a workspace of {} bytes",
-                                context.engine_name, context.workspace
-                            )));
-                        }
-                        words.push(workspace as u64 + at);
+                        // The payload check keeps `at` inside the plan's workspace.
+                        let base =
+                            workspace
+                                .filter(|_| at < context.workspace)
+                                .ok_or_else(|| {
+                                    PluginError::bad_param(format!(
+                                        "{}: the plan needs a workspace of {} bytes",
+                                        context.engine_name, context.workspace
+                                    ))
+                                })?;
+                        words.push(base + at);
                     }
                     Argument::TensorMap(n) => {
                         let e = context
@@ -663,6 +701,36 @@ impl EnginePlugin for CudaPlugin {
         }
         Ok(())
     }
+}
+
+/// The workspace pointer as a device address, refused when it is null or memory CUDA does not
+/// know (pageable host memory, such as the frontend's host `Workspace`): a kernel writing there
+/// would fault or, on a system with HMM, write host memory behind the caller's back.
+fn device_workspace(workspace: *mut u8) -> PluginResult<u64> {
+    use cudarc::driver::sys;
+    if workspace.is_null() {
+        return Err(PluginError::bad_param(format!(
+            "{PLUGIN_NAME}: the plan needs a workspace but none was given"
+        )));
+    }
+    let mut kind: u32 = 0;
+    // SAFETY: cuPointerGetAttribute writes one unsigned int (a CUmemorytype) for this attribute
+    // into `kind`, which lives across the call; the address is only inspected, not accessed.
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            &mut kind as *mut u32 as *mut c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            workspace as u64,
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(PluginError::bad_param(format!(
+            "{PLUGIN_NAME}: the workspace at {workspace:p} is not memory the CUDA device can use \
+             ({r:?}); pass device memory (the frontend's Workspace is host memory: run the plan \
+             with ExecutionPlan::execute and a device buffer)"
+        )));
+    }
+    Ok(workspace as u64)
 }
 
 /// Process-wide counters: NVRTC compilations and kernel-cache hits (a loaded plan adds to

@@ -32,9 +32,9 @@ pub const MARKER: [u8; 4] = *b"KCUD";
 /// The format major this provider writes and reads (2: FlatBuffer body).
 pub const FORMAT_MAJOR: u16 = 2;
 /// The newest format minor this provider reads. It writes minor 1 only for a payload that uses
-/// a minor-1 field (tensor maps, persistent grids, arch-specific code objects), so plans of the
-/// V1 engines keep the bytes (and the readers) of minor 0.
-/// Minor 2 adds workspace arguments (written only by plans that take a workspace).
+/// a minor-1 field (tensor maps, persistent grids, arch-specific code objects), and minor 2 only
+/// for one with a workspace argument, so plans of the older engines keep the bytes (and the
+/// readers) of their minor.
 pub const FORMAT_MINOR: u16 = 2;
 /// Payload kind: a saved execution context.
 pub const KIND_EXECUTION_CONTEXT: u16 = 1;

@@ -918,3 +918,191 @@ fn the_heuristics_choose_the_hopper_attention_forward_on_sm_90() {
         assert_eq!(g.plan().expect("plan").engine_name(), want, "sm_{arch}");
     }
 }
+
+/// The convolution-gradient variants: dgrad and wgrad, NHWC and NCHW, f32/f16/bf16, strides,
+/// padding and dilation, a fused scale + bias, and a wgrad long enough to split its reduction.
+fn conv_grad_variants() -> Vec<(&'static str, &'static str, Graph)> {
+    use kiln_engine_cuda::{CONV_DGRAD_V1 as DG, CONV_WGRAD_V1 as WG};
+    let s = |n, c, h, w, k, r, pad, stride, dil| GradShape {
+        n,
+        c,
+        h,
+        w,
+        k,
+        r,
+        pad,
+        stride,
+        dil,
+    };
+    vec![
+        (
+            "conv_dgrad_bf16_nhwc_3x3",
+            DG,
+            conv_grad_graph(
+                true,
+                DataType::Bf16,
+                s(2, 64, 9, 9, 32, 3, 1, 1, 1),
+                true,
+                false,
+            ),
+        ),
+        (
+            "conv_dgrad_f16_nhwc_3x3_stride2_scale_bias",
+            DG,
+            conv_grad_graph(
+                true,
+                DataType::F16,
+                s(2, 24, 11, 10, 40, 3, 1, 2, 1),
+                true,
+                true,
+            ),
+        ),
+        (
+            "conv_dgrad_f32_nchw_3x3_dilation2",
+            DG,
+            conv_grad_graph(
+                true,
+                DataType::F32,
+                s(1, 5, 9, 8, 7, 3, 2, 1, 2),
+                false,
+                false,
+            ),
+        ),
+        (
+            "conv_wgrad_bf16_nhwc_3x3",
+            WG,
+            conv_grad_graph(
+                false,
+                DataType::Bf16,
+                s(2, 16, 9, 9, 24, 3, 1, 1, 1),
+                true,
+                false,
+            ),
+        ),
+        (
+            "conv_wgrad_f16_nchw_3x3_stride2_scale_bias",
+            WG,
+            conv_grad_graph(
+                false,
+                DataType::F16,
+                s(2, 7, 13, 11, 9, 3, 1, 2, 1),
+                false,
+                true,
+            ),
+        ),
+        (
+            "conv_wgrad_bf16_nhwc_3x3_split",
+            WG,
+            conv_grad_graph(
+                false,
+                DataType::Bf16,
+                s(32, 128, 28, 28, 128, 3, 1, 1, 1),
+                true,
+                true,
+            ),
+        ),
+    ]
+}
+
+/// All kernels of one gradient variant.
+fn generated_all(kind: &str, mut g: Graph) -> Vec<kiln_engine_cuda::codegen::Kernel> {
+    g.validate().expect("valid");
+    let og = g.op_graph().expect("graph").clone();
+    kiln_engine_cuda::generate(kind, &og).expect("generate")
+}
+
+#[test]
+fn conv_grad_sources_are_stable() {
+    for (name, kind, g) in conv_grad_variants() {
+        let ks = generated_all(kind, g);
+        let text: Vec<String> = ks.iter().map(snapshot_text).collect();
+        insta::assert_snapshot!(name, text.join("\n// ---- next kernel ----\n"));
+    }
+}
+
+/// A long wgrad splits its reduction over a workspace (two kernels); a short one does not.
+#[test]
+fn wgrad_splits_long_reductions_over_a_workspace() {
+    for (name, kind, mut g) in conv_grad_variants() {
+        g.validate().expect("valid");
+        let og = g.op_graph().expect("graph").clone();
+        let ks = kiln_engine_cuda::generate(kind, &og).expect("generate");
+        let ws = kiln_engine_cuda::codegen::conv_grad::workspace_bytes(
+            &og,
+            if kind == kiln_engine_cuda::CONV_DGRAD_V1 {
+                kiln_core::ConvDirection::Dgrad
+            } else {
+                kiln_core::ConvDirection::Wgrad
+            },
+        )
+        .expect("workspace");
+        if name.ends_with("_split") {
+            assert_eq!(ks.len(), 2, "{name}");
+            assert!(ks[0].grid[2] > 1, "{name}: {:?}", ks[0].grid);
+            assert_eq!(ws, u64::from(ks[0].grid[2]) * 128 * 1152 * 4, "{name}");
+            assert!(ks.iter().all(
+                |k| k.args.last() == Some(&kiln_engine_cuda::codegen::conv_grad::WORKSPACE_ARG)
+            ));
+        } else {
+            assert_eq!((ks.len(), ws), (1, 0), "{name}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs NVRTC and the CUDA headers: eval \"$(scripts/install-nvrtc.sh)\""]
+fn every_conv_grad_variant_compiles_for_sm_90() {
+    require_nvrtc();
+    for (name, kind, g) in conv_grad_variants() {
+        for (i, k) in generated_all(kind, g).into_iter().enumerate() {
+            let target = kiln_engine_cuda::compile::Target {
+                arch: 90,
+                specific: false,
+            };
+            let c = kiln_engine_cuda::compile::compile_uncached(
+                &k.source,
+                &format!("{}.cu", k.symbol),
+                target,
+                false,
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
+                std::fs::create_dir_all(&dir).expect("dump dir");
+                let path = std::path::Path::new(&dir).join(format!("{name}_{i}.cubin"));
+                std::fs::write(path, &c.cubin).expect("dump cubin");
+            }
+            let symbol = k.symbol.as_bytes();
+            assert!(
+                c.cubin.windows(symbol.len()).any(|w| w == symbol),
+                "{name}: the cubin has no symbol {}",
+                k.symbol
+            );
+        }
+    }
+}
+
+/// A split wgrad plan built for sm_90 with no device records its workspace, saves as payload
+/// minor 2 (a workspace argument) and re-saves byte-identically after a load.
+#[test]
+#[ignore = "needs NVRTC: eval \"$(scripts/install-nvrtc.sh)\""]
+fn split_wgrad_plan_saves_its_workspace_and_resaves_identically() {
+    require_nvrtc();
+    let (_, _, mut g) = conv_grad_variants().pop().expect("the split variant");
+    let h = handle(Device::CudaTarget(90)).expect("an sm_90 target handle");
+    g.build(&h, &[HeurMode::A]).expect("builds for sm_90");
+    let plan = g.plan().expect("plan");
+    assert_eq!(plan.engine_name(), kiln_engine_cuda::CONV_WGRAD_V1);
+    assert!(plan.workspace_size() > 0);
+    let bytes = kiln::serialize_compiled_plan(plan).expect("save");
+    let loaded = kiln::deserialize_compiled_plan(&h, &bytes).expect("load");
+    assert_eq!(loaded.workspace_size(), plan.workspace_size());
+    assert_eq!(
+        kiln::serialize_compiled_plan(&loaded).expect("re-save"),
+        bytes
+    );
+    let at = bytes
+        .windows(4)
+        .position(|w| w == payload::MARKER)
+        .expect("the plan holds a CUDA payload");
+    assert_eq!(&bytes[at + 4..at + 8], &[2, 0, 2, 0], "payload format 2.2");
+}

@@ -141,8 +141,16 @@ fn run_plan(
         .map(|(u, d)| (*u, d.device_ptr() as *mut _))
         .collect();
     b.push((y_uid, dy.device_ptr() as *mut _));
-    // SAFETY: every pointer addresses device memory sized for its tensor's layout on `ord`.
-    unsafe { plan.execute(h, &b, std::ptr::null_mut(), 0) }.expect("execute plan");
+    let ws = (plan.workspace_size() > 0).then(|| {
+        kiln_cuda_driver::DeviceMemory::zeroed(ord as i32, plan.workspace_size()).expect("ws")
+    });
+    let (wp, wl) = match &ws {
+        Some(m) => (m.as_ptr() as *mut std::ffi::c_void, m.len()),
+        None => (std::ptr::null_mut(), 0),
+    };
+    // SAFETY: every pointer addresses device memory sized for its tensor's layout on `ord`;
+    // the workspace (when the plan has one) holds `plan.workspace_size()` bytes on `ord`.
+    unsafe { plan.execute(h, &b, wp, wl) }.expect("execute plan");
     dy.download().expect("download").to_f64_vec()
 }
 
@@ -339,7 +347,7 @@ fn committed_sm90_plans_compute_their_stored_outputs_on_gpu() {
         let y = g.tensor_by_name("y").and_then(|t| t.uid()).expect("y");
         let got = run_plan(g.plan().expect("plan"), og, &h, 0, &ins, y);
         let want = plan_fixtures::values(&io, "y");
-        let w = worst(&got, &want, atol, rtol);
+        let w = worst_strict(&got, &want, atol, rtol);
         assert!(w <= 1.0, "{stem}: worst error ratio {w}");
     }
 }
@@ -798,6 +806,20 @@ fn worst_with_infinities(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64
         .fold(0.0, f64::max)
 }
 
+/// `worst`, but a NaN where the reference has a number (an element the kernel never wrote keeps
+/// its NaN poison) counts as infinitely wrong: `f64::max` would skip it.
+fn worst_strict(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
+    assert_eq!(got.len(), want.len());
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| match (g.is_nan(), w.is_nan()) {
+            (false, false) => (g - w).abs() / (atol + rtol * w.abs()),
+            (true, true) => 0.0,
+            _ => f64::INFINITY,
+        })
+        .fold(0.0, f64::max)
+}
+
 /// The Hopper attention forward (KILN_CUDA_SDPA_FA3_V1) against the CPU reference: odd lengths
 /// (no multiples of its 128-row and 64/128-key tiles), every head dim, both types, both
 /// layouts, GQA and MQA, causal top-left and bottom-right, sliding windows, padding lengths
@@ -995,5 +1017,198 @@ fn hopper_attention_forward_matches_the_reference() {
             );
         }
         eprintln!("ok: {what}");
+    }
+}
+
+/// Runs a plan with y poisoned (NaN) and a device workspace when it has one.
+fn run_plan_poisoned(
+    plan: &kiln::ExecutionPlan,
+    og: &kiln_core::OpGraph,
+    h: &kiln::Handle,
+    ins: &[(kiln::Tensor, HostTensor)],
+    y_uid: i64,
+) -> Vec<f64> {
+    let dev: Vec<(i64, DeviceTensor)> = ins
+        .iter()
+        .map(|(t, hst)| {
+            (
+                t.uid().expect("uid"),
+                DeviceTensor::upload(hst, 0).expect("upload"),
+            )
+        })
+        .collect();
+    let yd = og.tensor(y_uid).expect("y");
+    let mut poison = HostTensor::zeros(yd).expect("host y");
+    let span = poison.to_f64_vec().len();
+    poison.fill_from_f64(&vec![f64::NAN; span]).expect("poison");
+    let dy = DeviceTensor::upload(&poison, 0).expect("y memory");
+    let mut b: Vec<(i64, *mut std::ffi::c_void)> = dev
+        .iter()
+        .map(|(u, d)| (*u, d.device_ptr() as *mut _))
+        .collect();
+    b.push((y_uid, dy.device_ptr() as *mut _));
+    let ws = (plan.workspace_size() > 0)
+        .then(|| kiln_cuda_driver::DeviceMemory::zeroed(0, plan.workspace_size()).expect("ws"));
+    let (wp, wl) = match &ws {
+        Some(m) => (m.as_ptr() as *mut std::ffi::c_void, m.len()),
+        None => (std::ptr::null_mut(), 0),
+    };
+    // SAFETY: every pointer addresses device memory on cuda:0 sized for its tensor's layout;
+    // the workspace (when the plan has one) holds `plan.workspace_size()` bytes there.
+    unsafe { plan.execute(h, &b, wp, wl) }.expect("execute plan");
+    dy.download().expect("download").to_f64_vec()
+}
+
+/// The CUDA convolution gradients against the CPU reference: odd sizes (no multiple of a tile),
+/// strides, padding, dilation, NHWC and NCHW, f32/f16/bf16, fused scale + bias, and a wgrad
+/// whose reduction is split over the workspace; y poisoned before execute. Also checks that
+/// the frontend's host workspace is refused with a clear message rather than written.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn conv_gradients_match_the_reference_on_odd_shapes() {
+    use kiln_engine_cuda::{CONV_DGRAD_V1, CONV_WGRAD_V1};
+    let h = handle(Device::Cuda(0)).expect("cuda:0 handle");
+    let s = |n, c, h, w, k, r, pad, stride, dil| GradShape {
+        n,
+        c,
+        h,
+        w,
+        k,
+        r,
+        pad,
+        stride,
+        dil,
+    };
+    type GradCase = (bool, DataType, GradShape, bool, bool);
+    let cases: Vec<GradCase> = vec![
+        (
+            true,
+            DataType::Bf16,
+            s(2, 64, 9, 9, 32, 3, 1, 1, 1),
+            true,
+            false,
+        ),
+        (
+            true,
+            DataType::F16,
+            s(3, 33, 13, 11, 129, 3, 1, 2, 1),
+            true,
+            true,
+        ),
+        (
+            true,
+            DataType::F32,
+            s(1, 7, 9, 8, 5, 3, 2, 1, 2),
+            false,
+            false,
+        ),
+        (
+            true,
+            DataType::Bf16,
+            s(2, 129, 7, 7, 33, 1, 0, 1, 1),
+            false,
+            true,
+        ),
+        (
+            true,
+            DataType::F16,
+            s(1, 40, 17, 15, 24, 3, 0, 3, 1),
+            true,
+            false,
+        ),
+        (
+            false,
+            DataType::Bf16,
+            s(2, 16, 9, 9, 24, 3, 1, 1, 1),
+            true,
+            false,
+        ),
+        (
+            false,
+            DataType::F16,
+            s(2, 7, 13, 11, 9, 3, 1, 2, 1),
+            false,
+            true,
+        ),
+        (
+            false,
+            DataType::F32,
+            s(3, 33, 10, 9, 129, 3, 1, 1, 2),
+            true,
+            false,
+        ),
+        (
+            false,
+            DataType::Bf16,
+            s(8, 48, 30, 30, 40, 3, 1, 1, 1),
+            true,
+            true,
+        ),
+        (
+            false,
+            DataType::F16,
+            s(32, 64, 28, 28, 64, 3, 1, 1, 1),
+            true,
+            false,
+        ),
+    ];
+    for (i, &(dgrad, dt, shape, nhwc_layout, scale_bias)) in cases.iter().enumerate() {
+        let make = move || conv_grad_graph(dgrad, dt, shape, nhwc_layout, scale_bias);
+        let mut g = make();
+        g.build(&h, &[HeurMode::A]).expect("builds on cuda:0");
+        let plan = g.plan().expect("plan");
+        let want_engine = if dgrad { CONV_DGRAD_V1 } else { CONV_WGRAD_V1 };
+        assert_eq!(plan.engine_name(), want_engine, "case {i}");
+        let ins = inputs(&g);
+        let want = reference(&make, &ins);
+        let og = g.op_graph().expect("graph");
+        let y = g.tensor_by_name("y").and_then(|t| t.uid()).expect("y");
+        let got = run_plan_poisoned(plan, og, &h, &ins, y);
+        // Sums of `terms` products of values in [-1, 1): an f16/bf16 result carries its own
+        // rounding on top of the f32 accumulation's.
+        let terms = if dgrad {
+            shape.k * shape.r * shape.r
+        } else {
+            let (p, q) = shape.pq();
+            shape.n * p * q
+        } as f64;
+        let tol = match dt {
+            DataType::F32 => 1e-4 * terms.sqrt(),
+            DataType::F16 => 2e-3 * terms.sqrt(),
+            _ => 1e-2 * terms.sqrt(),
+        };
+        let w = worst_strict(&got, &want, tol, 1e-2);
+        assert!(
+            w <= 1.0,
+            "case {i} ({want_engine} {dt} {shape:?} nhwc {nhwc_layout} epilogue {scale_bias}): worst error ratio {w}"
+        );
+        eprintln!(
+            "case {i}: {want_engine} {dt} {shape:?}: worst {w:.3}, workspace {} bytes",
+            plan.workspace_size()
+        );
+        if plan.workspace_size() > 0 {
+            // The frontend's Workspace is host memory: the engine refuses it by name.
+            let mut dev: Vec<(i64, DeviceTensor)> = ins
+                .iter()
+                .map(|(t, hst)| {
+                    (
+                        t.uid().expect("uid"),
+                        DeviceTensor::upload(hst, 0).expect("up"),
+                    )
+                })
+                .collect();
+            let yt = g.tensor_by_name("y").expect("y");
+            let mut dy = DeviceTensor::zeros(og.tensor(y).expect("y"), 0).expect("y memory");
+            let mut ws = Workspace::for_graph(&g).expect("ws");
+            let mut pack = VariantPack::new();
+            for (uid, d) in dev.iter_mut() {
+                pack.insert_device_uid(*uid, d);
+            }
+            pack.insert_device(&yt, &mut dy);
+            let e = g
+                .execute(&h, &mut pack, &mut ws)
+                .expect_err("a host workspace is refused");
+            assert!(e.to_string().contains("workspace"), "{e}");
+        }
     }
 }

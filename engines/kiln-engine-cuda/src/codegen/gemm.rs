@@ -120,6 +120,18 @@ pub fn supports(graph: &OpGraph, conv: bool) -> Result<(), String> {
     if a.is_virtual || b.is_virtual || a.scalar.is_some() || b.scalar.is_some() {
         return Err("the main node's operands must be bound tensors".into());
     }
+    check_epilogue(graph, &s, a, b)
+}
+
+/// Checks the epilogue of a GEMM-shaped graph whose main node reads `a` and `b`: every node's
+/// output has the main output's dims, every other operand broadcasts to them, and no node reads
+/// `a` or `b` again.
+pub(crate) fn check_epilogue(
+    graph: &OpGraph,
+    s: &Split<'_>,
+    a: &TensorDesc,
+    b: &TensorDesc,
+) -> Result<(), String> {
     let out = tensor(graph, s.out)?;
     for p in &s.epilogue {
         let t = tensor(graph, p.out)?;

@@ -6,6 +6,8 @@
 //! - [`pointwise`]: `KILN_CUDA_POINTWISE_V1`, a chain of pointwise nodes in one kernel.
 //! - [`gemm`]: `KILN_CUDA_MATMUL_V1` and `KILN_CUDA_CONV_FPROP_V1`, one tiled GEMM kernel in
 //!   headers, specialised by a generated prologue (operand geometry, fused pointwise epilogue).
+//! - [`conv_grad`]: `KILN_CUDA_CONV_DGRAD_V1` and `KILN_CUDA_CONV_WGRAD_V1`, the convolution
+//!   gradients on the same GEMM kernel with their own operand loads.
 //! - [`sdpa`]: `KILN_CUDA_SDPA_FA2_V1`, attention forward and backward on tensor cores.
 //! - [`sdpa_fa3`]: `KILN_CUDA_SDPA_FA3_V1`, the attention forward on Hopper (TMA, wgmma,
 //!   ping-pong warpgroups), on the FA2 engine's prologue.
@@ -15,6 +17,7 @@
 //! Every generated kernel computes in f32 and takes one pointer per bound tensor, in the order
 //! of [`Kernel::args`].
 
+pub mod conv_grad;
 pub mod gemm;
 pub mod hopper;
 pub mod norm;
@@ -30,7 +33,7 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 16] = [
+pub const HEADERS: [(&str, &str); 19] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
     // Included by common.cuh: storage types beyond f32/f16/bf16, the newer pointwise modes.
@@ -53,6 +56,19 @@ pub const HEADERS: [(&str, &str); 16] = [
     (
         "conv_fprop_operands.cuh",
         include_str!("../kernels/conv_fprop_operands.cuh"),
+    ),
+    // The convolution gradients' operand loads, and the sum of a split reduction.
+    (
+        "conv_dgrad_operands.cuh",
+        include_str!("../kernels/conv_dgrad_operands.cuh"),
+    ),
+    (
+        "conv_wgrad_operands.cuh",
+        include_str!("../kernels/conv_wgrad_operands.cuh"),
+    ),
+    (
+        "gemm_split_reduce.cuh",
+        include_str!("../kernels/gemm_split_reduce.cuh"),
     ),
     // The Hopper GEMM (sm_90a): PTX wrappers, the kernel, the convolution's gathered operand.
     ("hopper_ptx.cuh", include_str!("../kernels/hopper_ptx.cuh")),

@@ -270,6 +270,45 @@ pub mod plan_fixtures {
                 1e-2,
             ),
             (
+                "cuda_conv_dgrad_f16_nhwc_stride2_scale_bias_sm90",
+                || {
+                    let s = GradShape {
+                        n: 2,
+                        c: 16,
+                        h: 9,
+                        w: 8,
+                        k: 8,
+                        r: 3,
+                        pad: 1,
+                        stride: 2,
+                        dil: 1,
+                    };
+                    conv_grad_graph(true, DataType::F16, s, true, true)
+                },
+                1e-2,
+                1e-2,
+            ),
+            (
+                // A reduction split in two over the workspace (payload minor 2).
+                "cuda_conv_wgrad_bf16_nhwc_split_sm90",
+                || {
+                    let s = GradShape {
+                        n: 4,
+                        c: 8,
+                        h: 16,
+                        w: 16,
+                        k: 8,
+                        r: 3,
+                        pad: 1,
+                        stride: 1,
+                        dil: 1,
+                    };
+                    conv_grad_graph(false, DataType::Bf16, s, true, false)
+                },
+                5e-2,
+                2e-2,
+            ),
+            (
                 "cuda_sdpa_f16_gqa_causal_bias_sm90",
                 || sdpa_graph(DataType::F16, 1, 2, 1, 37, 45, 16, true, true),
                 1e-2,
@@ -421,5 +460,113 @@ pub fn sdpa_backward_graph(dt: DataType, d: i64) -> Graph {
     out.dq.set_name("y").set_output(true);
     out.dk.set_name("dk").set_output(true);
     out.dv.set_name("dv").set_output(true);
+    g
+}
+
+/// The geometry of a 2-D convolution gradient graph: x [n, c, h, w], w [k, c, r, r], padding,
+/// stride and dilation on both spatial dims.
+#[derive(Clone, Copy, Debug)]
+pub struct GradShape {
+    pub n: i64,
+    pub c: i64,
+    pub h: i64,
+    pub w: i64,
+    pub k: i64,
+    pub r: i64,
+    pub pad: i64,
+    pub stride: i64,
+    pub dil: i64,
+}
+
+impl GradShape {
+    /// The output's spatial extents (p, q).
+    pub fn pq(&self) -> (i64, i64) {
+        let reach = self.dil * (self.r - 1) + 1;
+        (
+            (self.h + 2 * self.pad - reach) / self.stride + 1,
+            (self.w + 2 * self.pad - reach) / self.stride + 1,
+        )
+    }
+}
+
+/// A convolution gradient: dgrad (dy, w → dx) or wgrad (dy, x → dw) of `shape`, every tensor in
+/// NHWC/KRSC (or NCHW/KCRS) strides, inputs in `dt`, the result (named `y`) in `dt`; with
+/// `scale_bias`, the gradient is f32, then multiplied by a `scale` [1, 1, 1, 1] and added to a
+/// bias broadcast along dim 1 before the store.
+pub fn conv_grad_graph(
+    dgrad: bool,
+    dt: DataType,
+    s: GradShape,
+    nhwc_layout: bool,
+    scale_bias: bool,
+) -> Graph {
+    let mut g = Graph::new();
+    g.set_name(if dgrad { "conv_dgrad" } else { "conv_wgrad" });
+    let (p, q) = s.pq();
+    let xd = [s.n, s.c, s.h, s.w];
+    let wd = [s.k, s.c, s.r, s.r];
+    let yd = [s.n, s.k, p, q];
+    let strides = |d: &[i64]| {
+        if nhwc_layout {
+            nhwc(d)
+        } else {
+            kiln_core::tensor::packed_strides(d)
+        }
+    };
+    let t = |g: &mut Graph, name: &str, d: &[i64]| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(d)
+                .stride(&strides(d))
+                .data_type(dt),
+        )
+    };
+    let dy = t(&mut g, "dy", &yd);
+    let attrs = ConvAttributes::new()
+        .padding(&[s.pad, s.pad])
+        .stride(&[s.stride, s.stride])
+        .dilation(&[s.dil, s.dil]);
+    let (out, od) = if dgrad {
+        let wt = t(&mut g, "w", &wd);
+        (g.conv_dgrad(&dy, &wt, attrs), xd)
+    } else {
+        let xt = t(&mut g, "x", &xd);
+        (g.conv_wgrad(&dy, &xt, attrs), wd)
+    };
+    out.set_dim(&od).set_stride(&strides(&od));
+    let out = if scale_bias {
+        out.set_data_type(DataType::F32);
+        let scale = g.tensor(
+            TensorAttributes::new()
+                .name("scale")
+                .dim(&[1, 1, 1, 1])
+                .data_type(DataType::F32),
+        );
+        let scaled = g.pointwise(
+            &out,
+            Some(&scale),
+            PointwiseAttributes::new(PointwiseMode::Mul),
+        );
+        scaled.set_dim(&od).set_stride(&strides(&od));
+        let bias = g.tensor(
+            TensorAttributes::new()
+                .name("bias")
+                .dim(&[1, od[1], 1, 1])
+                .data_type(dt),
+        );
+        g.pointwise(
+            &scaled,
+            Some(&bias),
+            PointwiseAttributes::new(PointwiseMode::Add),
+        )
+    } else {
+        out
+    };
+    out.set_name("y")
+        .set_output(true)
+        .set_data_type(dt)
+        .set_dim(&od)
+        .set_stride(&strides(&od));
     g
 }
