@@ -876,10 +876,14 @@ impl Graph {
         Ok(self.selected()?.workspace_size())
     }
 
-    /// Runs the selected plan on the host tensors of `pack`.
+    /// Runs the selected plan on the tensors of `pack`.
     ///
     /// Each bound tensor is checked against the graph: present, right data type and large
     /// enough for the tensor's layout; the plan then checks binding set, alignment and workspace.
+    /// On a CUDA handle a plan's workspace must be device memory, which [`Workspace`] is not:
+    /// there a plan that needs one runs with device memory of its workspace size allocated for
+    /// this call (zeroed, freed after the device has finished), and `workspace` is not used. To
+    /// keep one device workspace across executes, run the plan with [`ExecutionPlan::execute`].
     pub fn execute(
         &self,
         handle: &Handle,
@@ -903,6 +907,12 @@ impl Graph {
         }
         crate::serialize::check_plan_fits(g, plan)?;
         let bindings = pack.bindings(|uid| g.tensor(uid).cloned())?;
+        #[cfg(feature = "cuda")]
+        if let kiln_backend::Device::Cuda(ordinal) = handle.device() {
+            if plan.workspace_size() > 0 {
+                return execute_with_device_workspace(plan, handle, &bindings, ordinal);
+            }
+        }
         // SAFETY: VariantPack::bindings checked each host buffer against its tensor's data type
         // and layout size; the pack holds the buffers mutably borrowed for this call.
         unsafe { plan.execute(handle, &bindings, workspace.as_mut_ptr(), workspace.len()) }
@@ -1045,4 +1055,36 @@ fn conv_params(attrs: &ConvAttributes, spatial: usize) -> ConvParams {
         stride: or(&attrs.stride, 1),
         dilation: or(&attrs.dilation, 1),
     }
+}
+
+/// Runs `plan` on `bindings` with a device workspace of the plan's size on `cuda:ordinal`,
+/// allocated for this call, and waits for the device before freeing it.
+#[cfg(feature = "cuda")]
+fn execute_with_device_workspace(
+    plan: &ExecutionPlan,
+    handle: &Handle,
+    bindings: &[(i64, *mut std::ffi::c_void)],
+    ordinal: u32,
+) -> Result<()> {
+    let size = plan.workspace_size();
+    let ordinal = i32::try_from(ordinal)
+        .map_err(|_| Error::BadParam(format!("cuda:{ordinal} is not a device")))?;
+    let memory =
+        kiln_cuda_driver::DeviceMemory::zeroed(ordinal, size).map_err(Error::AllocFailed)?;
+    // SAFETY: the caller checked each binding against its tensor; `memory` holds `size` bytes
+    // of device memory on the handle's device for the whole call.
+    let run = unsafe {
+        plan.execute(
+            handle,
+            bindings,
+            memory.as_ptr() as *mut std::ffi::c_void,
+            size,
+        )
+    };
+    // The kernels may still be running on the handle's stream: the memory outlives them.
+    let synced = kiln_cuda_driver::DeviceContext::new(ordinal)
+        .and_then(|d| d.synchronize())
+        .map_err(Error::ExecutionFailed);
+    run?;
+    synced
 }

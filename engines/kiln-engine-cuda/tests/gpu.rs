@@ -1187,7 +1187,8 @@ fn conv_gradients_match_the_reference_on_odd_shapes() {
             plan.workspace_size()
         );
         if plan.workspace_size() > 0 {
-            // The frontend's Workspace is host memory: the engine refuses it by name.
+            // Graph::execute gives a plan with a workspace device memory of its own (the
+            // frontend's Workspace is host memory): the output is the same as above.
             let mut dev: Vec<(i64, DeviceTensor)> = ins
                 .iter()
                 .map(|(t, hst)| {
@@ -1199,16 +1200,17 @@ fn conv_gradients_match_the_reference_on_odd_shapes() {
                 .collect();
             let yt = g.tensor_by_name("y").expect("y");
             let mut dy = DeviceTensor::zeros(og.tensor(y).expect("y"), 0).expect("y memory");
-            let mut ws = Workspace::for_graph(&g).expect("ws");
+            let mut ws = Workspace::new(0).expect("ws");
             let mut pack = VariantPack::new();
             for (uid, d) in dev.iter_mut() {
                 pack.insert_device_uid(*uid, d);
             }
             pack.insert_device(&yt, &mut dy);
-            let e = g
-                .execute(&h, &mut pack, &mut ws)
-                .expect_err("a host workspace is refused");
-            assert!(e.to_string().contains("workspace"), "{e}");
+            g.execute(&h, &mut pack, &mut ws)
+                .expect("Graph::execute runs a plan with a workspace");
+            let again: Vec<f64> = dy.download().expect("down").to_f64_vec();
+            let w = worst_strict(&again, &want, tol, 1e-2);
+            assert!(w <= 1.0, "case {i}: through Graph::execute, worst error ratio {w}");
         }
     }
 }
