@@ -198,6 +198,32 @@ fn every_engine_is_exercised() {
             y_type: DataType::F32,
         }
         .case(),
+        // bf16 with 16-byte rows: what the Hopper GEMM engines (V2) take.
+        MatmulSpec {
+            batch_a: vec![],
+            batch_b: vec![],
+            m: 64,
+            k: 64,
+            n: 64,
+            a_layout: Layout::packed(),
+            b_layout: Layout::packed(),
+            c_layout: Layout::packed(),
+            a_type: DataType::Bf16,
+            b_type: DataType::Bf16,
+            c_type: DataType::Bf16,
+        }
+        .case(),
+        ConvSpec {
+            c_per_group: 16,
+            k_per_group: 16,
+            x_layout: Layout::channels_last(),
+            w_layout: Layout::channels_last(),
+            y_layout: Layout::channels_last(),
+            in_type: DataType::Bf16,
+            out_type: DataType::Bf16,
+            ..conv(ConvDirection::Fprop)
+        }
+        .case(),
         attention_case(),
         hopper_attention_case(),
         pooling_case(),

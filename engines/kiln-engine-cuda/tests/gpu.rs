@@ -1210,7 +1210,10 @@ fn conv_gradients_match_the_reference_on_odd_shapes() {
                 .expect("Graph::execute runs a plan with a workspace");
             let again: Vec<f64> = dy.download().expect("down").to_f64_vec();
             let w = worst_strict(&again, &want, tol, 1e-2);
-            assert!(w <= 1.0, "case {i}: through Graph::execute, worst error ratio {w}");
+            assert!(
+                w <= 1.0,
+                "case {i}: through Graph::execute, worst error ratio {w}"
+            );
         }
     }
 }
