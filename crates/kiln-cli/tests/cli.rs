@@ -995,7 +995,11 @@ fn plugins_lists_where_each_cuda_engine_runs() {
             .unwrap_or_else(|| panic!("{engine} says where it runs"))
             .to_string()
     };
-    for v2 in ["KILN_CUDA_MATMUL_V2", "KILN_CUDA_CONV_FPROP_V2"] {
+    for v2 in [
+        "KILN_CUDA_MATMUL_V2",
+        "KILN_CUDA_CONV_FPROP_V2",
+        "KILN_CUDA_SDPA_FA3_V1",
+    ] {
         assert!(runs_on(v2).contains("9.0 only"), "{v2}: {}", runs_on(v2));
     }
     for v1 in [
@@ -1009,6 +1013,10 @@ fn plugins_lists_where_each_cuda_engine_runs() {
             "{v1}: {}",
             runs_on(v1)
         );
+    }
+    // Every CUDA engine says where it runs.
+    for e in cuda["engines"].as_array().expect("engines") {
+        assert!(e["runs_on"].as_str().is_some(), "{}: no runs_on", e["name"]);
     }
     let text = kiln(["plugins"]).ok().stdout.clone();
     assert!(

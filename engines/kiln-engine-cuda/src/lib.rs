@@ -389,7 +389,7 @@ impl EnginePlugin for CudaPlugin {
 
     fn engine_targets(name: &str) -> Option<&'static str> {
         Some(match name {
-            MATMUL_V2 | CONV_FPROP_V2 => {
+            MATMUL_V2 | CONV_FPROP_V2 | SDPA_FA3_V1 => {
                 "CUDA compute capability 9.0 only (sm_90a: TMA, wgmma, setmaxnreg)"
             }
             MATMUL_V1 | CONV_FPROP_V1 | CONV_DGRAD_V1 | CONV_WGRAD_V1 => {
@@ -397,7 +397,11 @@ impl EnginePlugin for CudaPlugin {
                  tensor cores (wmma) sm_70+, bf16 sm_80+"
             }
             SDPA_FA2_V1 => "CUDA sm_80 and newer (mma.sync m16n8k16)",
-            _ => "any CUDA arch NVRTC compiles for (sm_75+ with CUDA 13)",
+            POINTWISE_V1 | RESAMPLE_V1 | NORM_V1 => {
+                "any CUDA arch NVRTC compiles for (sm_75+ with CUDA 13)"
+            }
+            // Every engine is named above, so that a new one says where it runs.
+            _ => return None,
         })
     }
 
