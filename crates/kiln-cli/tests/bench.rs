@@ -240,7 +240,7 @@ fn autotune_tries_settings_before_timing() {
 
 #[test]
 fn the_standard_cpu_cases_keep_their_names_and_shapes() {
-    let rows = kiln(&["bench", "--filter", "matmul", "--runs", "1", "--json"])
+    let rows = kiln(&["bench", "--filter", "matmul f32", "--runs", "1", "--json"])
         .ok()
         .rows();
     let names: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
@@ -253,6 +253,12 @@ fn the_standard_cpu_cases_keep_their_names_and_shapes() {
         assert_eq!(r["op"], "matmul");
         assert_eq!(r["shape"], serde_json::json!([s, s, s]));
         assert!(num(r, "gflops") > 0.0);
+        // The instruction set the GEMM kernels ran with on this processor.
+        let isa = r["isa"].as_str().unwrap_or_else(|| panic!("no isa: {r}"));
+        assert!(
+            ["portable", "avx2", "avx512"].contains(&isa),
+            "an f32 matmul runs below the AMX level: {r}"
+        );
     }
     let rows = kiln(&["bench", "--filter", "plan_", "--json"]).ok().rows();
     let ops: Vec<&str> = rows.iter().map(|r| r["op"].as_str().unwrap()).collect();
