@@ -446,6 +446,15 @@ impl MatmulPlan {
                 SharedPtr(tensors.ptr(self.a.uid)?),
                 SharedPtr(tensors.ptr(self.b.uid)?),
             );
+            for (p, uid) in [(a_ptr, self.a.uid), (b_ptr, self.b.uid)] {
+                if !p.get().cast::<bf16>().is_aligned() {
+                    return Err(PluginError::bad_param(format!(
+                        "{NAME}: {} is bf16 but its pointer {:?} is not 2-byte aligned",
+                        tensors.desc(uid)?.label(),
+                        p.get()
+                    )));
+                }
+            }
             // SAFETY: the packed A and B of all batches fit their halves of the region
             // (a_len and b_len bf16 values; AmxPacking::floats), which are disjoint.
             let (out_a, out_b) = unsafe {
