@@ -288,6 +288,37 @@ impl Gen<'_> {
         Ok(format!("kiln_ld({p}[{}])", offset_expr(t, coords)))
     }
 
+    /// The stores of batchnorm's next running statistics at `coords`, from the kernel's
+    /// `mean` and (biased) `var` over `count` values: `(1 - momentum) * prev + momentum * stat`,
+    /// the variance with Bessel's correction.
+    fn running_stats(
+        &self,
+        r: &kiln_core::ops::batchnorm::RunningStats,
+        momentum: f64,
+        count: i64,
+        coords: &[String],
+        indent: &str,
+    ) -> Result<String, String> {
+        let bessel = if count > 1 {
+            count as f64 / (count - 1) as f64
+        } else {
+            0.0
+        };
+        let m = float_lit(momentum);
+        let next_mean = format!(
+            "(1.0f - {m}) * {} + {m} * mean",
+            self.load(r.prev_mean, coords)?
+        );
+        let next_var = format!(
+            "(1.0f - {m}) * {} + {m} * var * {}",
+            self.load(r.prev_var, coords)?,
+            float_lit(bessel)
+        );
+        let mut out = self.store(r.next_mean, coords, &next_mean, indent)?;
+        out.push_str(&self.store(r.next_var, coords, &next_var, indent)?);
+        Ok(out)
+    }
+
     /// Stores `value` into `uid` at `coords`; nothing for a virtual tensor.
     fn store(
         &self,
@@ -634,24 +665,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                 stats.push_str(&g.store(b.inv_variance, &here, "inv", "    ")?);
                 if let Some(r) = &b.running {
                     let mo = r.momentum.value(graph, node, "momentum").map_err(err)?;
-                    let bessel = if positions > 1 {
-                        positions as f64 / (positions - 1) as f64
-                    } else {
-                        0.0
-                    };
-                    let next_mean = format!(
-                        "(1.0f - {m}) * {} + {m} * mean",
-                        g.load(r.prev_mean, &here)?,
-                        m = float_lit(mo)
-                    );
-                    let next_var = format!(
-                        "(1.0f - {m}) * {} + {m} * var * {}",
-                        g.load(r.prev_var, &here)?,
-                        float_lit(bessel),
-                        m = float_lit(mo)
-                    );
-                    stats.push_str(&g.store(r.next_mean, &here, &next_mean, "    ")?);
-                    stats.push_str(&g.store(r.next_var, &here, &next_var, "    ")?);
+                    stats.push_str(&g.running_stats(r, mo, positions, &here, "    ")?);
                 }
                 let first: Vec<String> = (0..rank)
                     .map(|d| if d == 1 { "c".into() } else { "0".into() })
@@ -722,24 +736,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                 middle.push_str(&g.store(b.inv_variance, &here, "inv", "        ")?);
                 if let Some(r) = &b.running {
                     let mo = r.momentum.value(graph, node, "momentum").map_err(err)?;
-                    let bessel = if count > 1 {
-                        count as f64 / (count - 1) as f64
-                    } else {
-                        0.0
-                    };
-                    let next_mean = format!(
-                        "(1.0f - {m}) * {} + {m} * mean",
-                        g.load(r.prev_mean, &here)?,
-                        m = float_lit(mo)
-                    );
-                    let next_var = format!(
-                        "(1.0f - {m}) * {} + {m} * var * {}",
-                        g.load(r.prev_var, &here)?,
-                        float_lit(bessel),
-                        m = float_lit(mo)
-                    );
-                    middle.push_str(&g.store(r.next_mean, &here, &next_mean, "        ")?);
-                    middle.push_str(&g.store(r.next_var, &here, &next_var, "        ")?);
+                    middle.push_str(&g.running_stats(r, mo, count, &here, "        ")?);
                 }
                 middle.push_str("    }");
                 let first: Vec<String> = (0..rank)
