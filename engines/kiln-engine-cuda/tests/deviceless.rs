@@ -1106,3 +1106,47 @@ fn split_wgrad_plan_saves_its_workspace_and_resaves_identically() {
         .expect("the plan holds a CUDA payload");
     assert_eq!(&bytes[at + 4..at + 8], &[2, 0, 2, 0], "payload format 2.2");
 }
+
+/// Every schedule variant of the Hopper attention forward (its `tile` knob) compiles for sm_90a
+/// at each head dim, so that `kiln build --autotune` and the conformance suite's knob sweep can
+/// build any of them. `KILN_DUMP_CUBINS=DIR` keeps the cubins (for cuobjdump).
+#[test]
+#[ignore = "needs NVRTC and the CUDA headers: eval \"$(scripts/install-nvrtc.sh)\""]
+fn every_fa3_variant_compiles_for_sm_90a() {
+    if let Some(why) = nvrtc_missing() {
+        panic!("NVRTC is not available here: {why}");
+    }
+    let kind = kiln_engine_cuda::SDPA_FA3_V1;
+    let variants = kiln_engine_cuda::codegen::sdpa_fa3::VARIANTS.len() as i64;
+    for d in [64, 128] {
+        let mut g = sdpa_graph(DataType::Bf16, 1, 4, 4, 300, 301, d, false, false);
+        g.validate().expect("valid");
+        let og = g.op_graph().expect("graph").clone();
+        for tile in 1..=variants {
+            let k = kiln_engine_cuda::generate_with(kind, &og, tile)
+                .unwrap_or_else(|e| panic!("d {d} tile {tile}: {e}"))
+                .remove(0);
+            assert!(
+                k.arch_specific,
+                "d {d} tile {tile}: FA3 kernels are sm_90a code"
+            );
+            let target = kiln_engine_cuda::compile::Target {
+                arch: 90,
+                specific: true,
+            };
+            let c = kiln_engine_cuda::compile::compile_uncached(
+                &k.source,
+                &format!("{}.cu", k.symbol),
+                target,
+                false,
+            )
+            .unwrap_or_else(|e| panic!("d {d} tile {tile}: {e}"));
+            assert_eq!(c.cubin.get(..4), Some(&b"\x7fELF"[..]), "d {d} tile {tile}");
+            if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
+                std::fs::create_dir_all(&dir).expect("dump dir");
+                let path = std::path::Path::new(&dir).join(format!("fa3_d{d}_tile{tile}.cubin"));
+                std::fs::write(path, &c.cubin).expect("dump cubin");
+            }
+        }
+    }
+}
