@@ -556,7 +556,7 @@ impl<'c> Session<'c> {
     }
 
     /// One configuration per non-default value tried for each knob of `config`'s engine (one
-    /// knob changed at a time): every value of a knob with at most seven (such as the CPU
+    /// knob changed at a time): every value of a knob with at most five (such as the CPU
     /// engines' `isa`, so that every instruction-set path runs), otherwise the minimum, the
     /// smallest step above it, and the maximum.
     pub fn knob_variants(&self, config: &EngineConfig) -> Vec<EngineConfig> {
@@ -571,7 +571,7 @@ impl<'c> Session<'c> {
         for k in &info.knobs {
             let step = k.stride.max(1);
             let count = k.max.saturating_sub(k.min) / step + 1;
-            let mut values = if count <= 7 {
+            let mut values = if count <= 5 {
                 (0..count).map(|i| k.min + i * step).collect()
             } else {
                 vec![k.min, k.min.saturating_add(step), k.max]

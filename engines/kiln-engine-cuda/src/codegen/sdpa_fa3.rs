@@ -46,47 +46,28 @@ pub struct Variant {
     pub extra_stage: bool,
     /// Tiles of 64 keys instead of the head dim's default.
     pub narrow_keys: bool,
-    /// How many of every 8 exponentials of an unmasked tile are a polynomial on the FMA pipe
-    /// (`kiln_fa3_exp2_fma`) instead of the special-function unit's `ex2`.
-    pub soft_exp: u8,
 }
 
-pub const VARIANTS: [Variant; 6] = [
+pub const VARIANTS: [Variant; 4] = [
     Variant {
         pingpong: true,
         extra_stage: false,
         narrow_keys: false,
-        soft_exp: 0,
     },
     Variant {
         pingpong: false,
         extra_stage: false,
         narrow_keys: false,
-        soft_exp: 0,
     },
     Variant {
         pingpong: true,
         extra_stage: true,
         narrow_keys: false,
-        soft_exp: 0,
     },
     Variant {
         pingpong: true,
         extra_stage: true,
         narrow_keys: true,
-        soft_exp: 0,
-    },
-    Variant {
-        pingpong: true,
-        extra_stage: false,
-        narrow_keys: false,
-        soft_exp: 2,
-    },
-    Variant {
-        pingpong: true,
-        extra_stage: false,
-        narrow_keys: false,
-        soft_exp: 3,
     },
 ];
 
@@ -319,7 +300,6 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
         ("KILN_FA3_PRODUCER_REGS", PRODUCER_REGS.to_string()),
         ("KILN_FA3_CONSUMER_REGS", consumer.to_string()),
         ("KILN_FA3_PINGPONG", u8::from(variant.pingpong).to_string()),
-        ("KILN_FA3_SOFT_EXP", variant.soft_exp.to_string()),
         ("KILN_O_PAIR", u8::from(pair).to_string()),
         (
             "KILN_FA3_MAP_PARAMS",

@@ -32,8 +32,6 @@
 //   KILN_FA3_BN, KILN_FA3_STAGES                  keys per tile; ring depth;
 //   KILN_FA3_PRODUCER_REGS, KILN_FA3_CONSUMER_REGS  setmaxnreg targets;
 //   KILN_FA3_PINGPONG                             1 to order the consumers' GEMMs;
-//   KILN_FA3_SOFT_EXP                             how many of every 8 exponentials of an
-//                                                 unmasked tile run on the FMA pipe (0-8);
 //   KILN_FA3_MAP_PARAMS                           the tensor-map parameters map_q, map_k, map_v;
 //   kiln_fa3_tma_{q,k,v}(dst, map, bar, d, s, h, b)  one box at (head-dim column d, row s,
 //                                                 head h, batch b);
@@ -66,23 +64,6 @@ __device__ __forceinline__ float kiln_fa3_exp2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
-}
-
-// 2^x on the FMA and integer pipes instead of the special-function unit, for x <= 0 finite (the
-// exponents of an unmasked tile): x = n + f with n = round(x), f in [-1/2, 1/2]; 2^f by a cubic
-// (relative error 7.6e-5, below the rounding of P to 16 bits); n added to the exponent field.
-// Inputs below -126 give about 2^-126 instead of 0, which no row sum can see (its largest term
-// is 1). KILN_FA3_SOFT_EXP of every 8 exponentials go this way: at head dim 64 the
-// special-function unit's 16 exponentials per clock per SM take as long as the GEMMs.
-__device__ __forceinline__ float kiln_fa3_exp2_fma(float x) {
-    x = fmaxf(x, -126.0f);
-    const float t = x + 12582912.0f;   // 1.5 * 2^23: round(x) in the low mantissa bits
-    const float f = x - (t - 12582912.0f);
-    float p = fmaf(0.05517050251364708f, f, 0.24260853230953217f);
-    p = fmaf(p, f, 0.6932609677314758f);
-    p = fmaf(p, f, 0.9999282360076904f);
-    // (bits of t) << 23 is n * 2^23 modulo 2^32: the low 9 bits of t's encoding are n mod 512.
-    return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
 }
 
 // Two f32 values rounded to elem_t, packed low half first, in one conversion.
@@ -181,9 +162,7 @@ __device__ __forceinline__ void kiln_fa3_softmax(float (&s)[KILN_FA3_BN / 2], fl
     }
 #pragma unroll
     for (int i = 0; i < KILN_FA3_BN / 2; ++i) {
-        const float x = POSITIVE ? fmaf(s[i], scale_log2, -base[(i >> 1) & 1]) : s[i] - base[(i >> 1) & 1];
-        // Unmasked tiles only: there every exponent is finite (a masked score is -inf).
-        s[i] = (POSITIVE && !MASK && (i & 7) < KILN_FA3_SOFT_EXP) ? kiln_fa3_exp2_fma(x) : kiln_fa3_exp2(x);
+        s[i] = kiln_fa3_exp2(POSITIVE ? fmaf(s[i], scale_log2, -base[(i >> 1) & 1]) : s[i] - base[(i >> 1) & 1]);
         l[(i >> 1) & 1] += s[i];
     }
 }
