@@ -16,7 +16,10 @@
 //!
 //! Accuracy: every transform only adds, subtracts and halves, so the f32 error stays a small
 //! multiple of a direct sum's. F(4x4, 3x3) would save more multiplies, but its transforms scale
-//! values by up to 8 and lose about that much more precision, so it is not offered.
+//! values by up to 8 and lose about that much more precision, so it is not offered. Tried on
+//! 2026-12-01 (points 0, ±1, ±2, generic transforms over 8 tiles at a time): errors of 3e-4 on
+//! 171-term f32 sums, outside the conformance suite's f32 bound, and 1.2-1.35x slower than this
+//! F(2x2) on the standard 3x3 cases (the transforms, not the GEMMs, dominated).
 
 use super::geometry::Shape;
 use crate::fast::element_io::{load, SharedPtr};
