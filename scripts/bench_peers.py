@@ -247,6 +247,14 @@ def main() -> int:
                     help="a kiln binary to run (default: cargo run --release -p kiln-cli)")
     args = ap.parse_args()
 
+    # A forced kiln level (KILN_CPU_ISA=avx2 or portable) gets a numpy held to AVX2 as well:
+    # numpy's OpenBLAS picks its kernels at run time and obeys OPENBLAS_CORETYPE, set before
+    # numpy loads. ONNX Runtime (MLAS) has no such switch and keeps the machine's best level.
+    if os.environ.get("KILN_CPU_ISA", "").lower() in ("avx2", "portable"):
+        os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
+        print(f"bench_peers: KILN_CPU_ISA={os.environ['KILN_CPU_ISA']}: numpy's OpenBLAS runs as "
+              f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (AVX2); ONNX Runtime cannot "
+              "be capped and uses the machine's best instruction set", file=sys.stderr)
     need("numpy")
     need("onnx")
     need("onnxruntime")
