@@ -5,12 +5,12 @@
 use crate::graph::Graph;
 use crate::tensor::Tensor;
 use kiln_core::ops::batchnorm::Batchnorm;
-use kiln_core::ops::batchnorm_backward::BatchnormBackward;
+use kiln_core::ops::batchnorm_backward::BATCHNORM_BACKWARD;
 use kiln_core::ops::batchnorm_inference::BatchnormInference;
 use kiln_core::ops::layernorm::Layernorm;
-use kiln_core::ops::layernorm_backward::LayernormBackward;
+use kiln_core::ops::layernorm_backward::LAYERNORM_BACKWARD;
 use kiln_core::ops::rmsnorm::Rmsnorm;
-use kiln_core::ops::rmsnorm_backward::RmsnormBackward;
+use kiln_core::ops::rmsnorm_backward::RMSNORM_BACKWARD;
 use kiln_core::ops::sdpa::{Sdpa, SdpaBackward};
 use kiln_core::{AttrValue, OpSpec, Result};
 use std::collections::BTreeMap;
@@ -510,7 +510,7 @@ impl Graph {
         scale: &Tensor,
         attrs: BatchnormBackwardAttributes,
     ) -> Result<NormBackwardOutputs> {
-        self.stats_backward(BatchnormBackward.name(), dy, x, scale, attrs)
+        self.stats_backward(BATCHNORM_BACKWARD.name(), dy, x, scale, attrs)
     }
 
     /// Adds the backward of a layernorm: from `dy` and the forward's `x`, `scale` and saved
@@ -522,7 +522,7 @@ impl Graph {
         scale: &Tensor,
         attrs: LayernormBackwardAttributes,
     ) -> Result<NormBackwardOutputs> {
-        self.stats_backward(LayernormBackward.name(), dy, x, scale, attrs)
+        self.stats_backward(LAYERNORM_BACKWARD.name(), dy, x, scale, attrs)
     }
 
     fn stats_backward(
@@ -578,7 +578,7 @@ impl Graph {
         } else {
             &["dx", "dscale"]
         };
-        let op = RmsnormBackward.name();
+        let op = RMSNORM_BACKWARD.name();
         let mut made = self
             .generic_op(op, &attrs.name, &inputs, outputs, BTreeMap::new())?
             .into_iter();

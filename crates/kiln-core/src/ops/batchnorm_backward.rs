@@ -1,16 +1,12 @@
 //! Batch normalization backward (cuDNN frontend's `batchnorm_backward`), stored as a
-//! [`GenericOp`]: per channel (dim 1), given the saved statistics of the forward.
+//! [`super::GenericOp`]: per channel (dim 1), given the saved statistics of the forward.
 //!
 //! Ports: inputs `dy`, `x` [N, C, ...], `scale`, `mean`, `inv_variance` [1, C, 1, ...];
 //! outputs `dx` (dims of `x`), `dscale`, `dbias` [1, C, 1, ...]. No attributes. The formulas
 //! are in [`super::norm_backward`].
 
-use super::norm_backward::{self, NormBackwardKind};
-use super::{GenericOp, OpSpec, Port};
-use crate::{OpGraph, Result};
-
-/// The [`OpSpec`] of batchnorm_backward; its typed view is [`norm_backward::NormBackwardOp`].
-pub struct BatchnormBackward;
+use super::norm_backward::{NormBackwardKind, NormBackwardSpec};
+use super::Port;
 
 static INPUTS: [Port; 5] = [
     Port::required("dy"),
@@ -25,33 +21,7 @@ static OUTPUTS: [Port; 3] = [
     Port::required("dbias"),
 ];
 
-impl OpSpec for BatchnormBackward {
-    fn name(&self) -> &'static str {
-        NormBackwardKind::Batchnorm.name()
-    }
-
-    fn inputs(&self) -> &'static [Port] {
-        &INPUTS
-    }
-
-    fn outputs(&self) -> &'static [Port] {
-        &OUTPUTS
-    }
-
-    fn attributes(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
-    }
-
-    fn validate(&self, op: &GenericOp, graph: &OpGraph, node: &str, what: &str) -> Result<()> {
-        norm_backward::validate(NormBackwardKind::Batchnorm, op, graph, node, what)
-    }
-
-    fn infer_output_dims(
-        &self,
-        op: &GenericOp,
-        input: &dyn Fn(&str) -> Option<Vec<i64>>,
-        what: &str,
-    ) -> Result<Vec<(&'static str, Vec<i64>)>> {
-        norm_backward::infer_output_dims(self, NormBackwardKind::Batchnorm, op, input, what)
-    }
-}
+/// The [`super::OpSpec`] of batchnorm_backward; its typed view is
+/// [`super::norm_backward::NormBackwardOp`].
+pub static BATCHNORM_BACKWARD: NormBackwardSpec =
+    NormBackwardSpec::new(NormBackwardKind::Batchnorm, &INPUTS, &OUTPUTS);

@@ -33,12 +33,12 @@ pub static SPECS: &[&dyn OpSpec] = &[
     &sdpa::SdpaBackward,
     &resample::Resample,
     &resample::ResampleBackward,
-    &rmsnorm_backward::RmsnormBackward,
+    &rmsnorm_backward::RMSNORM_BACKWARD,
     &layernorm::Layernorm,
-    &layernorm_backward::LayernormBackward,
+    &layernorm_backward::LAYERNORM_BACKWARD,
     &batchnorm::Batchnorm,
     &batchnorm_inference::BatchnormInference,
-    &batchnorm_backward::BatchnormBackward,
+    &batchnorm_backward::BATCHNORM_BACKWARD,
 ];
 
 /// The spec of the generic operation called `name`, or `None`.

@@ -12,7 +12,7 @@
 //! that of the forward whose statistics they are.
 
 use super::norm::{self, NodePorts};
-use super::{GenericOp, OpSpec};
+use super::{GenericOp, OpSpec, Port};
 use crate::{Error, OpGraph, Result};
 
 /// Which backward operation a [`NormBackwardOp`] is.
@@ -169,6 +169,60 @@ pub(crate) fn validate(
         super::expect_dims(what, graph.tensor_for(uid, node)?, &params)?;
     }
     Ok(())
+}
+
+/// The [`OpSpec`] of the three norm backward operations: the kind and its ports (declared in
+/// each operation's module) pick everything else.
+pub struct NormBackwardSpec {
+    kind: NormBackwardKind,
+    inputs: &'static [Port],
+    outputs: &'static [Port],
+}
+
+impl NormBackwardSpec {
+    /// The spec of `kind`'s operation with these ports.
+    pub const fn new(
+        kind: NormBackwardKind,
+        inputs: &'static [Port],
+        outputs: &'static [Port],
+    ) -> Self {
+        NormBackwardSpec {
+            kind,
+            inputs,
+            outputs,
+        }
+    }
+}
+
+impl OpSpec for NormBackwardSpec {
+    fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    fn inputs(&self) -> &'static [Port] {
+        self.inputs
+    }
+
+    fn outputs(&self) -> &'static [Port] {
+        self.outputs
+    }
+
+    fn attributes(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    fn validate(&self, op: &GenericOp, graph: &OpGraph, node: &str, what: &str) -> Result<()> {
+        validate(self.kind, op, graph, node, what)
+    }
+
+    fn infer_output_dims(
+        &self,
+        op: &GenericOp,
+        input: &dyn Fn(&str) -> Option<Vec<i64>>,
+        what: &str,
+    ) -> Result<Vec<(&'static str, Vec<i64>)>> {
+        infer_output_dims(self, self.kind, op, input, what)
+    }
 }
 
 /// The shape inference of a backward node of `kind`.
