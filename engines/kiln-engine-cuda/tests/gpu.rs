@@ -994,6 +994,37 @@ fn hopper_attention_forward_matches_the_reference() {
                 "{what}: {name} differs from the reference (worst ratio {w})"
             );
         }
+        // The three-consumer variants (192-row blocks at d = 64), at the same tolerance.
+        for (v, variant) in kiln_engine_cuda::codegen::sdpa_fa3::VARIANTS
+            .iter()
+            .enumerate()
+        {
+            if !variant.three_consumers || d != 64 {
+                continue;
+            }
+            let tile = v as i64 + 1;
+            let mut gt = c.graph();
+            gt.validate().expect("valid");
+            gt.build_operation_graph(&h).expect("lower");
+            gt.create_execution_plans(&[HeurMode::A])
+                .expect("heuristics");
+            gt.set_knob(SDPA_FA3_V1, kiln_engine_cuda::KNOB_TILE, tile);
+            gt.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                .unwrap_or_else(|e| panic!("{what} tile {tile}: {e}"));
+            let got_t = run_outputs(&gt, &h, Some(0), &ins, &outs);
+            for (i, name) in outs.iter().enumerate() {
+                let (a, rt) = if *name == "stats" {
+                    (1e-3, 1e-3)
+                } else {
+                    (atol, 2.0 * eps)
+                };
+                let w = worst_with_infinities(&got_t[i], &want[i], a, rt);
+                assert!(
+                    w <= 1.0,
+                    "{what} tile {tile}: {name} differs from the reference (worst ratio {w})"
+                );
+            }
+        }
         // Save, load on a fresh handle (no compile), re-save identically, run: the same bits.
         let bytes = g.to_binary().expect("save");
         let (compiles, _) = kiln_engine_cuda::stats();

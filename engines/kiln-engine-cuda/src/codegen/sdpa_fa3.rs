@@ -21,8 +21,8 @@ use kiln_core::ops::sdpa::SdpaOp;
 use kiln_core::{DataType, Op, OpGraph, TensorDesc};
 use std::fmt::Write;
 
-/// Query rows per block: two consumer warpgroups of 64.
-const BLOCK_ROWS: usize = 128;
+/// Query rows per consumer warpgroup.
+const CONSUMER_ROWS: usize = 64;
 
 /// Keys per tile and ring depth for a head dim: as many stages as fit beside Q in the 227 KiB
 /// a Hopper block may use. At d = 128 the third stage (224 KiB in all) is worth 1.3x over two
@@ -46,33 +46,61 @@ pub struct Variant {
     pub extra_stage: bool,
     /// Tiles of 64 keys instead of the head dim's default.
     pub narrow_keys: bool,
+    /// Three consumer warpgroups (192 query rows per block) instead of two, at head dim 64
+    /// only (their registers: 160 each beside a producer of 24); elsewhere two.
+    pub three_consumers: bool,
 }
 
-pub const VARIANTS: [Variant; 4] = [
+pub const VARIANTS: [Variant; 6] = [
     Variant {
         pingpong: true,
         extra_stage: false,
         narrow_keys: false,
+        three_consumers: false,
     },
     Variant {
         pingpong: false,
         extra_stage: false,
         narrow_keys: false,
+        three_consumers: false,
     },
     Variant {
         pingpong: true,
         extra_stage: true,
         narrow_keys: false,
+        three_consumers: false,
     },
     Variant {
         pingpong: true,
         extra_stage: true,
         narrow_keys: true,
+        three_consumers: false,
+    },
+    Variant {
+        pingpong: true,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
+    },
+    Variant {
+        pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
     },
 ];
 
 /// The shared memory a Hopper block may use.
 const SHARED_LIMIT: usize = 227 * 1024;
+
+/// Consumer warpgroups of `variant` at head dim `d`.
+pub fn consumers(d: usize, variant: Variant) -> usize {
+    if variant.three_consumers && d == 64 {
+        3
+    } else {
+        2
+    }
+}
 
 /// Keys per tile and stages of `variant` at head dim `d`.
 pub fn tiles(d: usize, variant: Variant) -> Option<(usize, usize)> {
@@ -80,19 +108,30 @@ pub fn tiles(d: usize, variant: Variant) -> Option<(usize, usize)> {
     if variant.narrow_keys {
         bn = 64;
     }
-    if variant.extra_stage && shared_bytes(d, bn, stages + 1) <= SHARED_LIMIT {
+    let rows = CONSUMER_ROWS * consumers(d, variant);
+    if variant.extra_stage && shared_bytes(rows, d, bn, stages + 1) <= SHARED_LIMIT {
         stages += 1;
     }
     Some((bn, stages))
 }
 
-/// Dynamic shared memory of a launch: Q, the stages, the barriers, 1 KiB of alignment slack.
-pub fn shared_bytes(d: usize, bn: usize, stages: usize) -> usize {
-    BLOCK_ROWS * d * 2 + stages * 2 * bn * d * 2 + 8 * (1 + 3 * stages) + 1024
+/// Dynamic shared memory of a launch with `rows` query rows per block: Q, the stages, the
+/// barriers, 1 KiB of alignment slack.
+pub fn shared_bytes(rows: usize, d: usize, bn: usize, stages: usize) -> usize {
+    rows * d * 2 + stages * 2 * bn * d * 2 + 8 * (1 + 3 * stages) + 1024
 }
 
-/// setmaxnreg targets: the producer keeps 40, the consumers share what it gives back.
-const PRODUCER_REGS: u32 = 40;
+/// setmaxnreg targets (producer, consumers) for a block with `consumers` consumer warpgroups.
+/// Two: the producer keeps 40 of the 168 registers a 384-thread block starts with and the
+/// consumers share the rest. Three: a 512-thread block starts with 128; the producer keeps the
+/// minimum, 24, and each consumer gets (65536 - 128 * 24) / 384 rounded down to 8: 160.
+fn registers(consumers: usize) -> (u32, u32) {
+    if consumers == 3 {
+        (24, 160)
+    } else {
+        (40, super::hopper::consumer_regs(40))
+    }
+}
 
 fn forward(graph: &OpGraph) -> Result<SdpaOp, String> {
     let [n] = &graph.nodes[..] else {
@@ -266,12 +305,26 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
     Ok(())
 }
 
+/// The variant the `tile` knob's 0 picks at head dim `d`, measured on an H200
+/// (docs/benchmarks/sdpa-fa3-notes.md): at d = 64 three consumers in ping-pong (1.05-1.20x over
+/// two), at d = 128 two consumers without ping-pong (1.02-1.05x: with three stages the ring, not
+/// the consumers' order, keeps the tensor cores fed), otherwise the first.
+pub fn default_variant(d: usize) -> Variant {
+    match d {
+        64 => VARIANTS[4],
+        128 => VARIANTS[1],
+        _ => VARIANTS[0],
+    }
+}
+
 /// Generates the kernel of an `sdpa` graph that `supports` accepted, with schedule `variant`
-/// (`None`: the first).
+/// (`None`: [`default_variant`] of its head dim).
 pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, String> {
     supports(graph)?;
-    let variant = variant.unwrap_or(VARIANTS[0]);
     let op = forward(graph)?;
+    let variant = variant.unwrap_or_else(|| {
+        default_variant(tensor(graph, op.inputs.q).map_or(0, |q| q.dims[3] as usize))
+    });
     let Prologue {
         mut src,
         args,
@@ -279,14 +332,16 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     } = prologue(graph, crate::SDPA_FA3_V1)?;
     let d = shape.dim_qk;
     let (bn, stages) = tiles(d, variant).ok_or("no tile configuration")?;
+    let consumers = consumers(d, variant);
+    let rows = CONSUMER_ROWS * consumers;
+    let (producer_regs, consumer_regs) = registers(consumers);
     let (q, k, v, o) = (
         tensor(graph, op.inputs.q)?,
         tensor(graph, op.inputs.k)?,
         tensor(graph, op.inputs.v)?,
         tensor(graph, op.o)?,
     );
-    let maps = vec![map(q, BLOCK_ROWS)?, map(k, bn)?, map(v, 64)?];
-    let consumer = super::hopper::consumer_regs(PRODUCER_REGS);
+    let maps = vec![map(q, rows)?, map(k, bn)?, map(v, 64)?];
     // Two consecutive head-dim elements of O as one store: a contiguous head dim and even
     // strides elsewhere (so every pair starts at an even element).
     let pair = o.strides[3] == 1
@@ -297,9 +352,10 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     for (key, val) in [
         ("KILN_FA3_BN", bn.to_string()),
         ("KILN_FA3_STAGES", stages.to_string()),
-        ("KILN_FA3_PRODUCER_REGS", PRODUCER_REGS.to_string()),
-        ("KILN_FA3_CONSUMER_REGS", consumer.to_string()),
+        ("KILN_FA3_PRODUCER_REGS", producer_regs.to_string()),
+        ("KILN_FA3_CONSUMER_REGS", consumer_regs.to_string()),
         ("KILN_FA3_PINGPONG", u8::from(variant.pingpong).to_string()),
+        ("KILN_FA3_CONSUMERS", consumers.to_string()),
         ("KILN_O_PAIR", u8::from(pair).to_string()),
         (
             "KILN_FA3_MAP_PARAMS",
@@ -322,15 +378,15 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     src.push_str(&mma_wrappers(bn, shape.dim_v, ty));
     src.push_str("#include \"sdpa_fa3_forward.cuh\"\n");
     let sym = super::symbol("sdpa_fa3_fwd", &src);
-    let blocks = shape.seq_q.div_ceil(BLOCK_ROWS);
+    let blocks = shape.seq_q.div_ceil(rows);
     let x = u32::try_from(blocks).map_err(|_| "too many query tiles".to_string())?;
     Ok(Kernel {
         symbol: sym.clone(),
         source: src.replace("KILN_SYMBOL", &sym),
         args,
         grid: [x, shape.heads_q as u32, shape.batch as u32],
-        block: [384, 1, 1],
-        shared_bytes: shared_bytes(d, bn, stages) as u32,
+        block: [128 * (1 + consumers as u32), 1, 1],
+        shared_bytes: shared_bytes(rows, d, bn, stages) as u32,
         maps,
         persistent: false,
         arch_specific: true,
@@ -346,8 +402,9 @@ mod tests {
         for d in [64, 128, 256] {
             for v in VARIANTS {
                 let (bn, stages) = tiles(d, v).unwrap();
+                let rows = CONSUMER_ROWS * consumers(d, v);
                 assert!(
-                    shared_bytes(d, bn, stages) <= SHARED_LIMIT,
+                    shared_bytes(rows, d, bn, stages) <= SHARED_LIMIT,
                     "d = {d}, {v:?}"
                 );
                 assert!(stages >= 2 && bn % 64 == 0);

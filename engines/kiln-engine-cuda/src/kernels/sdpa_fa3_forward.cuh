@@ -32,6 +32,8 @@
 //   KILN_FA3_BN, KILN_FA3_STAGES                  keys per tile; ring depth;
 //   KILN_FA3_PRODUCER_REGS, KILN_FA3_CONSUMER_REGS  setmaxnreg targets;
 //   KILN_FA3_PINGPONG                             1 to order the consumers' GEMMs;
+//   KILN_FA3_CONSUMERS                            consumer warpgroups (2, or 3 at d = 64):
+//                                                 64 query rows each;
 //   KILN_FA3_MAP_PARAMS                           the tensor-map parameters map_q, map_k, map_v;
 //   kiln_fa3_tma_{q,k,v}(dst, map, bar, d, s, h, b)  one box at (head-dim column d, row s,
 //                                                 head h, batch b);
@@ -47,7 +49,11 @@
 #error "sdpa_fa3_forward.cuh is included by a generated prologue (codegen/sdpa_fa3.rs)"
 #endif
 
-#define KILN_FA3_BM 128
+#if !defined(KILN_FA3_CONSUMERS) || KILN_FA3_CONSUMERS < 2 || KILN_FA3_CONSUMERS > 3
+#error "KILN_FA3_CONSUMERS is 2 or 3"
+#endif
+#define KILN_FA3_BM (64 * KILN_FA3_CONSUMERS)
+#define KILN_FA3_THREADS (128 * (1 + KILN_FA3_CONSUMERS))
 #define KILN_FA3_Q_BYTES (KILN_FA3_BM * KILN_D_QK * 2)
 #define KILN_FA3_K_BYTES (KILN_FA3_BN * KILN_D_QK * 2)
 #define KILN_FA3_V_BYTES (KILN_FA3_BN * KILN_D_V * 2)
@@ -56,9 +62,9 @@ static_assert(KILN_D_QK % 64 == 0 && KILN_D_V % 64 == 0 && KILN_D_V <= 256, "hea
 static_assert(KILN_FA3_BN % 64 == 0 && KILN_FA3_BN <= 256, "key tiles are multiples of 64");
 static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit");
 
-// Named barriers (0 is __syncthreads): the two consumers' turns, and the consumers together.
+// Named barriers (0 is __syncthreads): each consumer's turn, and the consumers together.
 #define KILN_FA3_BAR_TURN 1
-#define KILN_FA3_BAR_CONSUMERS 3
+#define KILN_FA3_BAR_CONSUMERS (1 + KILN_FA3_CONSUMERS)
 
 __device__ __forceinline__ float kiln_fa3_exp2(float x) {
     float y;
@@ -200,7 +206,7 @@ __device__ __forceinline__ void kiln_fa3_rescale(float (&o)[KILN_D_V / 2], const
     }
 }
 
-extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3_MAP_PARAMS, KILN_SDPA_PARAMS) {
+extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMBOL(KILN_FA3_MAP_PARAMS, KILN_SDPA_PARAMS) {
     extern __shared__ unsigned char kiln_smem_raw[];
     // Swizzle atoms need 1024-byte alignment; the launch asks for 1 KiB of slack.
     unsigned char* smem = (unsigned char*)(((unsigned long long)kiln_smem_raw + 1023ull) & ~1023ull);
@@ -219,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3_M
         for (int s = 0; s < KILN_FA3_STAGES; ++s) {
             kiln_mbar_init(KILN_FA3_K_FULL(s), 1u);
             kiln_mbar_init(KILN_FA3_V_FULL(s), 1u);
-            kiln_mbar_init(KILN_FA3_EMPTY(s), 2u);
+            kiln_mbar_init(KILN_FA3_EMPTY(s), (unsigned)KILN_FA3_CONSUMERS);
         }
         kiln_mbar_init_fence();
     }
@@ -312,8 +318,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3_M
                               scale_log2, span_lo, rlo, rhi, tq);
         kiln_fa3_pack_p(s, p);
 #if KILN_FA3_PINGPONG
-        // The first consumer issues first.
-        if (c == 1 && tiles > 1) kiln_fa3_bar_arrive(KILN_FA3_BAR_TURN, 256);
+        // The first consumer issues first: the last one hands it its first turn.
+        if (c == KILN_FA3_CONSUMERS - 1 && tiles > 1) kiln_fa3_bar_arrive(KILN_FA3_BAR_TURN, 256);
 #endif
         int prev = 0, st = 0;
         unsigned prev_phase = 0, phase = 0;
@@ -334,8 +340,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3_M
             kiln_fa3_rescale(o, corr);
             kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
 #if KILN_FA3_PINGPONG
-            // The other consumer's turn; the second one's last turn is answered by none.
-            if (c == 0 || n + 1 < tiles) kiln_fa3_bar_arrive(KILN_FA3_BAR_TURN + (1 - c), 256);
+            // The next consumer's turn, in a ring; the last one's last turn is answered by none.
+            if (c < KILN_FA3_CONSUMERS - 1 || n + 1 < tiles)
+                kiln_fa3_bar_arrive(KILN_FA3_BAR_TURN + (c + 1) % KILN_FA3_CONSUMERS, 256);
 #endif
             kiln_wgmma_wait<1>();
             kiln_wgmma_hold(s);
@@ -355,7 +362,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3_M
         const int zero_from = span_hi - j_last, zero_to = min(KILN_FA3_BN, KILN_SEQ_KV - j_last);
         if (zero_to > zero_from) {
             const int pieces = (zero_to - zero_from) * (KILN_D_V / 64) * 8;   // 16-byte pieces
-            for (int i = c * 128 + t; i < pieces; i += 256) {
+            for (int i = c * 128 + t; i < pieces; i += 128 * KILN_FA3_CONSUMERS) {
                 const int r = zero_from + i / ((KILN_D_V / 64) * 8), rest = i % ((KILN_D_V / 64) * 8);
                 const int dc = rest / 8, piece = rest % 8;
                 // A whole 128-byte row: the swizzle only permutes 16-byte pieces inside it.
@@ -363,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3_M
                 asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(a), "r"(0u) : "memory");
             }
             kiln_fence_proxy_async();
-            kiln_fa3_bar_sync(KILN_FA3_BAR_CONSUMERS, 256);
+            kiln_fa3_bar_sync(KILN_FA3_BAR_CONSUMERS, 128 * KILN_FA3_CONSUMERS);
         }
         kiln_fa3_rescale(o, corr);
         kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
