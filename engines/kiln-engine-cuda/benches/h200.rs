@@ -388,45 +388,46 @@ fn norm_benches(h: &kiln::Handle) {
     }
 }
 
-/// The convolution gradients, bf16 NHWC (names joined with scripts/gpu-bench.py's peers):
-/// (N, C, H, K, R, stride), FLOPs those of the forward convolution.
+/// The convolution gradients, f16 and bf16 NHWC, on the convolution cases (names joined
+/// with scripts/gpu-bench.py's peers): (N, C, H, K, R, stride), FLOPs those of the forward
+/// convolution. The heuristics' engine (`KILN_CUDA_CONV_*GRAD_V2` on an H200) is in the name.
 fn bench_conv_grad(h: &kiln::Handle) {
-    for &(n, c, hw, k, r, stride) in &[
-        (32i64, 64i64, 56i64, 64i64, 3i64, 1i64),
-        (32, 128, 28, 128, 3, 1),
-        (32, 256, 28, 256, 3, 1),
-        (32, 128, 56, 128, 3, 1),
-        (32, 256, 14, 256, 3, 1),
-        (32, 128, 56, 128, 3, 2),
-        (32, 128, 28, 128, 1, 1),
-    ] {
-        let shape = GradShape {
-            n,
-            c,
-            h: hw,
-            w: hw,
-            k,
-            r,
-            pad: r / 2,
-            stride,
-            dil: 1,
-        };
-        let (p, q) = shape.pq();
-        let flops = 2.0 * (n * k * p * q * c * r * r) as f64;
-        for dgrad in [true, false] {
-            let mut g = conv_grad_graph(dgrad, DataType::Bf16, shape, true, false);
-            g.build(h, &[HeurMode::A]).expect("build conv grad");
-            let what = if dgrad { "conv_dgrad" } else { "conv_wgrad" };
-            time_graph(
-                &format!(
-                    "{what} bf16 N{n} C{c} H{hw} K{k} R{r} s{stride} [{}]",
-                    engine(&g)
-                ),
-                &g,
-                h,
-                flops,
-                0.0,
-            );
+    for (dt, ty) in [(DataType::Bf16, "bf16"), (DataType::F16, "f16")] {
+        for &(n, c, hw, k, r, stride) in &[
+            (32i64, 64i64, 56i64, 64i64, 3i64, 1i64),
+            (32, 256, 14, 256, 3, 1),
+            (32, 128, 28, 128, 1, 1),
+            (32, 128, 56, 128, 3, 2),
+            (64, 512, 7, 512, 3, 1),
+        ] {
+            let shape = GradShape {
+                n,
+                c,
+                h: hw,
+                w: hw,
+                k,
+                r,
+                pad: r / 2,
+                stride,
+                dil: 1,
+            };
+            let (p, q) = shape.pq();
+            let flops = 2.0 * (n * k * p * q * c * r * r) as f64;
+            for dgrad in [true, false] {
+                let mut g = conv_grad_graph(dgrad, dt, shape, true, false);
+                g.build(h, &[HeurMode::A]).expect("build conv grad");
+                let what = if dgrad { "conv_dgrad" } else { "conv_wgrad" };
+                time_graph(
+                    &format!(
+                        "{what} {ty} N{n} C{c} H{hw} K{k} R{r} s{stride} [{}]",
+                        engine(&g)
+                    ),
+                    &g,
+                    h,
+                    flops,
+                    0.0,
+                );
+            }
         }
     }
 }
