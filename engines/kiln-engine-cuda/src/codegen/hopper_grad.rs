@@ -479,7 +479,13 @@ pub fn generate(
             "its fused epilogue"
         }
     );
-    let producer = 56;
+    // The gathering producer keeps its rows' windows in registers: 16 rows of a 256-row dgrad
+    // tile (three values each) need more than the 56 of 8 rows, or they spill.
+    let producer = if dir == ConvDirection::Dgrad && cfg.wm == 2 {
+        88
+    } else {
+        56
+    };
     let define = |src: &mut String, key: &str, v: String| {
         let _ = writeln!(src, "#define {key} {v}");
     };
