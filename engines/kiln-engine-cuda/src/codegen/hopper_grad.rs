@@ -352,7 +352,7 @@ pub fn workspace_bytes(
         return Ok(0);
     }
     let s = conv_grad::split(graph, dir)?;
-    let (cfg, splits) = choice(graph, &s, tile)?;
+    let (_, splits) = choice(graph, &s, tile)?;
     let pl = plan(graph, &s, splits)?;
     Ok(if pl.splits > 1 {
         (pl.splits * pl.m * pl.n * 4) as u64
