@@ -16,12 +16,19 @@ if [ -z "$dir" ]; then
   else
     KILN_DUMP_CUBINS="$dir" cargo test -q -p kiln-engine-cuda --test deviceless -- --include-ignored --exact every_snapshot_variant_compiles_for_sm_90 > "$dir/dump.log" 2>&1
   fi || { echo "check-hgmma: dumping the cubins failed:"; tail -20 "$dir/dump.log"; exit 1; }
+  # The convolution gradients' variants (V2 ones named *_v2_*; their split reductions *_reduce).
+  if [ -x .gpu/deviceless ]; then
+    KILN_DUMP_CUBINS="$dir" .gpu/deviceless --include-ignored --exact every_conv_grad_variant_compiles_for_sm_90 >> "$dir/dump.log" 2>&1
+  else
+    KILN_DUMP_CUBINS="$dir" cargo test -q -p kiln-engine-cuda --test deviceless -- --include-ignored --exact every_conv_grad_variant_compiles_for_sm_90 >> "$dir/dump.log" 2>&1
+  fi || { echo "check-hgmma: dumping the gradient cubins failed:"; tail -20 "$dir/dump.log"; exit 1; }
 fi
 command -v cuobjdump > /dev/null || { echo "check-hgmma: no cuobjdump on PATH"; exit 1; }
 fail=0
 n=0
 for f in "$dir"/*_v2_*.cubin "$dir"/*_fa3_*.cubin; do
   [ -e "$f" ] || continue
+  case "$f" in *_reduce.cubin) continue ;; esac
   n=$((n + 1))
   sass="$(cuobjdump -sass "$f")"
   hgmma=$(grep -c 'HGMMA' <<< "$sass")

@@ -87,19 +87,21 @@ if "--norms" in sys.argv:
     norm_peers()
     sys.exit(0)
 if not SDPA_ONLY:
-    # Convolution gradient peers (cuDNN through aten.convolution_backward, channels_last, bf16): the
-    # data gradient alone, then the weight gradient alone; names and FLOPs as the kiln bench's.
-    for (nb, c, hw, k, r, stride) in [(32, 64, 56, 64, 3, 1), (32, 128, 28, 128, 3, 1), (32, 256, 28, 256, 3, 1), (32, 128, 56, 128, 3, 1), (32, 256, 14, 256, 3, 1), (32, 128, 56, 128, 3, 2), (32, 128, 28, 128, 1, 1)]:
-        pad = r // 2
-        out = (hw + 2 * pad - r) // stride + 1
-        xi = torch.randn(nb, c, hw, hw, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
-        w = torch.randn(k, c, r, r, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
-        dy = torch.randn(nb, k, out, out, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
-        flops = 2.0 * nb * k * out * out * c * r * r
-        for what, mask in [("conv_dgrad", [True, False, False]), ("conv_wgrad", [False, True, False])]:
-            f = lambda: torch.ops.aten.convolution_backward(dy, xi, w, None, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0], 1, mask)
-            emit(f"{what} bf16 N{nb} C{c} H{hw} K{k} R{r} s{stride}", timed(f), flops=flops)
-        del xi, w, dy
+    # Convolution gradient peers (cuDNN through aten.convolution_backward, channels_last, f16 and
+    # bf16): the data gradient alone, then the weight gradient alone; names and FLOPs as the kiln
+    # bench's.
+    for dt, name in [(torch.bfloat16, "bf16"), (torch.float16, "f16")]:
+        for (nb, c, hw, k, r, stride) in [(32, 64, 56, 64, 3, 1), (32, 256, 14, 256, 3, 1), (32, 128, 28, 128, 1, 1), (32, 128, 56, 128, 3, 2), (64, 512, 7, 512, 3, 1)]:
+            pad = r // 2
+            out = (hw + 2 * pad - r) // stride + 1
+            xi = torch.randn(nb, c, hw, hw, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
+            w = torch.randn(k, c, r, r, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
+            dy = torch.randn(nb, k, out, out, device="cuda", dtype=dt).to(memory_format=torch.channels_last)
+            flops = 2.0 * nb * k * out * out * c * r * r
+            for what, mask in [("conv_dgrad", [True, False, False]), ("conv_wgrad", [False, True, False])]:
+                f = lambda: torch.ops.aten.convolution_backward(dy, xi, w, None, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0], 1, mask)
+                emit(f"{what} {name} N{nb} C{c} H{hw} K{k} R{r} s{stride}", timed(f), flops=flops)
+            del xi, w, dy
 if "--conv-grad-only" in sys.argv:
     sys.exit(0)
 if not SDPA_ONLY:

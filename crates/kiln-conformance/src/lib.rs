@@ -83,6 +83,10 @@ pub const CUDA_CONV_FPROP: &str = "KILN_CUDA_CONV_FPROP_V1";
 pub const CUDA_CONV_DGRAD: &str = "KILN_CUDA_CONV_DGRAD_V1";
 /// The CUDA weight-gradient convolution engine (2-D, implicit GEMM with a split reduction).
 pub const CUDA_CONV_WGRAD: &str = "KILN_CUDA_CONV_WGRAD_V1";
+/// The Hopper data-gradient convolution engine (sm_90a only; NHWC f16/bf16, C and K multiples of 8).
+pub const CUDA_CONV_DGRAD_V2: &str = "KILN_CUDA_CONV_DGRAD_V2";
+/// The Hopper weight-gradient convolution engine (sm_90a only; split reduction over the workspace).
+pub const CUDA_CONV_WGRAD_V2: &str = "KILN_CUDA_CONV_WGRAD_V2";
 /// The CUDA attention engine (sdpa and sdpa_backward, FlashAttention-2 style on tensor cores).
 pub const CUDA_SDPA: &str = "KILN_CUDA_SDPA_FA2_V1";
 /// The Hopper attention forward (FlashAttention-3 structure, sm_90a only).

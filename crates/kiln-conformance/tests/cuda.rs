@@ -15,7 +15,8 @@ use kiln::{DataType, Device, PointwiseMode};
 use kiln_conformance::{
     check_on, device_under_test, Anchor, Case, ChainSpec, ChainStep, ConvSpec, Domain, Layout,
     MatmulSpec, Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_DGRAD,
-    CUDA_CONV_FPROP, CUDA_CONV_WGRAD, CUDA_MATMUL, CUDA_POINTWISE, CUDA_RESAMPLE, DEVICE_ENV,
+    CUDA_CONV_DGRAD_V2, CUDA_CONV_FPROP, CUDA_CONV_WGRAD, CUDA_CONV_WGRAD_V2, CUDA_MATMUL,
+    CUDA_POINTWISE, CUDA_RESAMPLE, DEVICE_ENV,
 };
 use kiln_core::{ConvDirection, PointwiseParams};
 use proptest::prelude::*;
@@ -122,6 +123,65 @@ fn matmul() -> impl Strategy<Value = MatmulSpec> {
 /// A 2-D forward convolution (groups 1: what the CUDA engine runs) with channels from 1, 7, 33
 /// and 129, spatial dims from 1, 7 and 33, filters up to 3x3, padding, strides, dilations, NCHW
 /// or NHWC per tensor, f32, f16 or bf16.
+/// Whether the device under test is of compute capability 9.0 (`KILN_CONFORMANCE_ARCH=90`, which
+/// the GPU runner sets from nvidia-smi), where the Hopper engines run.
+fn hopper() -> bool {
+    std::env::var("KILN_CONFORMANCE_ARCH").is_ok_and(|a| a == "90")
+}
+
+/// Gradient convolutions of the shapes the Hopper engines claim: f16/bf16, dy channels-last,
+/// the operand read beside it channels-last too (the filter KRSC for dgrad, x NHWC for wgrad),
+/// C and K from {8, 24, 72, 136} (multiples of 8, of no tile), spatial dims from {1, 7, 33},
+/// filters up to 3 x 3, padding 0-1 (asymmetric), stride 1-2 in both dims, dilation 1-2; the
+/// output in any image layout (padded or not) and type.
+fn conv_hopper(direction: ConvDirection) -> impl Strategy<Value = ConvSpec> {
+    let channels = || prop::sample::select(vec![8i64, 24, 72, 136]);
+    let spatial = || prop::sample::select(vec![1i64, 7, 33]);
+    (
+        (1i64..=2, channels(), channels()),
+        (spatial(), spatial(), 1i64..=3, 1i64..=3),
+        (0i64..=1, 0i64..=1, 1i64..=2, 1i64..=2),
+        image_layout(),
+        prop_oneof![Just(DataType::F16), Just(DataType::Bf16)],
+    )
+        .prop_flat_map(|g| {
+            let dt = g.4;
+            (Just(g), out_type(dt))
+        })
+        .prop_map(
+            move |(((n, c, k), (h, w, r, s), (ph, pw, stride, dil), lo, dt), ot)| {
+                let cl = Layout::channels_last();
+                let (x_layout, w_layout) = match direction {
+                    ConvDirection::Dgrad => (lo, cl.clone()),
+                    _ => (cl.clone(), lo),
+                };
+                ConvSpec {
+                    direction,
+                    n,
+                    groups: 1,
+                    c_per_group: c,
+                    k_per_group: k,
+                    spatial: vec![h, w],
+                    filter: vec![r, s],
+                    pre_padding: vec![ph, pw],
+                    post_padding: vec![pw, ph],
+                    stride: vec![stride, stride],
+                    dilation: vec![dil, 1],
+                    x_layout,
+                    w_layout,
+                    y_layout: cl,
+                    in_type: dt,
+                    out_type: ot,
+                }
+            },
+        )
+        .prop_filter("the output must not be empty", |c| c.y_dims().is_some())
+        .prop_filter("the reference's work is bounded", |c| {
+            let out: i64 = c.y_dims().map(|d| d.iter().product()).unwrap_or(0);
+            out * c.terms() as i64 <= MAX_MACS
+        })
+}
+
 fn conv() -> impl Strategy<Value = ConvSpec> {
     let channels = || prop::sample::select(vec![1i64, 7, 33, 129]);
     let spatial = || prop::sample::select(vec![1i64, 7, 33]);
@@ -259,6 +319,26 @@ proptest! {
     fn cuda_conv_wgrad_odd_shapes(spec in conv(), seed in any::<u64>()) {
         let spec = ConvSpec { direction: ConvDirection::Wgrad, ..spec };
         conform_cuda(spec.case(), CUDA_CONV_WGRAD, seed)?;
+    }
+
+    /// The Hopper data gradient (on compute capability 9.0, `KILN_CONFORMANCE_ARCH=90`; V1
+    /// elsewhere) on what it claims: channels-last f16/bf16 dy and KRSC filters with C and K
+    /// multiples of 8 but of no tile, every stride's skipped taps, padding, dilation, dx in
+    /// any layout and type.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_conv_dgrad_hopper_shapes(spec in conv_hopper(ConvDirection::Dgrad), seed in any::<u64>()) {
+        let engine = if hopper() { CUDA_CONV_DGRAD_V2 } else { CUDA_CONV_DGRAD };
+        conform_cuda(spec.case(), engine, seed)?;
+    }
+
+    /// The Hopper weight gradient on what it claims (channels-last x and dy), split over the
+    /// workspace where the shapes make it worth it; dw in any layout and type.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_conv_wgrad_hopper_shapes(spec in conv_hopper(ConvDirection::Wgrad), seed in any::<u64>()) {
+        let engine = if hopper() { CUDA_CONV_WGRAD_V2 } else { CUDA_CONV_WGRAD };
+        conform_cuda(spec.case(), engine, seed)?;
     }
 
     #[test]

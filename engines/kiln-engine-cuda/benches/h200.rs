@@ -388,17 +388,59 @@ fn norm_benches(h: &kiln::Handle) {
     }
 }
 
-/// The convolution gradients, bf16 NHWC (names joined with scripts/gpu-bench.py's peers):
-/// (N, C, H, K, R, stride), FLOPs those of the forward convolution.
+/// The convolution gradients, f16 and bf16 NHWC, on the convolution cases (names joined
+/// with scripts/gpu-bench.py's peers): (N, C, H, K, R, stride), FLOPs those of the forward
+/// convolution. The heuristics' engine (`KILN_CUDA_CONV_*GRAD_V2` on an H200) is in the name.
 fn bench_conv_grad(h: &kiln::Handle) {
-    for &(n, c, hw, k, r, stride) in &[
-        (32i64, 64i64, 56i64, 64i64, 3i64, 1i64),
-        (32, 128, 28, 128, 3, 1),
-        (32, 256, 28, 256, 3, 1),
-        (32, 128, 56, 128, 3, 1),
-        (32, 256, 14, 256, 3, 1),
-        (32, 128, 56, 128, 3, 2),
-        (32, 128, 28, 128, 1, 1),
+    for (dt, ty) in [(DataType::Bf16, "bf16"), (DataType::F16, "f16")] {
+        for &(n, c, hw, k, r, stride) in &[
+            (32i64, 64i64, 56i64, 64i64, 3i64, 1i64),
+            (32, 256, 14, 256, 3, 1),
+            (32, 128, 28, 128, 1, 1),
+            (32, 128, 56, 128, 3, 2),
+            (64, 512, 7, 512, 3, 1),
+        ] {
+            let shape = GradShape {
+                n,
+                c,
+                h: hw,
+                w: hw,
+                k,
+                r,
+                pad: r / 2,
+                stride,
+                dil: 1,
+            };
+            let (p, q) = shape.pq();
+            let flops = 2.0 * (n * k * p * q * c * r * r) as f64;
+            for dgrad in [true, false] {
+                let mut g = conv_grad_graph(dgrad, dt, shape, true, false);
+                g.build(h, &[HeurMode::A]).expect("build conv grad");
+                let what = if dgrad { "conv_dgrad" } else { "conv_wgrad" };
+                time_graph(
+                    &format!(
+                        "{what} {ty} N{n} C{c} H{hw} K{k} R{r} s{stride} [{}]",
+                        engine(&g)
+                    ),
+                    &g,
+                    h,
+                    flops,
+                    0.0,
+                );
+            }
+        }
+    }
+}
+
+/// `--conv-grad-tiles`: every tile configuration of the Hopper gradient engines on the cases
+/// where the heuristics' choice misses the target (bf16): strided dgrad and the 7 x 7
+/// C512 pair, to see what the tile choice is worth there.
+fn bench_conv_grad_tiles(h: &kiln::Handle) {
+    let tiles = kiln_engine_cuda::codegen::hopper_grad::CONFIGS.len() as i64;
+    for &(n, c, hw, k, r, stride, dgrad) in &[
+        (32i64, 128i64, 56i64, 128i64, 3i64, 2i64, true),
+        (64, 512, 7, 512, 3, 1, true),
+        (64, 512, 7, 512, 3, 1, false),
     ] {
         let shape = GradShape {
             n,
@@ -413,13 +455,23 @@ fn bench_conv_grad(h: &kiln::Handle) {
         };
         let (p, q) = shape.pq();
         let flops = 2.0 * (n * k * p * q * c * r * r) as f64;
-        for dgrad in [true, false] {
+        let (what, engine_name) = if dgrad {
+            ("conv_dgrad", kiln_engine_cuda::CONV_DGRAD_V2)
+        } else {
+            ("conv_wgrad", kiln_engine_cuda::CONV_WGRAD_V2)
+        };
+        for tile in 1..=tiles {
             let mut g = conv_grad_graph(dgrad, DataType::Bf16, shape, true, false);
-            g.build(h, &[HeurMode::A]).expect("build conv grad");
-            let what = if dgrad { "conv_dgrad" } else { "conv_wgrad" };
+            g.validate().expect("valid");
+            g.build_operation_graph(h).expect("lower");
+            g.create_execution_plans(&[HeurMode::A])
+                .expect("heuristics");
+            g.set_knob(engine_name, kiln_engine_cuda::KNOB_TILE, tile);
+            g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                .expect("build conv grad tile");
             time_graph(
                 &format!(
-                    "{what} bf16 N{n} C{c} H{hw} K{k} R{r} s{stride} [{}]",
+                    "{what} bf16 N{n} C{c} H{hw} K{k} R{r} s{stride} [{} tile {tile}]",
                     engine(&g)
                 ),
                 &g,
@@ -444,6 +496,10 @@ fn main() {
     // `--conv-grad-only`: the convolution gradients alone.
     if std::env::args().any(|a| a == "--conv-grad-only") {
         bench_conv_grad(&h);
+        return;
+    }
+    if std::env::args().any(|a| a == "--conv-grad-tiles") {
+        bench_conv_grad_tiles(&h);
         return;
     }
     // `--sdpa-only`: the attention forward cases alone (short GPU calls while tuning them).

@@ -12,6 +12,8 @@
 //! - `KILN_CUDA_MATMUL_V2`, `KILN_CUDA_CONV_FPROP_V2`: the same operations on Hopper (sm_90a
 //!   only): TMA, an mbarrier ring, warp-specialised wgmma, persistent tiles
 //!   (`codegen::hopper`). The heuristics offer them first on compute capability 9.0.
+//! - `KILN_CUDA_CONV_DGRAD_V2`, `KILN_CUDA_CONV_WGRAD_V2`: the convolution gradients on the
+//!   Hopper GEMM (sm_90a only; `codegen::hopper_grad`), offered before their V1 engines.
 //! - `KILN_CUDA_SDPA_FA3_V1`: the attention forward on Hopper (sm_90a only), FlashAttention-3's
 //!   structure (`codegen::sdpa_fa3`); offered before FA2, which runs what it declines.
 //! - `KILN_CUDA_SDPA_FA2_V1`: attention (`sdpa`, `sdpa_backward`), FlashAttention-2 style.
@@ -60,14 +62,18 @@ pub const RESAMPLE_V1: &str = "KILN_CUDA_RESAMPLE_V1";
 pub const NORM_V1: &str = "KILN_CUDA_NORM_V1";
 pub const CONV_DGRAD_V1: &str = "KILN_CUDA_CONV_DGRAD_V1";
 pub const CONV_WGRAD_V1: &str = "KILN_CUDA_CONV_WGRAD_V1";
+pub const CONV_DGRAD_V2: &str = "KILN_CUDA_CONV_DGRAD_V2";
+pub const CONV_WGRAD_V2: &str = "KILN_CUDA_CONV_WGRAD_V2";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 11] = [
+const ENGINES: [&str; 13] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
     MATMUL_V1,
     CONV_FPROP_V1,
     SDPA_FA3_V1,
+    CONV_DGRAD_V2,
+    CONV_WGRAD_V2,
     CONV_DGRAD_V1,
     CONV_WGRAD_V1,
     SDPA_FA2_V1,
@@ -108,6 +114,12 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
         CONV_WGRAD_V1 => codegen::conv_grad::supports(graph, ConvDirection::Wgrad),
         MATMUL_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, false)),
         CONV_FPROP_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, true)),
+        CONV_DGRAD_V2 => {
+            hopper().and_then(|_| codegen::hopper_grad::supports(graph, ConvDirection::Dgrad))
+        }
+        CONV_WGRAD_V2 => {
+            hopper().and_then(|_| codegen::hopper_grad::supports(graph, ConvDirection::Wgrad))
+        }
         SDPA_FA3_V1 => hopper().and_then(|_| codegen::sdpa_fa3::supports(graph)),
         SDPA_FA2_V1 => codegen::sdpa::supports(graph),
         RESAMPLE_V1 => codegen::resample::supports(graph),
@@ -135,6 +147,14 @@ pub fn generate_with(
         };
         return Ok(vec![codegen::sdpa_fa3::generate(graph, variant)?]);
     }
+    if name == CONV_DGRAD_V2 || name == CONV_WGRAD_V2 {
+        let dir = if name == CONV_DGRAD_V2 {
+            ConvDirection::Dgrad
+        } else {
+            ConvDirection::Wgrad
+        };
+        return codegen::hopper_grad::generate(graph, dir, grad_tile(tile)?);
+    }
     let cfg = match tile {
         0 => None,
         v => Some(
@@ -160,6 +180,19 @@ pub fn generate_with(
     Ok(vec![k])
 }
 
+/// The gradient V2 engines' tile configuration of knob value `tile` (0: the heuristic's).
+fn grad_tile(tile: i64) -> Result<Option<codegen::hopper::TileConfig>, String> {
+    match tile {
+        0 => Ok(None),
+        v => usize::try_from(v - 1)
+            .ok()
+            .and_then(|i| codegen::hopper_grad::CONFIGS.get(i))
+            .copied()
+            .map(Some)
+            .ok_or_else(|| format!("tile configuration {v} does not exist")),
+    }
+}
+
 /// Generates the kernels of engine `name` for `graph` with default knobs.
 pub fn generate(name: &str, graph: &OpGraph) -> Result<Vec<codegen::Kernel>, String> {
     generate_with(name, graph, 0)
@@ -170,6 +203,7 @@ fn tile_knob_max(name: &str) -> Option<i64> {
     match name {
         MATMUL_V2 | CONV_FPROP_V2 => Some(codegen::hopper::CONFIGS.len() as i64),
         SDPA_FA3_V1 => Some(codegen::sdpa_fa3::VARIANTS.len() as i64),
+        CONV_DGRAD_V2 | CONV_WGRAD_V2 => Some(codegen::hopper_grad::CONFIGS.len() as i64),
         _ => None,
     }
 }
@@ -389,7 +423,7 @@ impl EnginePlugin for CudaPlugin {
 
     fn engine_targets(name: &str) -> Option<&'static str> {
         Some(match name {
-            MATMUL_V2 | CONV_FPROP_V2 | SDPA_FA3_V1 => {
+            MATMUL_V2 | CONV_FPROP_V2 | CONV_DGRAD_V2 | CONV_WGRAD_V2 | SDPA_FA3_V1 => {
                 "CUDA compute capability 9.0 only (sm_90a: TMA, wgmma, setmaxnreg)"
             }
             MATMUL_V1 | CONV_FPROP_V1 | CONV_DGRAD_V1 | CONV_WGRAD_V1 => {
@@ -550,6 +584,11 @@ impl EnginePlugin for CudaPlugin {
                 NORM_V1 => codegen::norm::workspace_bytes(graph, wide)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 CONV_WGRAD_V1 => codegen::conv_grad::workspace_bytes(graph, ConvDirection::Wgrad)
+                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
+                CONV_WGRAD_V2 => grad_tile(tile)
+                    .and_then(|t| {
+                        codegen::hopper_grad::workspace_bytes(graph, ConvDirection::Wgrad, t)
+                    })
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 _ => 0,
             },

@@ -1090,6 +1090,171 @@ fn run_plan_poisoned(
     dy.download().expect("download").to_f64_vec()
 }
 
+/// The Hopper convolution gradients (`KILN_CUDA_CONV_DGRAD_V2`, `KILN_CUDA_CONV_WGRAD_V2`)
+/// against the CPU reference on shapes that fill no tile (C and K multiples of 8 but not of 64,
+/// odd spatial dims), strides 1 to 3, padding, dilation, a fused scale + bias, wgrads split over
+/// the workspace and not; several with every tile configuration, each after a save and a load on
+/// a fresh handle; y poisoned with NaN before every run.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hopper_conv_gradients_match_the_reference_on_odd_shapes_and_every_tile() {
+    use kiln_engine_cuda::{CONV_DGRAD_V2, CONV_WGRAD_V2, KNOB_TILE};
+    let h = handle(Device::Cuda(0)).expect("cuda:0 handle");
+    if kiln_cuda_driver::DeviceContext::new(0).map(|d| d.arch) != Ok(90) {
+        eprintln!("skipped: the V2 engines run on compute capability 9.0 only");
+        return;
+    }
+    let s = |n, c, h, w, k, r, pad, stride, dil| GradShape {
+        n,
+        c,
+        h,
+        w,
+        k,
+        r,
+        pad,
+        stride,
+        dil,
+    };
+    // (dgrad, type, shape, scale + bias, every tile configuration)
+    type V2GradCase = (bool, DataType, GradShape, bool, bool);
+    let cases: Vec<V2GradCase> = vec![
+        (
+            true,
+            DataType::Bf16,
+            s(2, 64, 9, 9, 32, 3, 1, 1, 1),
+            false,
+            true,
+        ),
+        (
+            true,
+            DataType::F16,
+            s(3, 72, 13, 11, 136, 3, 1, 2, 1),
+            true,
+            true,
+        ),
+        (
+            true,
+            DataType::Bf16,
+            s(2, 136, 7, 7, 24, 1, 0, 1, 1),
+            true,
+            false,
+        ),
+        (
+            true,
+            DataType::F16,
+            s(1, 40, 17, 15, 24, 3, 0, 3, 1),
+            false,
+            false,
+        ),
+        (
+            true,
+            DataType::Bf16,
+            s(1, 32, 12, 12, 48, 3, 2, 1, 2),
+            false,
+            false,
+        ),
+        (
+            false,
+            DataType::Bf16,
+            s(2, 16, 9, 9, 24, 3, 1, 1, 1),
+            false,
+            true,
+        ),
+        (
+            false,
+            DataType::Bf16,
+            s(8, 48, 30, 30, 40, 3, 1, 1, 1),
+            true,
+            true,
+        ),
+        (
+            false,
+            DataType::F16,
+            s(32, 64, 28, 28, 64, 3, 1, 1, 1),
+            false,
+            false,
+        ),
+        (
+            false,
+            DataType::F16,
+            s(4, 24, 15, 15, 72, 3, 1, 2, 1),
+            false,
+            false,
+        ),
+        (
+            false,
+            DataType::Bf16,
+            s(2, 32, 11, 11, 16, 3, 2, 1, 2),
+            true,
+            false,
+        ),
+    ];
+    let tiles = kiln_engine_cuda::codegen::hopper_grad::CONFIGS.len() as i64;
+    let mut failures = Vec::new();
+    for (i, &(dgrad, dt, shape, scale_bias, every)) in cases.iter().enumerate() {
+        let engine = if dgrad { CONV_DGRAD_V2 } else { CONV_WGRAD_V2 };
+        let make = move || conv_grad_graph(dgrad, dt, shape, true, scale_bias);
+        let mut g = make();
+        g.build(&h, &[HeurMode::A]).expect("builds on cuda:0");
+        let chosen = g.plan().expect("plan").engine_name().to_string();
+        assert_eq!(chosen, engine, "case {i}: the heuristics chose {chosen}");
+        let ins = inputs(&g);
+        let want = reference(&make, &ins);
+        let terms = if dgrad {
+            shape.k * shape.r * shape.r
+        } else {
+            let (p, q) = shape.pq();
+            shape.n * p * q
+        } as f64;
+        let tol = match dt {
+            DataType::F16 => 2e-3 * terms.sqrt(),
+            _ => 1e-2 * terms.sqrt(),
+        };
+        let og = g.op_graph().expect("graph").clone();
+        let y = g.tensor_by_name("y").and_then(|t| t.uid()).expect("y");
+        let mut check = |what: String, got: Vec<f64>| {
+            let w = worst_strict(&got, &want, tol, 1e-2);
+            eprintln!("case {i} {engine} {dt} {shape:?} {what}: worst {w:.3}");
+            if w.is_nan() || w > 1.0 {
+                failures.push(format!(
+                    "case {i} {engine} {dt} {shape:?} {what}: worst {w}"
+                ));
+            }
+        };
+        let ws = g.plan().expect("plan").workspace_size();
+        check(
+            format!("heuristic (workspace {ws} bytes)"),
+            run_plan_poisoned(g.plan().expect("plan"), &og, &h, &ins, y),
+        );
+        if every {
+            for tile in 1..=tiles {
+                let mut gt = make();
+                gt.validate().expect("valid");
+                gt.build_operation_graph(&h).expect("lower");
+                gt.create_execution_plans(&[HeurMode::A])
+                    .expect("heuristics");
+                gt.set_knob(engine, KNOB_TILE, tile);
+                gt.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                    .unwrap_or_else(|e| panic!("case {i} tile {tile}: {e}"));
+                let got = run_plan_poisoned(gt.plan().expect("plan"), &og, &h, &ins, y);
+                check(format!("tile {tile}"), got);
+            }
+        }
+        let saved = g.to_binary().expect("save");
+        let h2 = handle(Device::Cuda(0)).expect("fresh handle");
+        let g2 = Graph::from_binary(Some(&h2), &saved).expect("load");
+        assert_eq!(
+            g2.to_binary().expect("re-save"),
+            saved,
+            "case {i}: re-save differs"
+        );
+        let og2 = g2.op_graph().expect("graph").clone();
+        let got = run_plan_poisoned(g2.plan().expect("plan"), &og2, &h2, &ins, y);
+        check("loaded".into(), got);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The CUDA convolution gradients against the CPU reference: odd sizes (no multiple of a tile),
 /// strides, padding, dilation, NHWC and NCHW, f32/f16/bf16, fused scale + bias, and a wgrad
 /// whose reduction is split over the workspace; y poisoned before execute. Also checks that
@@ -1097,8 +1262,9 @@ fn run_plan_poisoned(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn conv_gradients_match_the_reference_on_odd_shapes() {
-    use kiln_engine_cuda::{CONV_DGRAD_V1, CONV_WGRAD_V1};
+    use kiln_engine_cuda::{CONV_DGRAD_V1, CONV_DGRAD_V2, CONV_WGRAD_V1, CONV_WGRAD_V2};
     let h = handle(Device::Cuda(0)).expect("cuda:0 handle");
+    let hopper = kiln_cuda_driver::DeviceContext::new(0).map(|d| d.arch) == Ok(90);
     let s = |n, c, h, w, k, r, pad, stride, dil| GradShape {
         n,
         c,
@@ -1188,7 +1354,16 @@ fn conv_gradients_match_the_reference_on_odd_shapes() {
         let mut g = make();
         g.build(&h, &[HeurMode::A]).expect("builds on cuda:0");
         let plan = g.plan().expect("plan");
-        let want_engine = if dgrad { CONV_DGRAD_V1 } else { CONV_WGRAD_V1 };
+        // On an H100/H200 the Hopper engines take what they claim; V1 runs the rest.
+        let v2 = if dgrad { CONV_DGRAD_V2 } else { CONV_WGRAD_V2 };
+        let want_engine =
+            if hopper && kiln_engine_cuda::supports(v2, g.op_graph().expect("graph"), 90).is_ok() {
+                v2
+            } else if dgrad {
+                CONV_DGRAD_V1
+            } else {
+                CONV_WGRAD_V1
+            };
         assert_eq!(plan.engine_name(), want_engine, "case {i}");
         let ins = inputs(&g);
         let want = reference(&make, &ins);

@@ -39,7 +39,7 @@ const MIN_STEPS_PER_SPLIT: i64 = 16;
 const MAX_WORKSPACE: i64 = 1 << 28;
 
 /// The graph's gradient convolution and its epilogue.
-fn split(graph: &OpGraph, dir: ConvDirection) -> Result<Split<'_>, String> {
+pub(super) fn split(graph: &OpGraph, dir: ConvDirection) -> Result<Split<'_>, String> {
     let first = graph.nodes.first().ok_or("the graph has no nodes")?;
     let cv = match &first.op {
         Op::Conv(c) if c.direction == dir => c,
@@ -76,7 +76,7 @@ fn split(graph: &OpGraph, dir: ConvDirection) -> Result<Split<'_>, String> {
     })
 }
 
-fn conv_of<'g>(s: &Split<'g>) -> &'g ConvOp {
+pub(super) fn conv_of<'g>(s: &Split<'g>) -> &'g ConvOp {
     match s.main {
         Main::Conv(cv) => cv,
         Main::Matmul(_) => unreachable!("split() makes convolutions only"),
@@ -185,7 +185,7 @@ fn geometry(graph: &OpGraph, s: &Split<'_>) -> Result<Gemm, String> {
 /// Whether every index the kernel forms fits below 2^31: each bound tensor's reach (its dims
 /// plus a tile of overhang and the convolution's padding and filter reach, times its strides)
 /// and the GEMM extents plus that slack. Arithmetic in i128.
-fn fits_i32(graph: &OpGraph, cv: &ConvOp, extents: [i64; 3]) -> Result<bool, String> {
+pub(super) fn fits_i32(graph: &OpGraph, cv: &ConvOp, extents: [i64; 3]) -> Result<bool, String> {
     let limit = i128::from(i32::MAX);
     let mut slack = i128::from(BM.max(BN)) * 2;
     let w = tensor(graph, cv.w)?;
@@ -475,7 +475,7 @@ pub fn generate(graph: &OpGraph, dir: ConvDirection) -> Result<Vec<Kernel>, Stri
             engine,
             ty,
             idx,
-            &g,
+            (g.m, g.n, g.splits),
             &reduce_params,
             &args,
             &epilogue,
@@ -488,11 +488,11 @@ pub fn generate(graph: &OpGraph, dir: ConvDirection) -> Result<Vec<Kernel>, Stri
 
 /// The kernel that adds a split wgrad's partial sums in chunk order and runs the epilogue.
 #[allow(clippy::too_many_arguments)]
-fn reduce_kernel(
+pub(super) fn reduce_kernel(
     engine: &str,
     ty: &str,
     idx: &str,
-    g: &Gemm,
+    (m, n, splits): (i64, i64, i64),
     declared: &str,
     args: &[String],
     epilogue: &str,
@@ -507,9 +507,9 @@ fn reduce_kernel(
          typedef {ty} elem_t;\n\
          typedef {idx} kiln_idx;\n\n"
     );
-    define(&mut src, "KILN_GEMM_M", &format!("{}{sfx}", g.m));
-    define(&mut src, "KILN_GEMM_N", &format!("{}{sfx}", g.n));
-    define(&mut src, "KILN_SPLIT_COUNT", &g.splits);
+    define(&mut src, "KILN_GEMM_M", &format!("{m}{sfx}"));
+    define(&mut src, "KILN_GEMM_N", &format!("{n}{sfx}"));
+    define(&mut src, "KILN_SPLIT_COUNT", &splits);
     let _ = write!(
         src,
         "\n// The kernel's parameters: tensor UIDs {} as {}, then the workspace as kiln_ws.\n",
@@ -528,7 +528,7 @@ fn reduce_kernel(
     );
     let sym = symbol("conv_wgrad_reduce", &src);
     let source = src.replace("KILN_SYMBOL", &sym);
-    let blocks = ((g.m * g.n + 255) / 256).clamp(1, 4096);
+    let blocks = ((m * n + 255) / 256).clamp(1, 4096);
     Kernel {
         symbol: sym,
         source,

@@ -136,7 +136,7 @@ struct OperandMap {
     batch_dims: Vec<usize>,
 }
 
-fn check_stride(t: &TensorDesc, stride: i64) -> Result<u64, String> {
+pub(super) fn check_stride(t: &TensorDesc, stride: i64) -> Result<u64, String> {
     let bytes = (stride as i128) * i128::from(t.data_type.size() as u64);
     if stride <= 0 || bytes % 16 != 0 || bytes >= 1i128 << 40 {
         return Err(format!(
@@ -228,7 +228,7 @@ fn tma_loader(name: &str, map: &OperandMap, out: &TensorDesc) -> String {
 
 /// The m64 x `n` x k16 wgmma of `ty` ("f16" or "bf16") with f32 accumulators, as a function of
 /// the accumulator array, the two descriptors and whether to add to the accumulators.
-fn wgmma_wrapper(n: u32, ty: &str, trans_a: bool, trans_b: bool) -> String {
+pub(super) fn wgmma_wrapper(n: u32, ty: &str, trans_a: bool, trans_b: bool) -> String {
     let regs = n / 2;
     let list: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
     let outs: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{i}])")).collect();
@@ -457,7 +457,7 @@ fn staged<'g>(graph: &'g OpGraph, s: &Split<'_>) -> Option<Staged<'g>> {
 
 /// `kiln_gemm_epilogue_value`: the epilogue's final value at (gm, gn), computed as
 /// `kiln_gemm_epilogue` computes it but stored by the caller.
-fn epilogue_value(
+pub(super) fn epilogue_value(
     graph: &OpGraph,
     s: &Split<'_>,
     params: &Params,

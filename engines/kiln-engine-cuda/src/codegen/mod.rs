@@ -20,6 +20,7 @@
 pub mod conv_grad;
 pub mod gemm;
 pub mod hopper;
+pub mod hopper_grad;
 pub mod norm;
 pub mod pointwise;
 pub mod resample;
@@ -33,7 +34,7 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 19] = [
+pub const HEADERS: [(&str, &str); 20] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
     // Included by common.cuh: storage types beyond f32/f16/bf16, the newer pointwise modes.
@@ -79,6 +80,10 @@ pub const HEADERS: [(&str, &str); 19] = [
     (
         "hopper_conv_gather.cuh",
         include_str!("../kernels/hopper_conv_gather.cuh"),
+    ),
+    (
+        "hopper_conv_grad.cuh",
+        include_str!("../kernels/hopper_conv_grad.cuh"),
     ),
     (
         "sdpa_common.cuh",

@@ -26,7 +26,8 @@
 //   KILN_H_A_KMAJOR, KILN_H_B_KMAJOR       1 when the operand is K-contiguous;
 //   KILN_H_BATCHES                         batches (matmul batch dims, flattened);
 //   KILN_H_A_GATHER                        1 when A is gathered by cp.async
-//                                          (hopper_conv_gather.cuh), 0 for TMA;
+//                                          (hopper_conv_gather.cuh), 2 for the conv
+//                                          gradients' gathers (hopper_conv_grad.cuh), 0 for TMA;
 //   KILN_H_MAP_PARAMS                      the tensor-map parameters: map_a (unless
 //                                          gathered) and map_b;
 //   KILN_H_PRODUCER_REGS, _CONSUMER_REGS   setmaxnreg targets;
@@ -68,7 +69,9 @@
 #define KILN_H_K_ITERS ((int)((KILN_GEMM_K + KILN_H_BK - 1) / KILN_H_BK))
 static_assert(KILN_H_BN % 64 == 0 && KILN_H_BN <= 256, "tile N is a multiple of 64, at most 256");
 static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit here");
-#if KILN_H_A_GATHER
+#if KILN_H_A_GATHER == 2
+#include "hopper_conv_grad.cuh"
+#elif KILN_H_A_GATHER
 #include "hopper_conv_gather.cuh"
 #endif
 

@@ -308,6 +308,47 @@ pub mod plan_fixtures {
                 5e-2,
                 2e-2,
             ),
+            // The same two gradient graphs built by today's heuristics, which take the Hopper
+            // engines (KILN_CUDA_CONV_DGRAD_V2 / WGRAD_V2, sm_90a) for them on sm_90; the
+            // wgrad's reduction is split over the workspace.
+            (
+                "cuda_conv_dgrad_v2_f16_nhwc_stride2_scale_bias_sm90",
+                || {
+                    let s = GradShape {
+                        n: 2,
+                        c: 16,
+                        h: 9,
+                        w: 8,
+                        k: 8,
+                        r: 3,
+                        pad: 1,
+                        stride: 2,
+                        dil: 1,
+                    };
+                    conv_grad_graph(true, DataType::F16, s, true, true)
+                },
+                1e-2,
+                1e-2,
+            ),
+            (
+                "cuda_conv_wgrad_v2_bf16_nhwc_split_sm90",
+                || {
+                    let s = GradShape {
+                        n: 4,
+                        c: 8,
+                        h: 16,
+                        w: 16,
+                        k: 8,
+                        r: 3,
+                        pad: 1,
+                        stride: 1,
+                        dil: 1,
+                    };
+                    conv_grad_graph(false, DataType::Bf16, s, true, false)
+                },
+                5e-2,
+                2e-2,
+            ),
             (
                 "cuda_sdpa_f16_gqa_causal_bias_sm90",
                 || sdpa_graph(DataType::F16, 1, 2, 1, 37, 45, 16, true, true),

@@ -1,0 +1,660 @@
+//! `KILN_CUDA_CONV_DGRAD_V2` and `KILN_CUDA_CONV_WGRAD_V2`: the 2-D convolution gradients as
+//! implicit GEMMs on the Hopper mainloop of `kernels/hopper_gemm.cuh` (the same kernel as
+//! `KILN_CUDA_CONV_FPROP_V2`: TMA and cp.async into an mbarrier ring, warp-specialised wgmma,
+//! persistent tiles), compiled for `sm_90a`. The gathered operand of each is in
+//! `kernels/hopper_conv_grad.cuh`; the other is loaded by the copy engine through a generated
+//! `kiln_h_tma_b`. f16/bf16 operands, NHWC activations (channels contiguous, a multiple of 8),
+//! KRSC filters (channels contiguous); anything else is declined with its reason and the V1
+//! engines (`super::conv_grad`) run it.
+//!
+//! - dgrad: `dx[N·H·W, C] = dy'[N·H·W, R·S·Kp] * w[R·S·Kp, C]`, the reduction tap by tap over
+//!   the K filters padded to `Kp` (a multiple of 64, so each K slice lies in one tap). A is
+//!   dy gathered (taps that a stride skips or that fall outside dy are zero-filled); B is the
+//!   filter by TMA through a 4-D map (C, K, S, R), C-contiguous (the GEMM's N-major B).
+//! - wgrad: `dwᵀ[R·S·C, K] = x'[R·S·C, N·P·Q] * dy[N·P·Q, K]`: the rows are the filter taps so
+//!   that the gathered operand is x (M-major, 16-byte chunks of channels) and dy is a plain 2-D
+//!   TMA map (K, N·P·Q). The reduction is split into chunks (the mainloop's batches) when the
+//!   tiles alone would leave SMs idle: each chunk's f32 partial sums go to the workspace as
+//!   `[chunk][K][R·S·C]` (V1's layout) and V1's reduction kernel (`gemm_split_reduce.cuh`) adds
+//!   them in chunk order (deterministic) and runs the epilogue.
+
+use super::conv_grad::{self, WORKSPACE_ARG};
+use super::gemm::{epilogue_body, gemm_params, tensor, Split};
+use super::hopper::{self, TileConfig};
+use super::{c_type, symbol, Kernel, TensorMapRecipe};
+use kiln_core::{ConvDirection, DataType, OpGraph, TensorDesc};
+use std::fmt::Write;
+
+/// The tile configurations of the gradient engines: the GEMM's four, then 128 x 64 for narrow
+/// problems (a wgrad of 64 filters). The tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
+pub const CONFIGS: [TileConfig; 5] = [
+    hopper::CONFIGS[0],
+    hopper::CONFIGS[1],
+    hopper::CONFIGS[2],
+    hopper::CONFIGS[3],
+    TileConfig {
+        wm: 1,
+        bn: 64,
+        stages: 8,
+        staged_stages: 7,
+    },
+];
+
+/// Multiprocessors the split heuristic assumes (an H100 or H200 SXM).
+const ASSUMED_SMS: i64 = 132;
+/// A split chunk reduces at least this many slices of 64.
+const MIN_ITERS_PER_SPLIT: i64 = 4;
+/// At most this many chunks, and at most this much workspace.
+const MAX_SPLITS: i64 = 64;
+const MAX_WORKSPACE: i64 = 1 << 28;
+
+fn cdiv(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+/// The GEMM a gradient graph becomes on the Hopper mainloop.
+struct Plan {
+    m: i64,
+    n: i64,
+    /// The mainloop's reduction extent per batch: dgrad R·S·Kp, wgrad one chunk.
+    k: i64,
+    /// Reduction chunks (wgrad; 1 for dgrad).
+    splits: i64,
+    /// B's tensor map.
+    b: TensorMapRecipe,
+    /// A is K-major (dgrad) or M-major (wgrad).
+    a_k_major: bool,
+    /// The operand geometry's defines and `kiln_h_tma_b`.
+    defines: String,
+    /// The epilogue's output coordinates of GEMM element (gm, gn).
+    coords: Vec<String>,
+    narrow: bool,
+}
+
+fn aligned(v: i64) -> bool {
+    v % 8 == 0
+}
+
+/// Why the V2 engine of direction `dir` declines `graph`, or `Ok`.
+pub fn supports(graph: &OpGraph, dir: ConvDirection) -> Result<(), String> {
+    conv_grad::supports(graph, dir)?;
+    let s = conv_grad::split(graph, dir)?;
+    let cv = conv_grad::conv_of(&s);
+    let dy = tensor(graph, cv.y)?;
+    if !matches!(dy.data_type, DataType::F16 | DataType::Bf16) {
+        return Err(format!(
+            "{} is {}; the Hopper GEMM takes f16 and bf16 operands",
+            dy.label(),
+            dy.data_type
+        ));
+    }
+    plan(graph, &s, 1).map(|_| ())
+}
+
+/// `t`'s stride `st` in bytes when the copy engine can take it, with a size-1 dim's stride free.
+fn map_stride(t: &TensorDesc, dim: usize) -> Result<u64, String> {
+    if t.dims[dim] == 1 {
+        return Ok(16);
+    }
+    hopper::check_stride(t, t.strides[dim])
+}
+
+fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
+    let cv = conv_grad::conv_of(s);
+    let (x, w, dy) = (
+        tensor(graph, cv.x)?,
+        tensor(graph, cv.w)?,
+        tensor(graph, cv.y)?,
+    );
+    let (nb, c, h, wd) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
+    let (kk, r, ss) = (w.dims[0], w.dims[2], w.dims[3]);
+    let (p, q) = (dy.dims[2], dy.dims[3]);
+    let pr = &cv.params;
+    let (sx, sw, sy) = (&x.strides, &w.strides, &dy.strides);
+    let mut defines = String::new();
+    match cv.direction {
+        ConvDirection::Dgrad => {
+            if sy[1] != 1 || kk % 8 != 0 || [0, 2, 3].iter().any(|&i| !aligned(sy[i])) {
+                return Err(format!(
+                    "{} must have contiguous filters, K a multiple of 8 and other strides \
+                     multiples of 8 elements (NHWC) for 16-byte gathers; it has K = {kk}, \
+                     strides {sy:?}",
+                    dy.label()
+                ));
+            }
+            if sw[1] != 1 || c % 8 != 0 {
+                return Err(format!(
+                    "{} must have contiguous channels and C a multiple of 8 (KRSC) for the \
+                     tensor memory accelerator; it has C = {c}, strides {sw:?}",
+                    w.label()
+                ));
+            }
+            let kp = cdiv(kk, 64) * 64;
+            let (m, n, k) = (nb * h * wd, c, r * ss * kp);
+            let narrow = conv_grad::fits_i32(graph, cv, [m, n, k])?;
+            if !narrow && (h >= 1 << 28 || wd >= 1 << 28 || p >= 1 << 28 || q >= 1 << 28) {
+                return Err("the image is too large for the gather's 32-bit coordinates".into());
+            }
+            if m > i64::from(i32::MAX) - 512 || k > i64::from(i32::MAX) - 512 {
+                return Err("the GEMM's extents exceed the tile coordinates' 31 bits".into());
+            }
+            let b = TensorMapRecipe {
+                uid: w.uid,
+                data_type: w.data_type,
+                dims: vec![c as u64, kk as u64, ss as u64, r as u64],
+                strides: vec![map_stride(w, 0)?, map_stride(w, 3)?, map_stride(w, 2)?],
+                box_dims: vec![64, 64, 1, 1],
+            };
+            let sfx = if narrow { "" } else { "LL" };
+            defines.push_str("// Data-gradient geometry; strides in elements.\n");
+            for (key, v) in [
+                ("KILN_DG_H", h),
+                ("KILN_DG_W", wd),
+                ("KILN_DG_P", p),
+                ("KILN_DG_Q", q),
+                ("KILN_DG_K", kk),
+                ("KILN_DG_KP", kp),
+                ("KILN_DG_S", ss),
+                ("KILN_DG_STRIDE_H", pr.stride[0]),
+                ("KILN_DG_STRIDE_W", pr.stride[1]),
+                ("KILN_DG_PAD_H", pr.pre_padding[0]),
+                ("KILN_DG_PAD_W", pr.pre_padding[1]),
+                ("KILN_DG_DIL_H", pr.dilation[0]),
+                ("KILN_DG_DIL_W", pr.dilation[1]),
+                ("KILN_DG_DY_STRIDE_N", sy[0]),
+                ("KILN_DG_DY_STRIDE_H", sy[2]),
+                ("KILN_DG_DY_STRIDE_W", sy[3]),
+            ] {
+                let _ = writeln!(defines, "#define {key} {v}{sfx}");
+            }
+            // B slice (c0 = channel, c1 = reduction index): tap c1 / Kp, filter c1 % Kp.
+            let _ = write!(
+                defines,
+                "\n// The filter box of channels [c0, c0 + 64) and reduction indices [c1, c1 + 64): one tap's\n\
+                 // filters, past K zero-filled by the copy engine.\n\
+                 __device__ __forceinline__ void kiln_h_tma_b(unsigned dst, const kiln_tensor_map* map, unsigned bar, int c0, int c1, int batch) {{\n\
+                 \x20   (void)batch;\n\
+                 \x20   const int tap = c1 / {kp};\n\
+                 \x20   kiln_tma_load_4d(dst, map, bar, c0, c1 - tap * {kp}, tap % {ss}, tap / {ss});\n\
+                 }}\n"
+            );
+            Ok(Plan {
+                m,
+                n,
+                k,
+                splits: 1,
+                b,
+                a_k_major: true,
+                defines,
+                coords: vec![
+                    format!("(gm / {}{sfx})", h * wd),
+                    "(gn)".into(),
+                    format!("((gm / {wd}{sfx}) % {h}{sfx})"),
+                    format!("(gm % {wd}{sfx})"),
+                ],
+                narrow,
+            })
+        }
+        _ => {
+            if sx[1] != 1 || c % 8 != 0 || [0, 2, 3].iter().any(|&i| !aligned(sx[i])) {
+                return Err(format!(
+                    "{} must have contiguous channels, C a multiple of 8 and other strides \
+                     multiples of 8 elements (NHWC) for 16-byte gathers; it has C = {c}, \
+                     strides {sx:?}",
+                    x.label()
+                ));
+            }
+            // dy as one 2-D map (K, N·P·Q): its positions evenly spaced, filters contiguous.
+            let ld = if q > 1 {
+                sy[3]
+            } else if p > 1 {
+                sy[2]
+            } else {
+                sy[0]
+            };
+            let even = sy[1] == 1
+                && (q == 1 || sy[3] == ld)
+                && (p == 1 || sy[2] == q * ld)
+                && (nb == 1 || sy[0] == p * q * ld);
+            if !even || kk % 8 != 0 {
+                return Err(format!(
+                    "{} must be NHWC-dense (contiguous filters, K a multiple of 8, positions \
+                     evenly spaced) for the tensor memory accelerator; it has K = {kk}, strides \
+                     {sy:?}",
+                    dy.label()
+                ));
+            }
+            let npq = nb * p * q;
+            let rows = if npq == 1 {
+                16
+            } else {
+                hopper::check_stride(dy, ld)?
+            };
+            let (m, n) = (r * ss * c, kk);
+            let chunk = cdiv(cdiv(npq, 64), splits) * 64;
+            let narrow = conv_grad::fits_i32(graph, cv, [m, n, npq + chunk])?;
+            if npq + chunk > i64::from(i32::MAX) || m > i64::from(i32::MAX) - 512 {
+                return Err("the GEMM's extents exceed the tile coordinates' 31 bits".into());
+            }
+            if !narrow && (h >= 1 << 28 || wd >= 1 << 28) {
+                return Err("the image is too large for the gather's 32-bit coordinates".into());
+            }
+            let b = TensorMapRecipe {
+                uid: dy.uid,
+                data_type: dy.data_type,
+                dims: vec![kk as u64, npq as u64],
+                strides: vec![rows],
+                box_dims: vec![64, 64],
+            };
+            let sfx = if narrow { "" } else { "LL" };
+            defines.push_str("// Weight-gradient geometry; strides in elements.\n");
+            for (key, v) in [
+                ("KILN_WG_NPQ", npq),
+                ("KILN_WG_CHUNK", chunk),
+                ("KILN_WG_H", h),
+                ("KILN_WG_W", wd),
+                ("KILN_WG_C", c),
+                ("KILN_WG_P", p),
+                ("KILN_WG_Q", q),
+                ("KILN_WG_S", ss),
+                ("KILN_WG_STRIDE_H", pr.stride[0]),
+                ("KILN_WG_STRIDE_W", pr.stride[1]),
+                ("KILN_WG_PAD_H", pr.pre_padding[0]),
+                ("KILN_WG_PAD_W", pr.pre_padding[1]),
+                ("KILN_WG_DIL_H", pr.dilation[0]),
+                ("KILN_WG_DIL_W", pr.dilation[1]),
+                ("KILN_WG_X_STRIDE_N", sx[0]),
+                ("KILN_WG_X_STRIDE_H", sx[2]),
+                ("KILN_WG_X_STRIDE_W", sx[3]),
+            ] {
+                let _ = writeln!(defines, "#define {key} {v}{sfx}");
+            }
+            let _ = write!(
+                defines,
+                "\n// The dy box of filters [c0, c0 + 64) at positions [c1, c1 + 64) of chunk `batch`; past\n\
+                 // N·P·Q zero-filled by the copy engine.\n\
+                 __device__ __forceinline__ void kiln_h_tma_b(unsigned dst, const kiln_tensor_map* map, unsigned bar, int c0, int c1, int batch) {{\n\
+                 \x20   kiln_tma_load_2d(dst, map, bar, c0, c1 + batch * {chunk});\n\
+                 }}\n"
+            );
+            Ok(Plan {
+                m,
+                n,
+                k: chunk,
+                splits: cdiv(npq, chunk),
+                b,
+                a_k_major: false,
+                defines,
+                // dw is K, C, R, S by dims; row gm = (r, s, c), column gn = the filter.
+                coords: vec![
+                    "(gn)".into(),
+                    format!("(gm % {c}{sfx})"),
+                    format!("(gm / {}{sfx})", c * ss),
+                    format!("((gm / {c}{sfx}) % {ss}{sfx})"),
+                ],
+                narrow,
+            })
+        }
+    }
+}
+
+/// The wgrad's tile configuration and reduction chunks: the pair with the least modelled time,
+/// waves of (tile, chunk) units over the SMs times each unit's slices, plus the workspace's
+/// write and read when split.
+fn wgrad_choice(graph: &OpGraph, s: &Split<'_>) -> Result<(TileConfig, i64), String> {
+    let cv = conv_grad::conv_of(s);
+    let (x, w, dy) = (
+        tensor(graph, cv.x)?,
+        tensor(graph, cv.w)?,
+        tensor(graph, cv.y)?,
+    );
+    let (m, n) = (w.dims[2] * w.dims[3] * x.dims[1], w.dims[0]);
+    let npq = dy.dims[0] * dy.dims[2] * dy.dims[3];
+    let iters = cdiv(npq, 64).max(1);
+    let mut best = (CONFIGS[0], 1, f64::MAX);
+    for cfg in CONFIGS {
+        let (bm, bn) = (128 * i64::from(cfg.wm), i64::from(cfg.bn));
+        let tiles = cdiv(m, bm) * cdiv(n, bn);
+        let max_splits = (iters / MIN_ITERS_PER_SPLIT).clamp(1, MAX_SPLITS);
+        for want in 1..=max_splits {
+            let chunk = cdiv(iters, want);
+            let splits = cdiv(iters, chunk);
+            if splits > 1 && splits * m * n * 4 > MAX_WORKSPACE {
+                break;
+            }
+            let waves = cdiv(tiles * splits, ASSUMED_SMS) as f64;
+            // µs per slice of 64: its MMAs at about 5 TFLOP/s per SM, or its operands' bytes
+            // at about 80 GB/s per SM from L2 (narrow tiles load more per MMA), whichever is
+            // longer; about 1.5 µs per unit to fill the ring and run the epilogue.
+            let mma = (2 * bm * bn * 64) as f64 / 5.0e6;
+            let bytes = ((bm + bn) * 64 * 2) as f64 / 8.0e4;
+            let slice = mma.max(bytes);
+            let mut t = waves * (chunk as f64 * slice + 1.5);
+            if splits > 1 {
+                // The partial sums written and read again at about 3 TB/s, and a launch.
+                t += 2.0 * (splits * m * n * 4) as f64 / 3.0e6 + 3.0;
+            }
+            if t < best.2 {
+                best = (cfg, splits, t);
+            }
+        }
+    }
+    Ok((best.0, best.1))
+}
+
+/// Workspace bytes of the plan: the partial sums of a split wgrad, else none.
+pub fn workspace_bytes(
+    graph: &OpGraph,
+    dir: ConvDirection,
+    tile: Option<TileConfig>,
+) -> Result<u64, String> {
+    if dir != ConvDirection::Wgrad {
+        return Ok(0);
+    }
+    let s = conv_grad::split(graph, dir)?;
+    let (_, splits) = choice(graph, &s, tile)?;
+    let pl = plan(graph, &s, splits)?;
+    Ok(if pl.splits > 1 {
+        (pl.splits * pl.m * pl.n * 4) as u64
+    } else {
+        0
+    })
+}
+
+/// The tile configuration (the knob's, else the heuristic's) and, for wgrad, the chunks.
+fn choice(
+    graph: &OpGraph,
+    s: &Split<'_>,
+    tile: Option<TileConfig>,
+) -> Result<(TileConfig, i64), String> {
+    let cv = conv_grad::conv_of(s);
+    match cv.direction {
+        ConvDirection::Dgrad => {
+            let pl = plan(graph, s, 1)?;
+            Ok((tile.unwrap_or_else(|| hopper::pick(pl.m, pl.n, 1)), 1))
+        }
+        _ => {
+            let (cfg, splits) = wgrad_choice(graph, s)?;
+            match tile {
+                None => Ok((cfg, splits)),
+                // A chosen tile keeps the split that fills the SMs with its own tile count.
+                Some(t) => {
+                    let pl = plan(graph, s, 1)?;
+                    let tiles = cdiv(pl.m, 128 * i64::from(t.wm)) * cdiv(pl.n, i64::from(t.bn));
+                    let iters = cdiv(pl.k, 64).max(1);
+                    let mut want = (ASSUMED_SMS / tiles)
+                        .clamp(1, (iters / MIN_ITERS_PER_SPLIT).clamp(1, MAX_SPLITS));
+                    while want > 1 && want * pl.m * pl.n * 4 > MAX_WORKSPACE {
+                        want -= 1;
+                    }
+                    Ok((t, want))
+                }
+            }
+        }
+    }
+}
+
+/// The staged-store output of a dgrad: the one tensor the epilogue writes, 16-bit, with
+/// element (gm, gn) at gm · ld + gn (NHWC-like, rows 16-byte aligned).
+fn staged(graph: &OpGraph, s: &Split<'_>) -> Option<(i64, i64)> {
+    let main = graph.tensor(s.out)?;
+    let mut stored: Vec<&TensorDesc> = Vec::new();
+    if !main.is_virtual {
+        stored.push(main);
+    }
+    for p in &s.epilogue {
+        let t = graph.tensor(p.out)?;
+        if !t.is_virtual {
+            stored.push(t);
+        }
+    }
+    let last = s.epilogue.last().map(|p| p.out).unwrap_or(s.out);
+    let [f] = stored.as_slice() else { return None };
+    if f.uid != last || !matches!(f.data_type, DataType::F16 | DataType::Bf16) {
+        return None;
+    }
+    let st = &f.strides;
+    let (h, w) = (f.dims[2], f.dims[3]);
+    let ld = st[3];
+    let even = st[1] == 1
+        && aligned(ld)
+        && (h == 1 || st[2] == w * ld)
+        && (f.dims[0] == 1 || st[0] == h * w * ld);
+    even.then_some((f.uid, ld))
+}
+
+/// Generates the kernels of a dgrad or wgrad graph (which `supports` accepted) with tile
+/// configuration `tile` (`None`: the heuristic's): the Hopper GEMM, and for a split wgrad the
+/// reduction of its partial sums.
+pub fn generate(
+    graph: &OpGraph,
+    dir: ConvDirection,
+    tile: Option<TileConfig>,
+) -> Result<Vec<Kernel>, String> {
+    supports(graph, dir)?;
+    let s = conv_grad::split(graph, dir)?;
+    let cv = conv_grad::conv_of(&s);
+    let (cfg, splits) = choice(graph, &s, tile)?;
+    let pl = plan(graph, &s, splits)?;
+    let split_k = pl.splits > 1;
+    let params = gemm_params(graph);
+    let name = |u: i64| {
+        params
+            .name(u)
+            .ok_or_else(|| format!("uid {u} is not a parameter"))
+    };
+    let dy = tensor(graph, cv.y)?;
+    let elem = dy.data_type;
+    let a_uid = if dir == ConvDirection::Dgrad {
+        cv.y
+    } else {
+        cv.x
+    };
+    let (idx, sfx) = if pl.narrow {
+        ("int", "")
+    } else {
+        ("long long", "LL")
+    };
+    let stage_out = if dir == ConvDirection::Dgrad {
+        staged(graph, &s)
+    } else {
+        None
+    };
+    let (engine, prefix) = match dir {
+        ConvDirection::Dgrad => (crate::CONV_DGRAD_V2, "conv_dgrad_v2"),
+        _ => (crate::CONV_WGRAD_V2, "conv_wgrad_v2"),
+    };
+    let ty = c_type(elem).ok_or("bad type")?;
+    let mut src = format!(
+        "// {engine}, generated for one graph: the Hopper GEMM of hopper_gemm.cuh with the\n\
+         // gathered operand of hopper_conv_grad.cuh, specialised to the graph's types, shapes and\n\
+         // strides, and {}.\n\
+         #include \"common.cuh\"\n\
+         #include \"hopper_ptx.cuh\"\n\n\
+         typedef {ty} elem_t;\n\
+         typedef {idx} kiln_idx;\n\n",
+        if split_k {
+            "its partial sums stored to the workspace"
+        } else {
+            "its fused epilogue"
+        }
+    );
+    // The gathering producer keeps its rows' windows in registers: 16 rows of a 256-row dgrad
+    // tile (three values each) need more than the 56 of 8 rows, or they spill.
+    let producer = if dir == ConvDirection::Dgrad && cfg.wm == 2 {
+        88
+    } else {
+        56
+    };
+    let define = |src: &mut String, key: &str, v: String| {
+        let _ = writeln!(src, "#define {key} {v}");
+    };
+    for (key, v) in [
+        ("KILN_GEMM_M", format!("{}{sfx}", pl.m)),
+        ("KILN_GEMM_N", format!("{}{sfx}", pl.n)),
+        ("KILN_GEMM_K", format!("{}{sfx}", pl.k)),
+        ("KILN_H_BATCHES", pl.splits.to_string()),
+        ("KILN_H_WM", cfg.wm.to_string()),
+        ("KILN_H_BN", cfg.bn.to_string()),
+        (
+            "KILN_H_STAGES",
+            hopper::stages(cfg, stage_out.is_some()).to_string(),
+        ),
+        ("KILN_H_STAGED", u8::from(stage_out.is_some()).to_string()),
+        ("KILN_H_GROUP_M", "16".to_string()),
+        ("KILN_H_A_KMAJOR", u8::from(pl.a_k_major).to_string()),
+        ("KILN_H_B_KMAJOR", "0".to_string()),
+        ("KILN_H_A_GATHER", "2".to_string()),
+        (
+            "KILN_GRAD_DGRAD",
+            u8::from(dir == ConvDirection::Dgrad).to_string(),
+        ),
+        ("KILN_H_PRODUCER_REGS", producer.to_string()),
+        (
+            "KILN_H_CONSUMER_REGS",
+            hopper::consumer_regs(producer).to_string(),
+        ),
+        ("KILN_GEMM_A", name(a_uid)?),
+    ] {
+        define(&mut src, key, v);
+    }
+    if split_k {
+        src.push_str("// The reduction is split in chunks of KILN_GEMM_K, one per batch.\n");
+    }
+    src.push('\n');
+    src.push_str(&pl.defines);
+    src.push_str(&hopper::wgmma_wrapper(
+        cfg.bn,
+        if elem == DataType::F16 { "f16" } else { "bf16" },
+        !pl.a_k_major,
+        true,
+    ));
+    let uids: Vec<String> = params.list.iter().map(|(u, _)| u.to_string()).collect();
+    let mut args: Vec<String> = (0..params.list.len()).map(|i| format!("p{i}")).collect();
+    let mut declared = params.declare(graph)?;
+    let mut kernel_args: Vec<i64> = params.list.iter().map(|&(u, _)| u).collect();
+    let reduce_params = format!("{declared}, const float* __restrict__ kiln_ws");
+    if split_k {
+        args.push("kiln_ws".into());
+        kernel_args.push(WORKSPACE_ARG);
+        declared.push_str(", float* __restrict__ kiln_ws");
+    }
+    let _ = write!(
+        src,
+        "\n// The kernel's parameters: the tensor map, then tensor UIDs {} as {}{}.\n",
+        uids.join(", "),
+        args[..params.list.len()].join(", "),
+        if split_k {
+            ", then the workspace as kiln_ws"
+        } else {
+            ""
+        }
+    );
+    define(&mut src, "KILN_GEMM_SYMBOL", "KILN_SYMBOL".into());
+    define(
+        &mut src,
+        "KILN_H_MAP_PARAMS",
+        "const __grid_constant__ kiln_tensor_map map_b".into(),
+    );
+    define(&mut src, "KILN_GEMM_PARAMS", declared);
+    define(&mut src, "KILN_GEMM_ARGS", args.join(", "));
+    let epilogue = epilogue_body(graph, &s, &params, &pl.coords, String::new())?;
+    if split_k {
+        // Element (gm = tap, gn = filter) of chunk `batch` at [batch][gn][gm]: V1's layout
+        // [chunk][K][R·S·C], which its reduction kernel reads.
+        let _ = write!(
+            src,
+            "\n// Chunk `batch`'s partial sum of dw[gn][gm], to the workspace.\n\
+             __device__ __forceinline__ void kiln_gemm_epilogue(KILN_GEMM_PARAMS, kiln_i64 batch, kiln_idx gm, kiln_idx gn, float acc_) {{\n\
+             \x20   kiln_ws[(batch * {}LL + (kiln_i64)gn) * {}LL + (kiln_i64)gm] = acc_;\n\
+             }}\n",
+            pl.n, pl.m
+        );
+    } else {
+        let _ = write!(
+            src,
+            "\n// The fused epilogue of output element (gm, gn), given its GEMM result.\n\
+             __device__ __forceinline__ void kiln_gemm_epilogue(KILN_GEMM_PARAMS, kiln_i64 batch, kiln_idx gm, kiln_idx gn, float acc_) {{\n\
+             {epilogue}}}\n"
+        );
+    }
+    if let Some((uid, ld)) = stage_out {
+        let out = tensor(graph, uid)?;
+        let _ = write!(
+            src,
+            "\n// Staged stores: the one tensor the epilogue writes, row gm at gm * ld.\n\
+             typedef {} out_t;\n",
+            c_type(out.data_type).ok_or("bad type")?
+        );
+        define(&mut src, "KILN_H_OUT", name(uid)?);
+        define(&mut src, "KILN_H_OUT_LD", format!("{ld}{sfx}"));
+        src.push_str(
+            "__device__ __forceinline__ kiln_i64 kiln_h_out_offset(kiln_i64 batch) {\n\
+             \x20   (void)batch;\n\
+             \x20   return 0;\n\
+             }\n",
+        );
+        src.push_str(&hopper::epilogue_value(
+            graph, &s, &params, &pl.coords, "", uid,
+        )?);
+    }
+    src.push_str("\n#include \"hopper_gemm.cuh\"\n");
+    let sym = symbol(prefix, &src);
+    let source = src.replace("KILN_SYMBOL", &sym);
+    let bm = 128 * i64::from(cfg.wm);
+    let tiles = cdiv(pl.m, bm) as i128 * cdiv(pl.n, i64::from(cfg.bn)) as i128 * pl.splits as i128;
+    if tiles > i128::from(i32::MAX) {
+        return Err(format!("{tiles} tiles are beyond the grid's limit"));
+    }
+    let mut kernels = vec![Kernel {
+        symbol: sym,
+        source,
+        args: kernel_args.clone(),
+        grid: [tiles as u32, 1, 1],
+        block: [384, 1, 1],
+        shared_bytes: hopper::shared_bytes(cfg, stage_out.is_some()),
+        maps: vec![pl.b.clone()],
+        persistent: true,
+        arch_specific: true,
+    }];
+    if split_k {
+        // V1's reduction: M = K filters, N = R·S·C, with V1's output coordinates.
+        let (c, ss) = (tensor(graph, cv.x)?.dims[1], tensor(graph, cv.w)?.dims[3]);
+        let coords = [
+            "(gm)".to_string(),
+            format!("(gn % {c}{sfx})"),
+            format!("(gn / {}{sfx})", c * ss),
+            format!("((gn / {c}{sfx}) % {ss}{sfx})"),
+        ];
+        let epilogue = epilogue_body(graph, &s, &params, &coords, String::new())?;
+        kernels.push(conv_grad::reduce_kernel(
+            engine,
+            ty,
+            idx,
+            (pl.n, pl.m, pl.splits),
+            &reduce_params,
+            &args,
+            &epilogue,
+            &uids,
+            kernel_args,
+        ));
+    }
+    Ok(kernels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_gradient_configuration_fits_the_shared_memory_of_a_hopper_block() {
+        for cfg in CONFIGS {
+            assert!(hopper::shared_bytes(cfg, false) <= 227 * 1024, "{cfg:?}");
+            assert!(
+                hopper::shared_bytes(cfg, true) <= 227 * 1024,
+                "{cfg:?} staged"
+            );
+            assert!(cfg.wm * cfg.bn / 2 <= 128, "{cfg:?}");
+        }
+    }
+}
