@@ -14,6 +14,8 @@
 //!   (`codegen::hopper`). The heuristics offer them first on compute capability 9.0.
 //! - `KILN_CUDA_SDPA_FA3_V1`: the attention forward on Hopper (sm_90a only), FlashAttention-3's
 //!   structure (`codegen::sdpa_fa3`); offered before FA2, which runs what it declines.
+//! - `KILN_CUDA_SDPA_FA3_BACKWARD_V1`: the attention backward on Hopper (sm_90a only) in
+//!   FlashAttention-3's structure (`codegen::sdpa_fa3_bwd`); offered before FA2.
 //! - `KILN_CUDA_SDPA_FA2_V1`: attention (`sdpa`, `sdpa_backward`), FlashAttention-2 style.
 //! - `KILN_CUDA_RESAMPLE_V1`: pooling (max with an optional index, average).
 //! - `KILN_CUDA_NORM_V1`: the normalizations (forward, inference, backward), a forward's `y`
@@ -55,19 +57,21 @@ pub const CONV_FPROP_V1: &str = "KILN_CUDA_CONV_FPROP_V1";
 pub const MATMUL_V2: &str = "KILN_CUDA_MATMUL_V2";
 pub const CONV_FPROP_V2: &str = "KILN_CUDA_CONV_FPROP_V2";
 pub const SDPA_FA3_V1: &str = "KILN_CUDA_SDPA_FA3_V1";
+pub const SDPA_FA3_BWD_V1: &str = "KILN_CUDA_SDPA_FA3_BACKWARD_V1";
 pub const SDPA_FA2_V1: &str = "KILN_CUDA_SDPA_FA2_V1";
 pub const RESAMPLE_V1: &str = "KILN_CUDA_RESAMPLE_V1";
 pub const NORM_V1: &str = "KILN_CUDA_NORM_V1";
 pub const CONV_DGRAD_V1: &str = "KILN_CUDA_CONV_DGRAD_V1";
 pub const CONV_WGRAD_V1: &str = "KILN_CUDA_CONV_WGRAD_V1";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 11] = [
+const ENGINES: [&str; 12] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
     MATMUL_V1,
     CONV_FPROP_V1,
     SDPA_FA3_V1,
+    SDPA_FA3_BWD_V1,
     CONV_DGRAD_V1,
     CONV_WGRAD_V1,
     SDPA_FA2_V1,
@@ -109,6 +113,7 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
         MATMUL_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, false)),
         CONV_FPROP_V2 => hopper().and_then(|_| codegen::hopper::supports(graph, true)),
         SDPA_FA3_V1 => hopper().and_then(|_| codegen::sdpa_fa3::supports(graph)),
+        SDPA_FA3_BWD_V1 => hopper().and_then(|_| codegen::sdpa_fa3_bwd::supports(graph)),
         SDPA_FA2_V1 => codegen::sdpa::supports(graph),
         RESAMPLE_V1 => codegen::resample::supports(graph),
         NORM_V1 => codegen::norm::supports(graph),
@@ -153,6 +158,7 @@ pub fn generate_with(
         MATMUL_V2 => codegen::hopper::generate(graph, false, cfg)?,
         CONV_FPROP_V2 => codegen::hopper::generate(graph, true, cfg)?,
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
+        SDPA_FA3_BWD_V1 => return codegen::sdpa_fa3_bwd::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
         NORM_V1 => return codegen::norm::generate(graph),
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
@@ -389,7 +395,7 @@ impl EnginePlugin for CudaPlugin {
 
     fn engine_targets(name: &str) -> Option<&'static str> {
         Some(match name {
-            MATMUL_V2 | CONV_FPROP_V2 | SDPA_FA3_V1 => {
+            MATMUL_V2 | CONV_FPROP_V2 | SDPA_FA3_V1 | SDPA_FA3_BWD_V1 => {
                 "CUDA compute capability 9.0 only (sm_90a: TMA, wgmma, setmaxnreg)"
             }
             MATMUL_V1 | CONV_FPROP_V1 | CONV_DGRAD_V1 | CONV_WGRAD_V1 => {
@@ -550,6 +556,8 @@ impl EnginePlugin for CudaPlugin {
                 NORM_V1 => codegen::norm::workspace_bytes(graph, wide)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 CONV_WGRAD_V1 => codegen::conv_grad::workspace_bytes(graph, ConvDirection::Wgrad)
+                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
+                SDPA_FA3_BWD_V1 => codegen::sdpa_fa3_bwd::workspace_bytes(graph)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 _ => 0,
             },
