@@ -160,6 +160,12 @@ __device__ __forceinline__ void kiln_fa3b_bulk(unsigned dst, const void* src, un
                  : "memory");
 }
 
+__device__ __forceinline__ float kiln_fa3b_lds(unsigned a) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    return v;
+}
+
 __device__ __forceinline__ void kiln_fa3b_red2(float* p, float a, float b) {
     asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
 }
@@ -266,7 +272,6 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
     const int warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
     const int j0c = k0 + 64 * c;
     const unsigned ds_st = ds_base + c * KILN_FA3B_DS_BYTES;
-    const int t256 = c * 128 + t;
     const float scale_log2 = (KILN_SCALE) * KILN_FA3B_LOG2E;
 
     float dv[KILN_FA3B_D / 2], dk[KILN_FA3B_D / 2];
@@ -278,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
         // K rows past seq_len_kv but inside the tensor: zeros (dQ = dS K reads them).
         const int kz_from = lkv - k0, kz_to = min(KILN_FA3B_BN, KILN_SEQ_KV - k0);
         if (kz_to > kz_from) {
-            kiln_fa3b_zero_rows(k_st, KILN_FA3B_BN, KILN_FA3B_D / 64, kz_from, kz_to, t256);
+            kiln_fa3b_zero_rows(k_st, KILN_FA3B_BN, KILN_FA3B_D / 64, kz_from, kz_to, (int)threadIdx.x - 128);
             kiln_fence_proxy_async();
             kiln_fa3b_bar_sync(KILN_FA3B_BAR_CONSUMERS, 256);
         }
@@ -286,20 +291,22 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
         unsigned phase = 0;
 #pragma unroll 1
         for (int h = hk * KILN_GROUP; h < (hk + 1) * KILN_GROUP; ++h) {
-            float* dq_head = kiln_ws + KILN_FA3B_WS_DQ + ((long long)b * KILN_HEADS_Q + h) * KILN_FA3B_SQP * KILN_FA3B_D;
 #pragma unroll 1
             for (int n = 0; n < tiles; ++n) {
                 const int q0 = (t0 + n) * KILN_FA3B_BM;
                 const unsigned q_st = KILN_FA3B_Q_ST(st), do_st = KILN_FA3B_DO_ST(st);
-                const float* lse_s = reinterpret_cast<const float*>(smem + (KILN_FA3B_LSE_ST(st) - k_st));
-                const float* dlt_s = reinterpret_cast<const float*>(smem + (KILN_FA3B_DLT_ST(st) - k_st));
+                const unsigned lse_st = KILN_FA3B_LSE_ST(st), dlt_st = KILN_FA3B_DLT_ST(st);
                 kiln_mbar_wait(KILN_FA3B_FULL(st), phase);
                 // Q and dO rows past seq_len_q but inside the tensor: zeros (dK = dS^T Q and
                 // dV = P^T dO read them).
                 const int qz_from = lq - q0, qz_to = min(KILN_FA3B_BM, KILN_SEQ_Q - q0);
                 if (qz_to > qz_from) {
-                    kiln_fa3b_zero_rows(q_st, KILN_FA3B_BM, KILN_FA3B_D / 64, qz_from, qz_to, t256);
-                    kiln_fa3b_zero_rows(do_st, KILN_FA3B_BM, KILN_FA3B_D / 64, qz_from, qz_to, t256);
+                    // The thread index read again here (a volatile read): values derived from
+                    // it ahead of the loop would stay live across it and spill at d = 128.
+                    unsigned tid;
+                    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+                    kiln_fa3b_zero_rows(q_st, KILN_FA3B_BM, KILN_FA3B_D / 64, qz_from, qz_to, (int)tid - 128);
+                    kiln_fa3b_zero_rows(do_st, KILN_FA3B_BM, KILN_FA3B_D / 64, qz_from, qz_to, (int)tid - 128);
                     kiln_fence_proxy_async();
                     kiln_fa3b_bar_sync(KILN_FA3B_BAR_STAGE + st, 256);
                 }
@@ -336,50 +343,71 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
                     kiln_wgmma_hold(s);
                     // s[4 j + e]: key row 16 warp + g + 8 (e / 2) of this consumer, query
                     // column 8 j + 2 tq + e % 2 of the tile.
+                    // Each query column's lse (and below D) read once from shared memory, for
+                    // both of its key rows: s[4 j + h2] and s[4 j + 2 + h2].
                     if (whole) {
 #pragma unroll
-                        for (int i = 0; i < 32; ++i) {
-                            const int col = 8 * (i / 4) + 2 * tq + (i & 1);
-                            s[i] = kiln_fa3b_exp2(fmaf(s[i], scale_log2, -lse_s[col]));
-                        }
-                    } else {
+                        for (int j = 0; j < 8; ++j)
 #pragma unroll
-                        for (int i = 0; i < 32; ++i) {
-                            const int col = 8 * (i / 4) + 2 * tq + (i & 1);
-                            const int key = j0c + 16 * warp + g + 8 * ((i >> 1) & 1);
-                            const float p = kiln_fa3b_exp2(fmaf(s[i], scale_log2, -lse_s[col]));
-                            s[i] = kiln_visible(q0 + col, key, lq, lkv) ? p : 0.0f;
-                        }
+                            for (int h2 = 0; h2 < 2; ++h2) {
+                                const float l = kiln_fa3b_lds(lse_st + 4 * (8 * j + 2 * tq + h2));
+                                s[4 * j + h2] = kiln_fa3b_exp2(fmaf(s[4 * j + h2], scale_log2, -l));
+                                s[4 * j + 2 + h2] = kiln_fa3b_exp2(fmaf(s[4 * j + 2 + h2], scale_log2, -l));
+                            }
+                    } else {
+                        const int key = j0c + 16 * warp + g;
+#pragma unroll
+                        for (int j = 0; j < 8; ++j)
+#pragma unroll
+                            for (int h2 = 0; h2 < 2; ++h2) {
+                                const int col = 8 * j + 2 * tq + h2;
+                                const float l = kiln_fa3b_lds(lse_st + 4 * col);
+                                const float p0 = kiln_fa3b_exp2(fmaf(s[4 * j + h2], scale_log2, -l));
+                                const float p1 = kiln_fa3b_exp2(fmaf(s[4 * j + 2 + h2], scale_log2, -l));
+                                s[4 * j + h2] = kiln_visible(q0 + col, key, lq, lkv) ? p0 : 0.0f;
+                                s[4 * j + 2 + h2] = kiln_visible(q0 + col, key + 8, lq, lkv) ? p1 : 0.0f;
+                            }
                     }
-                    unsigned pa[4][4];
+                    kiln_wgmma_wait<0>();
+                    kiln_wgmma_hold(dp);
+                    // dS = P (dP - D); s is 0 where masked, and dP may be anything there (rows
+                    // past the lengths): selected, not multiplied.
+#pragma unroll
+                    for (int j = 0; j < 8; ++j)
+#pragma unroll
+                        for (int h2 = 0; h2 < 2; ++h2) {
+                            const float dl = kiln_fa3b_lds(dlt_st + 4 * (8 * j + 2 * tq + h2));
+#pragma unroll
+                            for (int r = 0; r < 4; r += 2) {
+                                const int i = 4 * j + r + h2;
+                                const float ds = s[i] * (dp[i] - dl);
+                                dp[i] = s[i] != 0.0f ? ds : 0.0f;
+                            }
+                        }
+                    // P^T and dS^T as A fragments (rounded to elem_t): the accumulator's layout.
+                    unsigned pa[4][4], sa[4][4];
 #pragma unroll
                     for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-                        for (int e = 0; e < 4; ++e) pa[kk][e] = kiln_fa3b_pack(s[8 * kk + 2 * e], s[8 * kk + 2 * e + 1]);
-                    // dV += P^T dO, while dS is computed.
+                        for (int e = 0; e < 4; ++e) {
+                            pa[kk][e] = kiln_fa3b_pack(s[8 * kk + 2 * e], s[8 * kk + 2 * e + 1]);
+                            sa[kk][e] = kiln_fa3b_pack(dp[8 * kk + 2 * e], dp[8 * kk + 2 * e + 1]);
+                        }
+                    // dV += P^T dO and dK += dS^T Q, one group.
                     kiln_wgmma_hold(dv);
+                    kiln_wgmma_hold(dk);
                     kiln_fa3b_hold_a(pa);
+                    kiln_fa3b_hold_a(sa);
                     kiln_wgmma_fence();
 #pragma unroll
                     for (int kk = 0; kk < 4; ++kk)
                         kiln_fa3b_mma_rs(dv, pa[kk], kiln_wgmma_desc(do_st + kk * 2048, KILN_FA3B_BM * 128, 1024), 1);
-                    kiln_wgmma_commit();
-                    kiln_wgmma_wait<1>();
-                    kiln_wgmma_hold(dp);
-                    unsigned sa[4][4];
-#pragma unroll
-                    for (int i = 0; i < 32; ++i) {
-                        const int col = 8 * (i / 4) + 2 * tq + (i & 1);
-                        // s is 0 where masked; dP may be anything there (rows past the lengths).
-                        const float ds = s[i] * (dp[i] - dlt_s[col]);
-                        dp[i] = s[i] != 0.0f ? ds : 0.0f;
-                    }
 #pragma unroll
                     for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) sa[kk][e] = kiln_fa3b_pack(dp[8 * kk + 2 * e], dp[8 * kk + 2 * e + 1]);
-                    // dS^T to shared memory for dQ: sa[kk][e] holds key row 16 warp + g +
-                    // 8 (e & 1), queries 16 kk + 8 (e >> 1) + 2 tq and the next.
+                        kiln_fa3b_mma_rs(dk, sa[kk], kiln_wgmma_desc(q_st + kk * 2048, KILN_FA3B_BM * 128, 1024), 1);
+                    kiln_wgmma_commit();
+                    // dS^T to shared memory for dQ while they run: sa[kk][e] holds key row
+                    // 16 warp + g + 8 (e & 1), queries 16 kk + 8 (e >> 1) + 2 tq and the next.
 #pragma unroll
                     for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
@@ -389,14 +417,6 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
                             asm volatile("st.shared.u32 [%0], %1;" ::"r"(a), "r"(sa[kk][e]) : "memory");
                         }
                     kiln_fence_proxy_async();
-                    // dK += dS^T Q.
-                    kiln_wgmma_hold(dk);
-                    kiln_fa3b_hold_a(sa);
-                    kiln_wgmma_fence();
-#pragma unroll
-                    for (int kk = 0; kk < 4; ++kk)
-                        kiln_fa3b_mma_rs(dk, sa[kk], kiln_wgmma_desc(q_st + kk * 2048, KILN_FA3B_BM * 128, 1024), 1);
-                    kiln_wgmma_commit();
                     kiln_fa3b_bar_sync(KILN_FA3B_BAR_WG + c, 128);
                     // dQ (this consumer's 64 keys) = dS K, 64 head-dim columns at a time.
 #pragma unroll
@@ -426,7 +446,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
                         for (int r = 0; r < 2; ++r) {
                             const int i = q0 + 16 * warp + g + 8 * r;
                             if (i >= lq) continue;
-                            float* row = dq_head + (long long)i * KILN_FA3B_D + 64 * ch + 2 * tq;
+                            // Computed here rather than per head: a pointer live across the
+                            // tile loop is spilled at d = 128.
+                            float* row = kiln_ws + KILN_FA3B_WS_DQ + (((long long)b * KILN_HEADS_Q + h) * KILN_FA3B_SQP + i) * KILN_FA3B_D + 64 * ch + 2 * tq;
 #pragma unroll
                             for (int j = 0; j < 8; ++j) kiln_fa3b_red2(row + 8 * j, dq[4 * j + 2 * r], dq[4 * j + 2 * r + 1]);
                         }
