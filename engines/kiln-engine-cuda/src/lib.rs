@@ -368,8 +368,14 @@ impl EnginePlugin for CudaPlugin {
             .into_iter()
             .map(|name| EngineDescriptor {
                 name,
-                behavior_notes: abi::KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
-                    | abi::KILN_BEHAVIOR_DETERMINISTIC,
+                // The Hopper attention backward reduces dq with f32 atomics (no fixed order of
+                // additions): it does not declare itself deterministic (docs/attention.md).
+                behavior_notes: if name == SDPA_FA3_BWD_V1 {
+                    abi::KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
+                } else {
+                    abi::KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
+                        | abi::KILN_BEHAVIOR_DETERMINISTIC
+                },
                 knobs: match tile_knob_max(name) {
                     Some(max) => vec![KnobDescriptor {
                         id: KNOB_TILE,
