@@ -167,17 +167,20 @@ fn hopper_attention_backward_case() -> kiln_conformance::Case {
     let mut tol = Tolerance::for_output(DataType::Bf16, terms, 3);
     // Engines may round P and dS to bf16 before their products (docs/attention.md).
     tol.atol += 4.0 * (terms as f64).sqrt() * DataType::Bf16.epsilon();
-    Case::new("canonical causal GQA attention backward, bf16, head dim 64", g)
-        .input(&q, Domain::SYMMETRIC)
-        .input(&k, Domain::SYMMETRIC)
-        .input(&v, Domain::SYMMETRIC)
-        .input(&o, Domain::SYMMETRIC.scaled(0.5))
-        .input(&d_o, Domain::SYMMETRIC)
-        .input(&stats, Domain::new(0.0, 1.0 + (150f64).ln()))
-        .output(&out.dq)
-        .output(&out.dk)
-        .output(&out.dv)
-        .tolerance(tol)
+    Case::new(
+        "canonical causal GQA attention backward, bf16, head dim 64",
+        g,
+    )
+    .input(&q, Domain::SYMMETRIC)
+    .input(&k, Domain::SYMMETRIC)
+    .input(&v, Domain::SYMMETRIC)
+    .input(&o, Domain::SYMMETRIC.scaled(0.5))
+    .input(&d_o, Domain::SYMMETRIC)
+    .input(&stats, Domain::new(0.0, 1.0 + (150f64).ln()))
+    .output(&out.dq)
+    .output(&out.dk)
+    .output(&out.dv)
+    .tolerance(tol)
 }
 
 /// Every engine of the device under test (the CPU by default) claims at least one canonical

@@ -665,7 +665,8 @@ fn attention_backward_cases(h: &kiln::Handle) {
     for causal in [false, true] {
         let mut g =
             sdpa_backward_bench_graph_lens(DataType::Bf16, 4, 16, 16, 4096, 128, causal, true);
-        g.build(h, &[HeurMode::A]).expect("build sdpa_backward ragged");
+        g.build(h, &[HeurMode::A])
+            .expect("build sdpa_backward ragged");
         let flops: f64 = lens
             .iter()
             .map(|l| 2.5 * 4.0 * 16.0 * l * l * 128.0 * half(causal))

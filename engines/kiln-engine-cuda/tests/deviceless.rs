@@ -952,7 +952,11 @@ fn the_hopper_attention_backward_compiles_for_sm_90_and_is_chosen_there() {
                 false,
             )
             .unwrap_or_else(|e| panic!("{name} kernel {i}: {e}"));
-            assert_eq!(c.cubin.get(..4), Some(&b"\x7fELF"[..]), "{name}: not a cubin");
+            assert_eq!(
+                c.cubin.get(..4),
+                Some(&b"\x7fELF"[..]),
+                "{name}: not a cubin"
+            );
             if let (Some(dir), true) = (std::env::var_os("KILN_DUMP_CUBINS"), k.arch_specific) {
                 std::fs::create_dir_all(&dir).expect("dump dir");
                 let path = std::path::Path::new(&dir).join(format!("{name}_main.cubin"));
@@ -970,12 +974,26 @@ fn the_hopper_attention_backward_compiles_for_sm_90_and_is_chosen_there() {
         g.validate().expect("valid");
         g.op_graph().expect("graph").clone()
     };
-    let why = supports(SDPA_FA3_BWD_V1, &og(sdpa_backward_graph(DataType::F16, 256)), 90)
-        .expect_err("head dim 256");
+    let why = supports(
+        SDPA_FA3_BWD_V1,
+        &og(sdpa_backward_graph(DataType::F16, 256)),
+        90,
+    )
+    .expect_err("head dim 256");
     assert!(why.contains("256") && why.contains(SDPA_FA2_V1), "{why}");
     let why = supports(
         SDPA_FA3_BWD_V1,
-        &og(sdpa_graph(DataType::Bf16, 1, 4, 4, 64, 64, 64, false, false)),
+        &og(sdpa_graph(
+            DataType::Bf16,
+            1,
+            4,
+            4,
+            64,
+            64,
+            64,
+            false,
+            false,
+        )),
         90,
     )
     .expect_err("the forward");

@@ -1116,15 +1116,87 @@ fn hopper_attention_backward_matches_the_reference() {
         scale_tensor,
     };
     let cases = vec![
-        case("bf16 d128 bshd causal gqa", DataType::Bf16, (2, 8, 2, 333, 333, 128), true, causal, None, false),
-        case("f16 d64 bhsd non-causal odd lengths", DataType::F16, (2, 4, 4, 257, 190, 64), false, none, None, true),
-        case("bf16 d64 bshd bottom-right causal, sq < skv", DataType::Bf16, (1, 4, 2, 130, 515, 64), true, causal_br, None, false),
-        case("f16 d128 bhsd bottom-right causal, sq > skv (rows with no key)", DataType::F16, (1, 2, 1, 400, 150, 128), false, causal_br, None, false),
-        case("bf16 d128 bshd padding lengths causal", DataType::Bf16, (3, 4, 2, 300, 420, 128), true, causal, Some((vec![300.0, 0.0, 177.0], vec![131.0, 50.0, 1e9])), true),
-        case("f16 d64 bshd padding lengths non-causal mqa", DataType::F16, (2, 4, 1, 200, 333, 64), true, none, Some((vec![199.0, 61.0], vec![129.0, 1.0])), false),
-        case("bf16 d64 bhsd sliding window 100 bottom-right", DataType::Bf16, (1, 4, 4, 600, 700, 64), false, (true, Some(100), Some(0)), None, false),
-        case("f16 d128 bshd band (left 40, right 7) top-left", DataType::F16, (1, 2, 2, 300, 300, 128), true, (false, Some(40), Some(7)), None, false),
-        case("bf16 d64 one row, one key", DataType::Bf16, (1, 1, 1, 1, 1, 64), true, none, None, false),
+        case(
+            "bf16 d128 bshd causal gqa",
+            DataType::Bf16,
+            (2, 8, 2, 333, 333, 128),
+            true,
+            causal,
+            None,
+            false,
+        ),
+        case(
+            "f16 d64 bhsd non-causal odd lengths",
+            DataType::F16,
+            (2, 4, 4, 257, 190, 64),
+            false,
+            none,
+            None,
+            true,
+        ),
+        case(
+            "bf16 d64 bshd bottom-right causal, sq < skv",
+            DataType::Bf16,
+            (1, 4, 2, 130, 515, 64),
+            true,
+            causal_br,
+            None,
+            false,
+        ),
+        case(
+            "f16 d128 bhsd bottom-right causal, sq > skv (rows with no key)",
+            DataType::F16,
+            (1, 2, 1, 400, 150, 128),
+            false,
+            causal_br,
+            None,
+            false,
+        ),
+        case(
+            "bf16 d128 bshd padding lengths causal",
+            DataType::Bf16,
+            (3, 4, 2, 300, 420, 128),
+            true,
+            causal,
+            Some((vec![300.0, 0.0, 177.0], vec![131.0, 50.0, 1e9])),
+            true,
+        ),
+        case(
+            "f16 d64 bshd padding lengths non-causal mqa",
+            DataType::F16,
+            (2, 4, 1, 200, 333, 64),
+            true,
+            none,
+            Some((vec![199.0, 61.0], vec![129.0, 1.0])),
+            false,
+        ),
+        case(
+            "bf16 d64 bhsd sliding window 100 bottom-right",
+            DataType::Bf16,
+            (1, 4, 4, 600, 700, 64),
+            false,
+            (true, Some(100), Some(0)),
+            None,
+            false,
+        ),
+        case(
+            "f16 d128 bshd band (left 40, right 7) top-left",
+            DataType::F16,
+            (1, 2, 2, 300, 300, 128),
+            true,
+            (false, Some(40), Some(7)),
+            None,
+            false,
+        ),
+        case(
+            "bf16 d64 one row, one key",
+            DataType::Bf16,
+            (1, 1, 1, 1, 1, 64),
+            true,
+            none,
+            None,
+            false,
+        ),
     ];
     let cpu = handle(Device::Cpu).expect("cpu handle");
     let outs = ["y", "dk", "dv"];
@@ -1186,7 +1258,11 @@ fn hopper_attention_backward_matches_the_reference() {
         let (compiles, _) = kiln_engine_cuda::stats();
         let h2 = handle(Device::Cuda(0)).expect("fresh handle");
         let g2 = Graph::from_binary(Some(&h2), &bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert_eq!(kiln_engine_cuda::stats().0, compiles, "{what}: load compiled");
+        assert_eq!(
+            kiln_engine_cuda::stats().0,
+            compiles,
+            "{what}: load compiled"
+        );
         assert_eq!(g2.to_binary().expect("re-save"), bytes, "{what}: re-save");
         let again = run_outputs(&g2, &h2, Some(0), &ins, &outs);
         check(&again, "loaded plan");

@@ -207,7 +207,13 @@ pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
     }
     let finish = |prefix: &str, s: String, grid: [u32; 3], block: u32, shared: usize| {
         let sym = super::symbol(prefix, &s);
-        (sym.clone(), s.replace("KILN_SYMBOL", &sym), grid, block, shared)
+        (
+            sym.clone(),
+            s.replace("KILN_SYMBOL", &sym),
+            grid,
+            block,
+            shared,
+        )
     };
     let grid_x = |n: usize, per: usize| -> Result<u32, String> {
         u32::try_from(n.div_ceil(per)).map_err(|_| "the grid is too large".to_string())
@@ -251,11 +257,7 @@ pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
         let _ = writeln!(main, "#define {key} {val}");
     }
     main.push_str("#include \"hopper_ptx.cuh\"\n");
-    for ((name, t), m) in ["q", "k", "v", "do"]
-        .iter()
-        .zip([q, k, v, d_o])
-        .zip(&maps)
-    {
+    for ((name, t), m) in ["q", "k", "v", "do"].iter().zip([q, k, v, d_o]).zip(&maps) {
         main.push_str(&loader(name, t, m.dims.len()));
     }
     let ty = if q.data_type == DataType::F16 {
