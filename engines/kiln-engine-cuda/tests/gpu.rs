@@ -136,8 +136,15 @@ fn run_plan(
         })
         .collect();
     let dy = DeviceTensor::zeros(og.tensor(y_uid).expect("y"), ord).expect("y memory");
+    // Bound tensors neither given nor y (a backward's dk and dv beside dq): scratch memory.
+    let scratch: Vec<(i64, DeviceTensor)> = og
+        .bound_tensors()
+        .filter(|t| t.uid != y_uid && !dev.iter().any(|(u, _)| *u == t.uid))
+        .map(|t| (t.uid, DeviceTensor::zeros(t, ord).expect("scratch memory")))
+        .collect();
     let mut b: Vec<(i64, *mut std::ffi::c_void)> = dev
         .iter()
+        .chain(&scratch)
         .map(|(u, d)| (*u, d.device_ptr() as *mut _))
         .collect();
     b.push((y_uid, dy.device_ptr() as *mut _));
