@@ -83,6 +83,50 @@ def norm_peers():
 
 torch.backends.cudnn.benchmark = True
 print(json.dumps({"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name()}), flush=True)
+def sdpa_backward_peers():
+    """Peers of kiln's attention backward cases (benches/h200.rs attention_backward_cases):
+    PyTorch's flash and cuDNN backends through autograd (the backward alone, the forward's graph
+    kept), bf16, B,S,H,D storage; GQA (32 over 8 heads); a ragged batch as a nested (jagged)
+    tensor. Case names are kiln's with " torch-flash" / " torch-cudnn" for the engine."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import os
+    only = [tuple(int(x) for x in c.split(":")) for c in os.environ.get("KILN_BENCH_SDPA_CASES", "").split(",") if ":" in c]
+    backends = [(SDPBackend.FLASH_ATTENTION, "flash"), (SDPBackend.CUDNN_ATTENTION, "cudnn")]
+    def run(case, make, flops, **kw):
+        for backend, label in backends:
+            try:
+                q, k, v = make()
+                with sdpa_kernel(backend):
+                    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+                    do = torch.randn_like(o)
+                    bwd = lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+                    emit(f"{case} torch-{label}", timed(bwd), flops=flops)
+                del q, k, v, o, do
+            except Exception as e:
+                print(json.dumps({"case": f"{case} torch-{label}", "error": str(e)[:200]}), flush=True)
+    bshd = lambda b, s, h, d: torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_()
+    for (s, d) in [(1024, 64), (1024, 128), (4096, 64), (4096, 128), (16384, 64), (16384, 128)]:
+        if only and (s, d) not in only:
+            continue
+        for causal in [False, True]:
+            flops = 2.5 * 4.0 * 4 * 16 * s * s * d * (0.5 if causal else 1.0)
+            run(f"sdpa bwd bf16 B4 H16 S{s} D{d} causal={str(causal).lower()}", lambda: tuple(bshd(4, s, 16, d) for _ in range(3)), flops, is_causal=causal)
+    for causal in [False, True]:
+        flops = 2.5 * 4.0 * 4 * 32 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
+        run(f"sdpa bwd bf16 B4 Hq32 Hkv8 S4096 D128 causal={str(causal).lower()}", lambda: (bshd(4, 4096, 32, 128), bshd(4, 4096, 8, 128), bshd(4, 4096, 8, 128)), flops, is_causal=causal, enable_gqa=True)
+    lens = [4096, 3072, 2048, 1024]
+    def ragged():
+        def one():
+            parts = [torch.randn(l, 16, 128, device="cuda", dtype=torch.bfloat16) for l in lens]
+            return torch.nested.nested_tensor(parts, layout=torch.jagged, requires_grad=True).transpose(1, 2)
+        return one(), one(), one()
+    for causal in [False, True]:
+        flops = sum(2.5 * 4.0 * 16 * l * l * 128 * (0.5 if causal else 1.0) for l in lens)
+        run(f"sdpa bwd bf16 ragged 4096,3072,2048,1024 H16 D128 causal={str(causal).lower()}", ragged, flops, is_causal=causal)
+
+if "--sdpa-bwd-only" in sys.argv:
+    sdpa_backward_peers()
+    sys.exit(0)
 if "--norms" in sys.argv:
     norm_peers()
     sys.exit(0)

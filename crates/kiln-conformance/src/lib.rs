@@ -91,6 +91,8 @@ pub const CUDA_CONV_WGRAD_V2: &str = "KILN_CUDA_CONV_WGRAD_V2";
 pub const CUDA_SDPA: &str = "KILN_CUDA_SDPA_FA2_V1";
 /// The Hopper attention forward (FlashAttention-3 structure, sm_90a only).
 pub const CUDA_SDPA_FA3: &str = "KILN_CUDA_SDPA_FA3_V1";
+/// The Hopper attention backward (FlashAttention-3 structure, sm_90a only).
+pub const CUDA_SDPA_FA3_BWD: &str = "KILN_CUDA_SDPA_FA3_BACKWARD_V1";
 /// The CUDA pooling engine (resample forward).
 pub const CUDA_RESAMPLE: &str = "KILN_CUDA_RESAMPLE_V1";
 

@@ -15,7 +15,7 @@ use kiln::{
 use kiln_conformance::compare::compare_values;
 use kiln_conformance::{
     device_under_test, Case, Domain, Layout, Session, TensorSpec, Tolerance, CUDA_SDPA,
-    CUDA_SDPA_FA3, REFERENCE, SDPA,
+    CUDA_SDPA_FA3, CUDA_SDPA_FA3_BWD, REFERENCE, SDPA,
 };
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -151,6 +151,17 @@ impl SdpaSpec {
             && tma(&self.v_dims(), &self.layouts[2])
     }
 
+    /// Whether the Hopper backward engine must claim the backward case: the forward's rule
+    /// with head dims 64 or 128, and do (o's layout) laid out for the copy engine too.
+    fn fa3_backward_claims(&self) -> bool {
+        let st = self.layouts[3].strides(&self.o_dims());
+        let dims = self.o_dims();
+        self.fa3_claims()
+            && [64, 128].contains(&self.dim)
+            && st[3] == 1
+            && (0..3).all(|i| dims[i] == 1 || (st[i] > 0 && st[i] % 8 == 0))
+    }
+
     fn expectations(&self, case: Case) -> Case {
         let case = case.expect_engine(SDPA);
         if self.cuda_claims() {
@@ -240,7 +251,12 @@ impl SdpaSpec {
             .output(&out.dk)
             .output(&out.dv)
             .tolerance(self.tolerance(true));
-        self.expectations(case)
+        let case = self.expectations(case);
+        if self.fa3_backward_claims() {
+            case.expect_engine(CUDA_SDPA_FA3_BWD)
+        } else {
+            case
+        }
     }
 }
 
@@ -637,6 +653,26 @@ proptest! {
         seed in any::<u64>(),
     ) {
         conform(spec.forward_case(), seed)?;
+    }
+
+    /// The Hopper backward's cases: the forward's rules (no bias, B,H,S,D or B,S,H,D q/k/v and
+    /// o/do) at head dims 64 and 128, lengths across several of its 64-row and 128-key tiles
+    /// (not multiples of them), every mask, padding, GQA. Ignored without a GPU.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn sdpa_fa3_backward_conforms_on_gpu_sized_cases(
+        spec in (sdpa_spec(400, vec![64, 128]), prop::array::uniform4(any::<bool>())).prop_map(|(mut s, bshd)| {
+            if s.dt == DataType::F32 { s.dt = DataType::Bf16; }
+            s.bias = Bias::None;
+            s.dim_v = s.dim;
+            for (l, t) in s.layouts.iter_mut().zip(bshd) {
+                *l = if t { Layout::permuted(&[0, 2, 1, 3]) } else { Layout::packed() };
+            }
+            s
+        }),
+        seed in any::<u64>(),
+    ) {
+        conform(spec.backward_case(), seed)?;
     }
 }
 

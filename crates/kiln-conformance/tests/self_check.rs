@@ -134,6 +134,55 @@ fn hopper_attention_case() -> kiln_conformance::Case {
         .tolerance(tol)
 }
 
+/// The backward of causal GQA attention in bf16 with head dim 64 and lengths across two
+/// 128-key blocks: the shape the Hopper attention backward (`KILN_CUDA_SDPA_FA3_BACKWARD_V1`,
+/// sm_90) claims, and the others.
+fn hopper_attention_backward_case() -> kiln_conformance::Case {
+    use kiln::{Graph, SdpaBackwardAttributes, TensorAttributes};
+    use kiln_conformance::{Case, Domain, Tolerance};
+    let mut g = Graph::new();
+    let t = |g: &mut Graph, name: &str, dims: &[i64], dt: DataType| {
+        g.tensor(TensorAttributes::new().name(name).dim(dims).data_type(dt))
+    };
+    let q = t(&mut g, "q", &[1, 4, 130, 64], DataType::Bf16);
+    let k = t(&mut g, "k", &[1, 2, 150, 64], DataType::Bf16);
+    let v = t(&mut g, "v", &[1, 2, 150, 64], DataType::Bf16);
+    let o = t(&mut g, "o", &[1, 4, 130, 64], DataType::Bf16);
+    let d_o = t(&mut g, "do", &[1, 4, 130, 64], DataType::Bf16);
+    let stats = t(&mut g, "stats", &[1, 4, 130, 1], DataType::F32);
+    let out = g
+        .sdpa_backward(
+            &q,
+            &k,
+            &v,
+            &o,
+            &d_o,
+            &stats,
+            SdpaBackwardAttributes::new()
+                .attn_scale(0.125)
+                .causal_mask_bottom_right(true),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let terms = 130 * 2 + 150 + 64;
+    let mut tol = Tolerance::for_output(DataType::Bf16, terms, 3);
+    // Engines may round P and dS to bf16 before their products (docs/attention.md).
+    tol.atol += 4.0 * (terms as f64).sqrt() * DataType::Bf16.epsilon();
+    Case::new(
+        "canonical causal GQA attention backward, bf16, head dim 64",
+        g,
+    )
+    .input(&q, Domain::SYMMETRIC)
+    .input(&k, Domain::SYMMETRIC)
+    .input(&v, Domain::SYMMETRIC)
+    .input(&o, Domain::SYMMETRIC.scaled(0.5))
+    .input(&d_o, Domain::SYMMETRIC)
+    .input(&stats, Domain::new(0.0, 1.0 + (150f64).ln()))
+    .output(&out.dq)
+    .output(&out.dk)
+    .output(&out.dv)
+    .tolerance(tol)
+}
+
 /// Every engine of the device under test (the CPU by default) claims at least one canonical
 /// case of the suite, so a new engine cannot pass by never being run: add cases for it when
 /// this fails.
@@ -226,6 +275,7 @@ fn every_engine_is_exercised() {
         .case(),
         attention_case(),
         hopper_attention_case(),
+        hopper_attention_backward_case(),
         pooling_case(),
     ];
     // A layernorm: the norm engines.

@@ -10,12 +10,28 @@ use kiln::{DataType, Device, DeviceTensor, Graph, HeurMode, PointwiseMode};
 use std::time::Instant;
 
 fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
+    time_graph_filled(name, g, h, flops, bytes, &|_| None);
+}
+
+/// `time_graph` with the values `fill(tensor name)` gives (e.g. per-batch lengths) instead of
+/// random data where it gives any.
+fn time_graph_filled(
+    name: &str,
+    g: &Graph,
+    h: &kiln::Handle,
+    flops: f64,
+    bytes: f64,
+    fill: &dyn Fn(&str) -> Option<Vec<f64>>,
+) {
     let og = g.op_graph().expect("graph").clone();
     let plan = g.plan().expect("plan");
     // Random data, never zeros (which can run faster than real data and hide unwritten output).
     let mut mem = Vec::new();
     for t in og.bound_tensors() {
-        let host = kiln::HostTensor::random(t, t.uid as u64 + 11).expect("host data");
+        let mut host = kiln::HostTensor::random(t, t.uid as u64 + 11).expect("host data");
+        if let Some(v) = fill(&t.name) {
+            host.fill_from_f64(&v).expect("fill");
+        }
         mem.push((
             t.uid,
             DeviceTensor::upload(&host, 0).expect("device memory"),
@@ -106,6 +122,22 @@ fn sdpa_backward_bench_graph(
     d: i64,
     causal: bool,
 ) -> Graph {
+    sdpa_backward_bench_graph_lens(dt, b, hq, hkv, s, d, causal, false)
+}
+
+/// `sdpa_backward_bench_graph`, with per-batch lengths (seq_len_q = seq_len_kv tensors) when
+/// `lens`.
+#[allow(clippy::too_many_arguments)]
+fn sdpa_backward_bench_graph_lens(
+    dt: DataType,
+    b: i64,
+    hq: i64,
+    hkv: i64,
+    s: i64,
+    d: i64,
+    causal: bool,
+    lens: bool,
+) -> Graph {
     let mut g = Graph::new();
     let bshd = |g: &mut Graph, name: &str, h: i64, dt: DataType| {
         g.tensor(
@@ -127,18 +159,26 @@ fn sdpa_backward_bench_graph(
             .dim(&[b, hq, s, 1])
             .data_type(DataType::F32),
     );
+    let mut attrs = kiln::SdpaBackwardAttributes::new()
+        .attn_scale(1.0 / (d as f64).sqrt())
+        .causal_mask(causal);
+    if lens {
+        for name in ["seq_len_q", "seq_len_kv"] {
+            let t = g.tensor(
+                kiln::TensorAttributes::new()
+                    .name(name)
+                    .dim(&[b, 1, 1, 1])
+                    .data_type(DataType::F32),
+            );
+            attrs = if name == "seq_len_q" {
+                attrs.seq_len_q(&t)
+            } else {
+                attrs.seq_len_kv(&t)
+            };
+        }
+    }
     let out = g
-        .sdpa_backward(
-            &q,
-            &k,
-            &v,
-            &o,
-            &d_o,
-            &stats,
-            kiln::SdpaBackwardAttributes::new()
-                .attn_scale(1.0 / (d as f64).sqrt())
-                .causal_mask(causal),
-        )
+        .sdpa_backward(&q, &k, &v, &o, &d_o, &stats, attrs)
         .expect("sdpa_backward");
     for t in [&out.dq, &out.dk, &out.dv] {
         t.set_output(true);
@@ -502,6 +542,11 @@ fn main() {
         bench_conv_grad_tiles(&h);
         return;
     }
+    // `--sdpa-bwd-only`: the attention backward cases alone.
+    if std::env::args().any(|a| a == "--sdpa-bwd-only") {
+        attention_backward_cases(&h);
+        return;
+    }
     // `--sdpa-only`: the attention forward cases alone (short GPU calls while tuning them).
     let sdpa_only = std::env::args().any(|a| a == "--sdpa-only");
     if !sdpa_only {
@@ -610,6 +655,88 @@ fn other_cases(h: &kiln::Handle) {
         let words: Vec<usize> = (0..16).filter(|&i| a.opaque[i] != b.opaque[i]).collect();
         println!(
             "{{\"case\":\"tensor map encode\",\"encode_us\":{encode_us:.3},\"cached_us\":{cached_us:.4},\"address_words\":{words:?}}}"
+        );
+    }
+}
+
+/// The attention backward, bf16, B,S,H,D, random data (o, do and stats too): the heuristics'
+/// engine (the Hopper backward on sm_90) and the FA2 engine in one run; GQA (32 query heads over
+/// 8); a ragged batch (lengths 4096, 3072, 2048, 1024 from seq_len tensors). FLOPs: 2.5 times
+/// the forward's 4 B H S^2 D (halved when causal; per batch its own lengths when ragged).
+/// KILN_BENCH_SDPA_CASES=S:D,... limits the square cases; --heuristic-only drops FA2.
+fn attention_backward_cases(h: &kiln::Handle) {
+    let only: Option<Vec<(i64, i64)>> = std::env::var("KILN_BENCH_SDPA_CASES").ok().map(|v| {
+        v.split(',')
+            .filter_map(|c| c.split_once(':'))
+            .filter_map(|(s, d)| Some((s.parse().ok()?, d.parse().ok()?)))
+            .collect()
+    });
+    let heuristic_only = std::env::args().any(|a| a == "--heuristic-only");
+    let half = |causal: bool| if causal { 0.5 } else { 1.0 };
+    for (s, d) in [
+        (1024i64, 64i64),
+        (1024, 128),
+        (4096, 64),
+        (4096, 128),
+        (16384, 64),
+        (16384, 128),
+    ] {
+        if only.as_ref().is_some_and(|o| !o.contains(&(s, d))) {
+            continue;
+        }
+        for causal in [false, true] {
+            let flops = 2.5 * 4.0 * (4 * 16 * s * s * d) as f64 * half(causal);
+            let mut g = sdpa_backward_bench_graph(DataType::Bf16, 4, 16, 16, s, d, causal);
+            g.build(h, &[HeurMode::A]).expect("build sdpa_backward");
+            let name = |g: &Graph| {
+                format!(
+                    "sdpa bwd bf16 B4 H16 S{s} D{d} causal={causal} [{}]",
+                    engine(g)
+                )
+            };
+            time_graph(&name(&g), &g, h, flops, 0.0);
+            if engine(&g) != kiln_engine_cuda::SDPA_FA2_V1 && !heuristic_only && s <= 4096 {
+                let mut g = sdpa_backward_bench_graph(DataType::Bf16, 4, 16, 16, s, d, causal);
+                g.deselect_engines(&[kiln_engine_cuda::SDPA_FA3_BWD_V1]);
+                g.build(h, &[HeurMode::A]).expect("build sdpa_backward fa2");
+                time_graph(&name(&g), &g, h, flops, 0.0);
+            }
+        }
+    }
+    for causal in [false, true] {
+        let mut g = sdpa_backward_bench_graph(DataType::Bf16, 4, 32, 8, 4096, 128, causal);
+        g.build(h, &[HeurMode::A]).expect("build sdpa_backward gqa");
+        time_graph(
+            &format!(
+                "sdpa bwd bf16 B4 Hq32 Hkv8 S4096 D128 causal={causal} [{}]",
+                engine(&g)
+            ),
+            &g,
+            h,
+            2.5 * 4.0 * (4i64 * 32 * 4096 * 4096 * 128) as f64 * half(causal),
+            0.0,
+        );
+    }
+    let lens = [4096.0f64, 3072.0, 2048.0, 1024.0];
+    for causal in [false, true] {
+        let mut g =
+            sdpa_backward_bench_graph_lens(DataType::Bf16, 4, 16, 16, 4096, 128, causal, true);
+        g.build(h, &[HeurMode::A])
+            .expect("build sdpa_backward ragged");
+        let flops: f64 = lens
+            .iter()
+            .map(|l| 2.5 * 4.0 * 16.0 * l * l * 128.0 * half(causal))
+            .sum();
+        time_graph_filled(
+            &format!(
+                "sdpa bwd bf16 ragged 4096,3072,2048,1024 H16 D128 causal={causal} [{}]",
+                engine(&g)
+            ),
+            &g,
+            h,
+            flops,
+            0.0,
+            &|name| matches!(name, "seq_len_q" | "seq_len_kv").then(|| lens.to_vec()),
         );
     }
 }

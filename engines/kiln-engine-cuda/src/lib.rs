@@ -16,6 +16,8 @@
 //!   Hopper GEMM (sm_90a only; `codegen::hopper_grad`), offered before their V1 engines.
 //! - `KILN_CUDA_SDPA_FA3_V1`: the attention forward on Hopper (sm_90a only), FlashAttention-3's
 //!   structure (`codegen::sdpa_fa3`); offered before FA2, which runs what it declines.
+//! - `KILN_CUDA_SDPA_FA3_BACKWARD_V1`: the attention backward on Hopper (sm_90a only) in
+//!   FlashAttention-3's structure (`codegen::sdpa_fa3_bwd`); offered before FA2.
 //! - `KILN_CUDA_SDPA_FA2_V1`: attention (`sdpa`, `sdpa_backward`), FlashAttention-2 style.
 //! - `KILN_CUDA_RESAMPLE_V1`: pooling (max with an optional index, average).
 //! - `KILN_CUDA_NORM_V1`: the normalizations (forward, inference, backward), a forward's `y`
@@ -57,6 +59,7 @@ pub const CONV_FPROP_V1: &str = "KILN_CUDA_CONV_FPROP_V1";
 pub const MATMUL_V2: &str = "KILN_CUDA_MATMUL_V2";
 pub const CONV_FPROP_V2: &str = "KILN_CUDA_CONV_FPROP_V2";
 pub const SDPA_FA3_V1: &str = "KILN_CUDA_SDPA_FA3_V1";
+pub const SDPA_FA3_BWD_V1: &str = "KILN_CUDA_SDPA_FA3_BACKWARD_V1";
 pub const SDPA_FA2_V1: &str = "KILN_CUDA_SDPA_FA2_V1";
 pub const RESAMPLE_V1: &str = "KILN_CUDA_RESAMPLE_V1";
 pub const NORM_V1: &str = "KILN_CUDA_NORM_V1";
@@ -65,7 +68,7 @@ pub const CONV_WGRAD_V1: &str = "KILN_CUDA_CONV_WGRAD_V1";
 pub const CONV_DGRAD_V2: &str = "KILN_CUDA_CONV_DGRAD_V2";
 pub const CONV_WGRAD_V2: &str = "KILN_CUDA_CONV_WGRAD_V2";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 13] = [
+const ENGINES: [&str; 14] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
@@ -74,6 +77,7 @@ const ENGINES: [&str; 13] = [
     SDPA_FA3_V1,
     CONV_DGRAD_V2,
     CONV_WGRAD_V2,
+    SDPA_FA3_BWD_V1,
     CONV_DGRAD_V1,
     CONV_WGRAD_V1,
     SDPA_FA2_V1,
@@ -121,6 +125,7 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
             hopper().and_then(|_| codegen::hopper_grad::supports(graph, ConvDirection::Wgrad))
         }
         SDPA_FA3_V1 => hopper().and_then(|_| codegen::sdpa_fa3::supports(graph)),
+        SDPA_FA3_BWD_V1 => hopper().and_then(|_| codegen::sdpa_fa3_bwd::supports(graph)),
         SDPA_FA2_V1 => codegen::sdpa::supports(graph),
         RESAMPLE_V1 => codegen::resample::supports(graph),
         NORM_V1 => codegen::norm::supports(graph),
@@ -173,6 +178,7 @@ pub fn generate_with(
         MATMUL_V2 => codegen::hopper::generate(graph, false, cfg)?,
         CONV_FPROP_V2 => codegen::hopper::generate(graph, true, cfg)?,
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
+        SDPA_FA3_BWD_V1 => return codegen::sdpa_fa3_bwd::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
         NORM_V1 => return codegen::norm::generate(graph),
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
@@ -396,8 +402,14 @@ impl EnginePlugin for CudaPlugin {
             .into_iter()
             .map(|name| EngineDescriptor {
                 name,
-                behavior_notes: abi::KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
-                    | abi::KILN_BEHAVIOR_DETERMINISTIC,
+                // The Hopper attention backward reduces dq with f32 atomics (no fixed order of
+                // additions): it does not declare itself deterministic (docs/attention.md).
+                behavior_notes: if name == SDPA_FA3_BWD_V1 {
+                    abi::KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
+                } else {
+                    abi::KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION
+                        | abi::KILN_BEHAVIOR_DETERMINISTIC
+                },
                 knobs: match tile_knob_max(name) {
                     Some(max) => vec![KnobDescriptor {
                         id: KNOB_TILE,
@@ -423,7 +435,8 @@ impl EnginePlugin for CudaPlugin {
 
     fn engine_targets(name: &str) -> Option<&'static str> {
         Some(match name {
-            MATMUL_V2 | CONV_FPROP_V2 | CONV_DGRAD_V2 | CONV_WGRAD_V2 | SDPA_FA3_V1 => {
+            MATMUL_V2 | CONV_FPROP_V2 | CONV_DGRAD_V2 | CONV_WGRAD_V2 | SDPA_FA3_V1
+            | SDPA_FA3_BWD_V1 => {
                 "CUDA compute capability 9.0 only (sm_90a: TMA, wgmma, setmaxnreg)"
             }
             MATMUL_V1 | CONV_FPROP_V1 | CONV_DGRAD_V1 | CONV_WGRAD_V1 => {
@@ -589,6 +602,8 @@ impl EnginePlugin for CudaPlugin {
                     .and_then(|t| {
                         codegen::hopper_grad::workspace_bytes(graph, ConvDirection::Wgrad, t)
                     })
+                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
+                SDPA_FA3_BWD_V1 => codegen::sdpa_fa3_bwd::workspace_bytes(graph)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 _ => 0,
             },

@@ -919,6 +919,87 @@ fn the_heuristics_choose_the_hopper_attention_forward_on_sm_90() {
     }
 }
 
+/// The Hopper attention backward: its three kernels (prep, main, convert) compile for sm_90 at
+/// both head dims, f16 and bf16, with GQA, a causal band, a sliding window, padding lengths and a
+/// scale tensor; the heuristics choose it on sm_90 and the FA2 engine on sm_80, and it declines
+/// what it does not cover with the engine that runs it. `KILN_DUMP_CUBINS=dir` keeps the main
+/// kernels' cubins for scripts/check-hgmma.sh.
+#[test]
+#[ignore = "needs NVRTC: eval \"$(scripts/install-nvrtc.sh)\""]
+fn the_hopper_attention_backward_compiles_for_sm_90_and_is_chosen_there() {
+    use kiln_engine_cuda::{supports, SDPA_FA2_V1, SDPA_FA3_BWD_V1};
+    require_nvrtc();
+    for (name, dt, d) in [
+        ("sdpa_fa3_bwd_bf16_gqa_d64", DataType::Bf16, 64),
+        ("sdpa_fa3_bwd_f16_gqa_d128", DataType::F16, 128),
+    ] {
+        let mut g = sdpa_backward_graph(dt, d);
+        g.validate().expect("valid");
+        let og = g.op_graph().expect("graph").clone();
+        supports(SDPA_FA3_BWD_V1, &og, 90).expect("covered on sm_90");
+        assert!(supports(SDPA_FA3_BWD_V1, &og, 80).is_err(), "sm_80");
+        let kernels = kiln_engine_cuda::generate(SDPA_FA3_BWD_V1, &og).expect("generate");
+        assert_eq!(kernels.len(), 3, "prep, main, convert");
+        for (i, k) in kernels.iter().enumerate() {
+            let target = kiln_engine_cuda::compile::Target {
+                arch: 90,
+                specific: k.arch_specific,
+            };
+            let c = kiln_engine_cuda::compile::compile_uncached(
+                &k.source,
+                &format!("{}.cu", k.symbol),
+                target,
+                false,
+            )
+            .unwrap_or_else(|e| panic!("{name} kernel {i}: {e}"));
+            assert_eq!(
+                c.cubin.get(..4),
+                Some(&b"\x7fELF"[..]),
+                "{name}: not a cubin"
+            );
+            if let (Some(dir), true) = (std::env::var_os("KILN_DUMP_CUBINS"), k.arch_specific) {
+                std::fs::create_dir_all(&dir).expect("dump dir");
+                let path = std::path::Path::new(&dir).join(format!("{name}_main.cubin"));
+                std::fs::write(path, &c.cubin).expect("dump cubin");
+            }
+        }
+    }
+    for (arch, want) in [(90, SDPA_FA3_BWD_V1), (80, SDPA_FA2_V1)] {
+        let h = handle(Device::CudaTarget(arch)).expect("target handle");
+        let mut g = sdpa_backward_graph(DataType::Bf16, 64);
+        g.build(&h, &[HeurMode::A]).expect("build");
+        assert_eq!(g.plan().expect("plan").engine_name(), want, "sm_{arch}");
+    }
+    let og = |mut g: Graph| {
+        g.validate().expect("valid");
+        g.op_graph().expect("graph").clone()
+    };
+    let why = supports(
+        SDPA_FA3_BWD_V1,
+        &og(sdpa_backward_graph(DataType::F16, 256)),
+        90,
+    )
+    .expect_err("head dim 256");
+    assert!(why.contains("256") && why.contains(SDPA_FA2_V1), "{why}");
+    let why = supports(
+        SDPA_FA3_BWD_V1,
+        &og(sdpa_graph(
+            DataType::Bf16,
+            1,
+            4,
+            4,
+            64,
+            64,
+            64,
+            false,
+            false,
+        )),
+        90,
+    )
+    .expect_err("the forward");
+    assert!(why.contains("forward"), "{why}");
+}
+
 /// The convolution-gradient variants: dgrad and wgrad, NHWC and NCHW, f32/f16/bf16, strides,
 /// padding and dilation, a fused scale + bias, and a wgrad long enough to split its reduction.
 fn conv_grad_variants() -> Vec<(&'static str, &'static str, Graph)> {

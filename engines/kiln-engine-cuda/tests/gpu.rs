@@ -136,8 +136,15 @@ fn run_plan(
         })
         .collect();
     let dy = DeviceTensor::zeros(og.tensor(y_uid).expect("y"), ord).expect("y memory");
+    // Bound tensors neither given nor y (a backward's dk and dv beside dq): scratch memory.
+    let scratch: Vec<(i64, DeviceTensor)> = og
+        .bound_tensors()
+        .filter(|t| t.uid != y_uid && !dev.iter().any(|(u, _)| *u == t.uid))
+        .map(|t| (t.uid, DeviceTensor::zeros(t, ord).expect("scratch memory")))
+        .collect();
     let mut b: Vec<(i64, *mut std::ffi::c_void)> = dev
         .iter()
+        .chain(&scratch)
         .map(|(u, d)| (*u, d.device_ptr() as *mut _))
         .collect();
     b.push((y_uid, dy.device_ptr() as *mut _));
@@ -1046,6 +1053,263 @@ fn hopper_attention_forward_matches_the_reference() {
                 same,
                 "{what}: the loaded plan's {name} differs from the built plan's"
             );
+        }
+        eprintln!("ok: {what}");
+    }
+}
+
+impl Fa3Case {
+    /// The backward of this case's attention: inputs q, k, v, o, do, stats (and the scale
+    /// and lengths as the forward has them), outputs dq (named y), dk, dv, in q's layout.
+    fn backward_graph(&self) -> Graph {
+        use kiln::{DiagonalAlignment, SdpaBackwardAttributes, TensorAttributes};
+        let (b, hq, hkv, sq, skv, d) = self.shape;
+        let mut g = Graph::new();
+        let t = |g: &mut Graph, name: &str, h: i64, s: i64| {
+            let strides = if self.bshd {
+                [s * h * d, d, h * d, 1]
+            } else {
+                [h * s * d, s * d, d, 1]
+            };
+            g.tensor(
+                TensorAttributes::new()
+                    .name(name)
+                    .dim(&[b, h, s, d])
+                    .stride(&strides)
+                    .data_type(self.dt),
+            )
+        };
+        let q = t(&mut g, "q", hq, sq);
+        let k = t(&mut g, "k", hkv, skv);
+        let v = t(&mut g, "v", hkv, skv);
+        let o = t(&mut g, "o", hq, sq);
+        let d_o = t(&mut g, "do", hq, sq);
+        let f32 = |g: &mut Graph, name: &str, dims: &[i64]| {
+            g.tensor(
+                TensorAttributes::new()
+                    .name(name)
+                    .dim(dims)
+                    .data_type(DataType::F32),
+            )
+        };
+        let stats = f32(&mut g, "stats", &[b, hq, sq, 1]);
+        let mut attrs = SdpaBackwardAttributes::new();
+        attrs = if self.scale_tensor {
+            attrs.attn_scale_tensor(&f32(&mut g, "scale", &[1, 1, 1, 1]))
+        } else {
+            attrs.attn_scale(1.0 / (d as f64).sqrt())
+        };
+        let (br, left, right) = self.mask;
+        attrs = attrs.diagonal_alignment(if br {
+            DiagonalAlignment::BottomRight
+        } else {
+            DiagonalAlignment::TopLeft
+        });
+        if let Some(l) = left {
+            attrs = attrs.diagonal_band_left_bound(l);
+        }
+        if let Some(r) = right {
+            attrs = attrs.diagonal_band_right_bound(r);
+        }
+        if self.lens.is_some() {
+            attrs = attrs
+                .seq_len_q(&f32(&mut g, "seq_len_q", &[b, 1, 1, 1]))
+                .seq_len_kv(&f32(&mut g, "seq_len_kv", &[b, 1, 1, 1]));
+        }
+        let out = g
+            .sdpa_backward(&q, &k, &v, &o, &d_o, &stats, attrs)
+            .expect("sdpa_backward");
+        out.dq.set_name("y").set_output(true);
+        out.dk.set_name("dk").set_output(true);
+        out.dv.set_name("dv").set_output(true);
+        g
+    }
+}
+
+/// The Hopper attention backward (KILN_CUDA_SDPA_FA3_BACKWARD_V1) against the CPU reference:
+/// o and stats from the reference forward of random q, k, v, a random do; lengths that are no
+/// multiples of its 64-row and 128-key tiles, both head dims, both types, both layouts, GQA
+/// and MQA, causal top-left and bottom-right (rows with no key), sliding windows and a band,
+/// padding lengths (a batch of length 0, one past the dims), the scale as a tensor; outputs
+/// poisoned. Each plan is also saved, loaded on a fresh handle without compiling, re-saved
+/// byte-identically and run again: dk and dv give the same bits (dq's f32 reductions run in
+/// no fixed order, so it is compared with the reference again).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hopper_attention_backward_matches_the_reference() {
+    use kiln_engine_cuda::SDPA_FA3_BWD_V1;
+    let arch = kiln_cuda_driver::DeviceContext::new(0).map(|d| d.arch);
+    assert_eq!(arch, Ok(90), "this test needs compute capability 9.0");
+    let none = (false, None, None);
+    let causal = (false, None, Some(0));
+    let causal_br = (true, None, Some(0));
+    let case = |what, dt, shape, bshd, mask, lens, scale_tensor| Fa3Case {
+        what,
+        dt,
+        shape,
+        bshd,
+        mask,
+        lens,
+        stats: true,
+        scale_tensor,
+    };
+    let cases = vec![
+        case(
+            "bf16 d128 bshd causal gqa",
+            DataType::Bf16,
+            (2, 8, 2, 333, 333, 128),
+            true,
+            causal,
+            None,
+            false,
+        ),
+        case(
+            "f16 d64 bhsd non-causal odd lengths",
+            DataType::F16,
+            (2, 4, 4, 257, 190, 64),
+            false,
+            none,
+            None,
+            true,
+        ),
+        case(
+            "bf16 d64 bshd bottom-right causal, sq < skv",
+            DataType::Bf16,
+            (1, 4, 2, 130, 515, 64),
+            true,
+            causal_br,
+            None,
+            false,
+        ),
+        case(
+            "f16 d128 bhsd bottom-right causal, sq > skv (rows with no key)",
+            DataType::F16,
+            (1, 2, 1, 400, 150, 128),
+            false,
+            causal_br,
+            None,
+            false,
+        ),
+        case(
+            "bf16 d128 bshd padding lengths causal",
+            DataType::Bf16,
+            (3, 4, 2, 300, 420, 128),
+            true,
+            causal,
+            Some((vec![300.0, 0.0, 177.0], vec![131.0, 50.0, 1e9])),
+            true,
+        ),
+        case(
+            "f16 d64 bshd padding lengths non-causal mqa",
+            DataType::F16,
+            (2, 4, 1, 200, 333, 64),
+            true,
+            none,
+            Some((vec![199.0, 61.0], vec![129.0, 1.0])),
+            false,
+        ),
+        case(
+            "bf16 d64 bhsd sliding window 100 bottom-right",
+            DataType::Bf16,
+            (1, 4, 4, 600, 700, 64),
+            false,
+            (true, Some(100), Some(0)),
+            None,
+            false,
+        ),
+        case(
+            "f16 d128 bshd band (left 40, right 7) top-left",
+            DataType::F16,
+            (1, 2, 2, 300, 300, 128),
+            true,
+            (false, Some(40), Some(7)),
+            None,
+            false,
+        ),
+        case(
+            "bf16 d64 one row, one key",
+            DataType::Bf16,
+            (1, 1, 1, 1, 1, 64),
+            true,
+            none,
+            None,
+            false,
+        ),
+    ];
+    let cpu = handle(Device::Cpu).expect("cpu handle");
+    let outs = ["y", "dk", "dv"];
+    for c in &cases {
+        let what = c.what;
+        // The forward on the reference: o and stats consistent with q, k, v.
+        let mut f = c.graph();
+        f.build(&cpu, &[HeurMode::Fallback])
+            .unwrap_or_else(|e| panic!("{what}: forward build: {e}"));
+        let f_ins = c.inputs(&f);
+        let fwd = run_outputs(&f, &cpu, None, &f_ins, &["y", "stats"]);
+        let h = handle(Device::Cuda(0)).expect("cuda:0 handle");
+        let mut g = c.backward_graph();
+        g.build(&h, &[HeurMode::A])
+            .unwrap_or_else(|e| panic!("{what}: build: {e}"));
+        assert_eq!(
+            g.plan().expect("plan").engine_name(),
+            SDPA_FA3_BWD_V1,
+            "{what}: the heuristics' first choice"
+        );
+        let mut ins = inputs(&g);
+        for (t, hst) in ins.iter_mut() {
+            let name = t.name();
+            let values = match name.as_str() {
+                "o" => fwd[0].clone(),
+                "stats" => fwd[1].clone(),
+                "do" => continue,
+                other => match f_ins.iter().find(|(ft, _)| ft.name() == other) {
+                    Some((_, fh)) => fh.to_f64_vec(),
+                    None => panic!("{what}: no forward input {other}"),
+                },
+            };
+            hst.fill_from_f64(&values).expect("fill");
+        }
+        let mut r = c.backward_graph();
+        r.build(&cpu, &[HeurMode::Fallback])
+            .unwrap_or_else(|e| panic!("{what}: reference build: {e}"));
+        let want = run_outputs(&r, &cpu, None, &ins, &outs);
+        let got = run_outputs(&g, &h, Some(0), &ins, &outs);
+        let (_, _, _, sq, skv, d) = c.shape;
+        // bf16/f16 inputs; P and dS rounded to the input type before their products.
+        let eps = if c.dt == DataType::Bf16 {
+            1.0 / 128.0
+        } else {
+            1.0 / 1024.0
+        };
+        let atol = eps * (4.0 + 4.0 * ((sq.max(skv) + d) as f64).sqrt() / 8.0);
+        let check = |got: &[Vec<f64>], which: &str| {
+            for (i, name) in outs.iter().enumerate() {
+                let w = worst_with_infinities(&got[i], &want[i], atol, 4.0 * eps);
+                assert!(
+                    w <= 1.0,
+                    "{what} ({which}): {name} differs from the reference (worst ratio {w})"
+                );
+            }
+        };
+        check(&got, "built plan");
+        let bytes = g.to_binary().expect("save");
+        let (compiles, _) = kiln_engine_cuda::stats();
+        let h2 = handle(Device::Cuda(0)).expect("fresh handle");
+        let g2 = Graph::from_binary(Some(&h2), &bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(
+            kiln_engine_cuda::stats().0,
+            compiles,
+            "{what}: load compiled"
+        );
+        assert_eq!(g2.to_binary().expect("re-save"), bytes, "{what}: re-save");
+        let again = run_outputs(&g2, &h2, Some(0), &ins, &outs);
+        check(&again, "loaded plan");
+        for i in [1, 2] {
+            let same = again[i]
+                .iter()
+                .zip(&got[i])
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{what}: the loaded plan's {} differs", outs[i]);
         }
         eprintln!("ok: {what}");
     }

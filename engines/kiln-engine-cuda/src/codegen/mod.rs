@@ -11,6 +11,8 @@
 //! - [`sdpa`]: `KILN_CUDA_SDPA_FA2_V1`, attention forward and backward on tensor cores.
 //! - [`sdpa_fa3`]: `KILN_CUDA_SDPA_FA3_V1`, the attention forward on Hopper (TMA, wgmma,
 //!   ping-pong warpgroups), on the FA2 engine's prologue.
+//! - [`sdpa_fa3_bwd`]: `KILN_CUDA_SDPA_FA3_BACKWARD_V1`, the attention backward on Hopper
+//!   (TMA, wgmma, dK/dV in registers, dQ reduced into the workspace).
 //! - [`resample`]: `KILN_CUDA_RESAMPLE_V1`, pooling.
 //! - [`norm`]: `KILN_CUDA_NORM_V1`, the normalizations with a fused chain after `y`.
 //!
@@ -26,6 +28,7 @@ pub mod pointwise;
 pub mod resample;
 pub mod sdpa;
 pub mod sdpa_fa3;
+pub mod sdpa_fa3_bwd;
 
 use kiln_core::{DataType, OpGraph, PointwiseMode, PointwiseOp, TensorDesc};
 use std::collections::HashMap;
@@ -34,7 +37,7 @@ use std::fmt::Write;
 /// The kernel headers, as (include name, contents): every compilation hands all of them to
 /// NVRTC, and the kernel cache key covers their contents, so editing a header invalidates every
 /// cached cubin built with it.
-pub const HEADERS: [(&str, &str); 20] = [
+pub const HEADERS: [(&str, &str); 21] = [
     // The element loads, stores and math helpers every kernel includes.
     ("common.cuh", include_str!("../kernels/common.cuh")),
     // Included by common.cuh: storage types beyond f32/f16/bf16, the newer pointwise modes.
@@ -96,6 +99,10 @@ pub const HEADERS: [(&str, &str); 20] = [
     (
         "sdpa_fa3_forward.cuh",
         include_str!("../kernels/sdpa_fa3_forward.cuh"),
+    ),
+    (
+        "sdpa_fa3_backward.cuh",
+        include_str!("../kernels/sdpa_fa3_backward.cuh"),
     ),
     (
         "sdpa_backward_dq.cuh",

@@ -162,7 +162,7 @@ fn tensor(graph: &OpGraph, uid: i64) -> Result<&TensorDesc, String> {
 
 /// The tensor map of q, k or v (logical dims [B, H, S, D]): D innermost and contiguous, then S,
 /// then H and B where their extent is not 1; boxes of 64 head-dim elements by `rows`.
-fn map(t: &TensorDesc, rows: usize) -> Result<TensorMapRecipe, String> {
+pub(super) fn map(t: &TensorDesc, rows: usize) -> Result<TensorMapRecipe, String> {
     if t.strides[3] != 1 {
         return Err(format!(
             "{} has head-dim stride {}; the tensor memory accelerator needs a contiguous head dim",
@@ -204,7 +204,7 @@ fn map(t: &TensorDesc, rows: usize) -> Result<TensorMapRecipe, String> {
 
 /// `kiln_fa3_tma_<name>(dst, map, bar, d, s, h, b)` over the map of `t`: the coordinates of the
 /// dims the map has.
-fn loader(name: &str, t: &TensorDesc, rank: usize) -> String {
+pub(super) fn loader(name: &str, t: &TensorDesc, rank: usize) -> String {
     let mut coords = vec!["d", "s"];
     if t.dims[1] != 1 {
         coords.push("h");

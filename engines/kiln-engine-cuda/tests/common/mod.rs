@@ -224,6 +224,23 @@ pub fn reference(make: &dyn Fn() -> Graph, ins: &[(kiln::Tensor, HostTensor)]) -
         pack.insert_uid(*uid, h);
     }
     pack.insert(&y, &mut hy);
+    // Other outputs (a backward's dk and dv beside dq, named y): bound to scratch memory.
+    let og = g.op_graph().expect("validated").clone();
+    let mut others: Vec<(kiln::Tensor, HostTensor)> = g
+        .tensors()
+        .iter()
+        .filter(|t| {
+            t.uid().is_some_and(|u| {
+                u != y.uid().expect("uid")
+                    && og.producer(u).is_some()
+                    && og.tensor(u).is_some_and(|d| !d.is_virtual)
+            })
+        })
+        .map(|t| (t.clone(), HostTensor::for_tensor(t).expect("output memory")))
+        .collect();
+    for (t, h) in others.iter_mut() {
+        pack.insert(t, h);
+    }
     let mut ws = Workspace::for_graph(&g).expect("workspace");
     g.execute(&cpu, &mut pack, &mut ws).expect("reference run");
     drop(pack);
@@ -362,6 +379,15 @@ pub mod plan_fixtures {
                 2e-2,
                 2e-2,
             ),
+            // KILN_CUDA_SDPA_FA3_BACKWARD_V1 (prep, sm_90a main kernel, convert; a workspace):
+            // lengths across two key blocks and three query tiles, GQA, causal; y is dq (dk
+            // and dv are bound to scratch memory).
+            (
+                "cuda_sdpa_fa3_bwd_bf16_gqa_causal_sm90",
+                || sdpa_backward_plain_graph(DataType::Bf16, 1, 2, 1, 150, 201, 64),
+                3e-2,
+                3e-2,
+            ),
         ]
     }
 
@@ -463,6 +489,58 @@ pub fn sdpa_graph(
     }
     let out = g.sdpa(&q, &k, &v, attrs).expect("sdpa");
     out.o.set_name("y").set_output(true).set_data_type(dt);
+    g
+}
+
+/// The gradients of a bottom-right causal attention in B,S,H,D layout, scale 1/sqrt(d), with no
+/// lengths or scale tensor (so that random inputs exercise every row): q [b, hq, sq, d], k/v
+/// [b, hkv, skv, d]; outputs dq (named y), dk, dv.
+pub fn sdpa_backward_plain_graph(
+    dt: DataType,
+    b: i64,
+    hq: i64,
+    hkv: i64,
+    sq: i64,
+    skv: i64,
+    d: i64,
+) -> Graph {
+    let mut g = Graph::new();
+    let bshd = |g: &mut Graph, name: &str, h: i64, s: i64| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(&[b, h, s, d])
+                .stride(&[s * h * d, d, h * d, 1])
+                .data_type(dt),
+        )
+    };
+    let q = bshd(&mut g, "q", hq, sq);
+    let k = bshd(&mut g, "k", hkv, skv);
+    let v = bshd(&mut g, "v", hkv, skv);
+    let o = bshd(&mut g, "o", hq, sq);
+    let d_o = bshd(&mut g, "do", hq, sq);
+    let stats = g.tensor(
+        TensorAttributes::new()
+            .name("stats")
+            .dim(&[b, hq, sq, 1])
+            .data_type(DataType::F32),
+    );
+    let out = g
+        .sdpa_backward(
+            &q,
+            &k,
+            &v,
+            &o,
+            &d_o,
+            &stats,
+            kiln::SdpaBackwardAttributes::new()
+                .attn_scale(1.0 / (d as f64).sqrt())
+                .causal_mask_bottom_right(true),
+        )
+        .expect("sdpa_backward");
+    out.dq.set_name("y").set_output(true);
+    out.dk.set_name("dk").set_output(true);
+    out.dv.set_name("dv").set_output(true);
     g
 }
 
