@@ -21,8 +21,10 @@ use super::{c_type, symbol, Kernel, Params, TensorMapRecipe};
 use kiln_core::{DataType, OpGraph, TensorDesc};
 use std::fmt::Write;
 
-/// A tile configuration: `wm` 64-row MMA tiles per consumer warpgroup (the block tile is
-/// 128 `wm` rows), `bn` columns, `stages` shared-memory stages.
+/// A tile configuration: `wm` 64-row MMA tiles per consumer warpgroup, `bn` columns, `stages`
+/// shared-memory stages, and the consumer schedule: cooperative (both consumers on one tile of
+/// 128 `wm` rows) or ping-pong (each consumer its own tile of 64 `wm` rows, one's epilogue
+/// under the other's MMAs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TileConfig {
     pub wm: u32,
@@ -31,35 +33,80 @@ pub struct TileConfig {
     /// Stages when the output tile is staged in shared memory for coalesced stores (which
     /// takes the room of a stage or two).
     pub staged_stages: u32,
+    pub pingpong: bool,
+}
+
+impl TileConfig {
+    /// Rows of one tile: 128 `wm` when both consumers share it, 64 `wm` in ping-pong.
+    pub fn bm(self) -> u32 {
+        if self.pingpong {
+            64 * self.wm
+        } else {
+            128 * self.wm
+        }
+    }
 }
 
 /// The configurations a plan may use; the tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
-pub const CONFIGS: [TileConfig; 4] = [
+/// Values 1-4 are the cooperative configurations that plans recorded before the ping-pong
+/// schedule existed (their meaning never changes); 5-7 are ping-pong.
+pub const CONFIGS: [TileConfig; 7] = [
     TileConfig {
         wm: 1,
         bn: 256,
         stages: 4,
         staged_stages: 3,
+        pingpong: false,
     },
     TileConfig {
         wm: 1,
         bn: 128,
         stages: 6,
         staged_stages: 5,
+        pingpong: false,
     },
     TileConfig {
         wm: 2,
         bn: 128,
         stages: 4,
         staged_stages: 3,
+        pingpong: false,
     },
     TileConfig {
         wm: 2,
         bn: 64,
         stages: 5,
         staged_stages: 4,
+        pingpong: false,
+    },
+    // Ping-pong: 64 x 256 per consumer (the wide tile's accumulators, half its rows).
+    TileConfig {
+        wm: 1,
+        bn: 256,
+        stages: 5,
+        staged_stages: 3,
+        pingpong: true,
+    },
+    // 128 x 128 per consumer.
+    TileConfig {
+        wm: 2,
+        bn: 128,
+        stages: 6,
+        staged_stages: 4,
+        pingpong: true,
+    },
+    // 128 x 64 per consumer: small N (convolutions with 64 filters).
+    TileConfig {
+        wm: 2,
+        bn: 64,
+        stages: 8,
+        staged_stages: 7,
+        pingpong: true,
     },
 ];
+
+/// The cooperative configurations, the heuristic's candidates.
+const COOPERATIVE: usize = 4;
 
 /// The stages of `cfg`, with or without the staged output tile.
 pub fn stages(cfg: TileConfig, staged: bool) -> u32 {
@@ -74,7 +121,7 @@ pub fn stages(cfg: TileConfig, staged: bool) -> u32 {
 /// tiles when staged (64 `wm` rows of `bn` 2-byte elements, each row padded by 16 bytes), their
 /// barriers, and 1 KiB of slack to align the tiles to 1024 bytes.
 pub fn shared_bytes(cfg: TileConfig, staged: bool) -> u32 {
-    let stage = (128 * cfg.wm + cfg.bn) * 64 * 2;
+    let stage = (cfg.bm() + cfg.bn) * 64 * 2;
     let n = stages(cfg, staged);
     let c_tiles = if staged {
         2 * 64 * cfg.wm * (cfg.bn * 2 + 16)
@@ -105,8 +152,9 @@ const ASSUMED_SMS: i64 = 132;
 pub fn pick(m: i64, n: i64, batches: i64) -> TileConfig {
     let mut best = CONFIGS[0];
     let mut best_cost = i128::MAX;
-    for cfg in CONFIGS {
-        let (bm, bn) = (128 * i64::from(cfg.wm), i64::from(cfg.bn));
+    for cfg in &CONFIGS[..COOPERATIVE] {
+        let cfg = *cfg;
+        let (bm, bn) = (i64::from(cfg.bm()), i64::from(cfg.bn));
         let tiles = i128::from(cdiv(m, bm)) * i128::from(cdiv(n, bn)) * i128::from(batches);
         let waves = (tiles + i128::from(ASSUMED_SMS) - 1) / i128::from(ASSUMED_SMS);
         // A wave of smaller tiles is cheaper in proportion to its area, plus a fixed cost per
@@ -299,7 +347,7 @@ struct Plan {
 
 fn plan(graph: &OpGraph, s: &Split<'_>, cfg: TileConfig) -> Result<Plan, String> {
     let out = tensor(graph, s.out)?;
-    let bm = 128 * cfg.wm;
+    let bm = cfg.bm();
     match &s.main {
         Main::Matmul(mm) => {
             let (a, b) = (tensor(graph, mm.a)?, tensor(graph, mm.b)?);
@@ -559,6 +607,11 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
     ] {
         define(&mut src, key, v);
     }
+    if cfg.pingpong {
+        // Only ping-pong prologues name the schedule, so the cooperative configurations'
+        // sources stay what they were.
+        define(&mut src, "KILN_H_PINGPONG", "1".into());
+    }
     src.push('\n');
     let mut maps = Vec::new();
     if let Some(am) = &pl.a {
@@ -644,7 +697,7 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
     src.push_str("\n#include \"hopper_gemm.cuh\"\n");
     let sym = symbol(if conv { "conv_fprop_v2" } else { "matmul_v2" }, &src);
     let source = src.replace("KILN_SYMBOL", &sym);
-    let bm = 128 * i64::from(cfg.wm);
+    let bm = i64::from(cfg.bm());
     let tiles = cdiv(pl.m, bm) as i128 * cdiv(pl.n, i64::from(cfg.bn)) as i128 * pl.batches as i128;
     if tiles > i128::from(i32::MAX) {
         return Err(format!("{tiles} tiles are beyond the grid's limit"));
