@@ -752,7 +752,12 @@ mod tests {
     #[test]
     fn the_knob_values_that_plans_recorded_keep_their_configurations() {
         // Knob values 1-4 (saved in plans before the ping-pong schedule): cooperative, as then.
-        let recorded = [(1, 256, 4, 3), (1, 128, 6, 5), (2, 128, 4, 3), (2, 64, 5, 4)];
+        let recorded = [
+            (1, 256, 4, 3),
+            (1, 128, 6, 5),
+            (2, 128, 4, 3),
+            (2, 64, 5, 4),
+        ];
         for (cfg, (wm, bn, stages, staged)) in CONFIGS.iter().zip(recorded) {
             assert_eq!(
                 (cfg.wm, cfg.bn, cfg.stages, cfg.staged_stages, cfg.pingpong),
