@@ -12,9 +12,9 @@ dir="${1:-}"
 if [ -z "$dir" ]; then
   dir="$(mktemp -d)"
   if [ -x .gpu/deviceless ]; then
-    KILN_DUMP_CUBINS="$dir" .gpu/deviceless --include-ignored --exact every_snapshot_variant_compiles_for_sm_90 > "$dir/dump.log" 2>&1
+    KILN_DUMP_CUBINS="$dir" .gpu/deviceless --include-ignored --exact every_snapshot_variant_compiles_for_sm_90 every_v2_variant_compiles_with_every_tile_configuration > "$dir/dump.log" 2>&1
   else
-    KILN_DUMP_CUBINS="$dir" cargo test -q -p kiln-engine-cuda --test deviceless -- --include-ignored --exact every_snapshot_variant_compiles_for_sm_90 > "$dir/dump.log" 2>&1
+    KILN_DUMP_CUBINS="$dir" cargo test -q -p kiln-engine-cuda --test deviceless -- --include-ignored --exact every_snapshot_variant_compiles_for_sm_90 every_v2_variant_compiles_with_every_tile_configuration > "$dir/dump.log" 2>&1
   fi || { echo "check-hgmma: dumping the cubins failed:"; tail -20 "$dir/dump.log"; exit 1; }
   # The convolution gradients' variants (V2 ones named *_v2_*; their split reductions *_reduce).
   if [ -x .gpu/deviceless ]; then

@@ -8,6 +8,8 @@ import torch
 
 # --sdpa-only: the attention forward peers alone (short GPU calls while tuning kiln's kernels).
 SDPA_ONLY = "--sdpa-only" in sys.argv
+# --gemm-only: the matmul and convolution fprop peers alone (the Hopper GEMM's cases).
+GEMM_ONLY = "--gemm-only" in sys.argv
 
 def timed(fn, iters=20):
     for _ in range(3):
@@ -130,7 +132,7 @@ if "--sdpa-bwd-only" in sys.argv:
 if "--norms" in sys.argv:
     norm_peers()
     sys.exit(0)
-if not SDPA_ONLY:
+if not SDPA_ONLY and not GEMM_ONLY:
     # Convolution gradient peers (cuDNN through aten.convolution_backward, channels_last, f16 and
     # bf16): the data gradient alone, then the weight gradient alone; names and FLOPs as the kiln
     # bench's.
@@ -149,12 +151,13 @@ if not SDPA_ONLY:
 if "--conv-grad-only" in sys.argv:
     sys.exit(0)
 if not SDPA_ONLY:
-    n = 1 << 28
-    x, z = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-    y = torch.empty_like(x)
-    emit("pointwise Add 2^28 f32", timed(lambda: torch.add(x, z, out=y)), nbytes=12.0 * n)
-    emit("pointwise Relu 2^28 f32", timed(lambda: torch.relu(x, out=y) if False else torch.clamp_min(x, 0, out=y)), nbytes=8.0 * n)
-    del x, z, y
+    if not GEMM_ONLY:
+        n = 1 << 28
+        x, z = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+        y = torch.empty_like(x)
+        emit("pointwise Add 2^28 f32", timed(lambda: torch.add(x, z, out=y)), nbytes=12.0 * n)
+        emit("pointwise Relu 2^28 f32", timed(lambda: torch.relu(x, out=y) if False else torch.clamp_min(x, 0, out=y)), nbytes=8.0 * n)
+        del x, z, y
     for dt, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
         for (nb, c, hw, k, r, stride) in [(32, 64, 56, 64, 3, 1), (32, 256, 14, 256, 3, 1), (32, 128, 28, 128, 1, 1), (32, 128, 56, 128, 3, 2), (64, 512, 7, 512, 3, 1)]:
             pad = r // 2
@@ -181,6 +184,8 @@ if not SDPA_ONLY:
     bm = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
     bias = torch.randn(s, device="cuda", dtype=torch.bfloat16)
     emit(f"matmul bf16 {s}x{s}x{s} + bias + gelu", timed(lambda: torch.nn.functional.gelu(torch.addmm(bias, a, bm))), flops=2.0 * s ** 3)
+if GEMM_ONLY:
+    sys.exit(0)
 # Attention peers: PyTorch's FlashAttention-2 and cuDNN backends, B,S,H,D storage (the layout of
 # kiln's bench), same FLOP counts.
 from torch.nn.attention import SDPBackend, sdpa_kernel

@@ -556,9 +556,10 @@ impl<'c> Session<'c> {
     }
 
     /// One configuration per non-default value tried for each knob of `config`'s engine (one
-    /// knob changed at a time): every value of a knob with at most five (such as the CPU
-    /// engines' `isa`, so that every instruction-set path runs), otherwise the minimum, the
-    /// smallest step above it, and the maximum.
+    /// knob changed at a time): every value of a knob with at most eight (such as the CPU
+    /// engines' `isa`, so that every instruction-set path runs, and the Hopper GEMM's `tile`,
+    /// so that every tile configuration and schedule runs), otherwise the minimum, the smallest
+    /// step above it, and the maximum.
     pub fn knob_variants(&self, config: &EngineConfig) -> Vec<EngineConfig> {
         let Some(info) = self
             .handle
@@ -571,7 +572,7 @@ impl<'c> Session<'c> {
         for k in &info.knobs {
             let step = k.stride.max(1);
             let count = k.max.saturating_sub(k.min) / step + 1;
-            let mut values = if count <= 5 {
+            let mut values = if count <= 8 {
                 (0..count).map(|i| k.min + i * step).collect()
             } else {
                 vec![k.min, k.min.saturating_add(step), k.max]

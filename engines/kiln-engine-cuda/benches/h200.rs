@@ -527,7 +527,23 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
+    let arg_after = |flag: &str| {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    // `--gemm-write-plans DIR` runs without a GPU (deviceless builds for sm_90).
+    if let Some(dir) = arg_after("--gemm-write-plans") {
+        gemm_write_plans(&dir);
+        return;
+    }
     let h = handle(Device::Cuda(0)).expect("cuda:0");
+    // `--gemm-plans DIR`: the V2 GEMM cases with every tile knob value, from saved plans.
+    if let Some(dir) = arg_after("--gemm-plans") {
+        gemm_time_plans(&h, &dir);
+        return;
+    }
     // `--norms`: the normalization cases alone.
     if std::env::args().any(|a| a == "--norms") {
         norm_benches(&h);
@@ -554,6 +570,199 @@ fn main() {
         other_cases(&h);
     }
     attention_cases(&h, sdpa_only);
+}
+
+/// The V2 GEMM cases of the issue (every matmul, bf16 8192³ + bias + gelu, every conv bare and
+/// with bias + relu): (case name as scripts/gpu-bench.py's, builder, FLOPs, M, N).
+type GemmCase = (String, Box<dyn Fn() -> Graph + Send + Sync>, f64, i64, i64);
+
+fn gemm_cases() -> Vec<GemmCase> {
+    let mut cases: Vec<GemmCase> = Vec::new();
+    for dt in [DataType::F16, DataType::Bf16] {
+        for &(nb, c, hw, k, r, stride) in &[
+            (32i64, 64i64, 56i64, 64i64, 3i64, 1i64),
+            (32, 256, 14, 256, 3, 1),
+            (32, 128, 28, 128, 1, 1),
+            (32, 128, 56, 128, 3, 2),
+            (64, 512, 7, 512, 3, 1),
+        ] {
+            for fused in [false, true] {
+                let pad = r / 2;
+                let out = (hw + 2 * pad - r) / stride + 1;
+                cases.push((
+                    format!("conv {dt} N{nb} C{c} H{hw} K{k} R{r} s{stride} bias_relu={fused}"),
+                    Box::new(move || conv_graph(dt, nb, c, hw, hw, k, r, pad, stride, true, fused)),
+                    2.0 * (nb * k * out * out * c * r * r) as f64,
+                    nb * out * out,
+                    k,
+                ));
+            }
+        }
+    }
+    for dt in [DataType::Bf16, DataType::F16] {
+        for &(m, n, k) in &[
+            (4096i64, 4096i64, 4096i64),
+            (8192, 8192, 8192),
+            (4096, 1024, 4096),
+            (16384, 4096, 1024),
+        ] {
+            cases.push((
+                format!("matmul {dt} {m}x{n}x{k}"),
+                Box::new(move || matmul_graph(dt, 1, m, k, n, false)),
+                2.0 * (m * n * k) as f64,
+                m,
+                n,
+            ));
+        }
+    }
+    let s = 8192i64;
+    cases.push((
+        format!("matmul bf16 {s}x{s}x{s} + bias + gelu"),
+        Box::new(move || matmul_bias_gelu(DataType::Bf16, s)),
+        2.0 * (s * s * s) as f64,
+        s,
+        s,
+    ));
+    cases
+}
+
+/// The tile knob value the V2 heuristic picks for an M x N GEMM (one batch).
+fn heuristic_tile(m: i64, n: i64, conv: bool) -> i64 {
+    let cfg = kiln_engine_cuda::codegen::hopper::pick_for(m, n, 1, conv);
+    kiln_engine_cuda::codegen::hopper::CONFIGS
+        .iter()
+        .position(|c| *c == cfg)
+        .map_or(0, |i| i as i64 + 1)
+}
+
+/// `--gemm-write-plans DIR` (no GPU: deviceless sm_90 builds, two threads): every case of
+/// `gemm_cases` with every value of the V2 tile knob, saved as bare plans `DIR/<case>-<v>.plan`
+/// with `DIR/index.tsv` (file, case, knob, FLOPs). `--gemm-plans DIR` (on the GPU) loads and times
+/// them, so the GPU call compiles nothing.
+fn gemm_write_plans(dir: &str) {
+    let cases = gemm_cases();
+    let tiles = kiln_engine_cuda::codegen::hopper::CONFIGS.len() as i64;
+    std::fs::create_dir_all(dir).expect("plan folder");
+    let jobs: Vec<(usize, i64)> = (0..cases.len())
+        .flat_map(|i| (1..=tiles).map(move |v| (i, v)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let lines = std::sync::Mutex::new(Vec::new());
+    let threads: usize = std::env::var("KILN_BENCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| {
+                let h = handle(Device::CudaTarget(90)).expect("sm_90 target");
+                loop {
+                    let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&(i, v)) = jobs.get(j) else { break };
+                    let (name, make, flops, _, _) = &cases[i];
+                    let mut g = make();
+                    g.validate().expect("valid");
+                    g.build_operation_graph(&h).expect("lower");
+                    g.create_execution_plans(&[HeurMode::A]).expect("configs");
+                    for eng in [kiln_engine_cuda::MATMUL_V2, kiln_engine_cuda::CONV_FPROP_V2] {
+                        g.set_knob(eng, kiln_engine_cuda::KNOB_TILE, v);
+                    }
+                    g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                        .unwrap_or_else(|e| panic!("{name} tile={v}: {e}"));
+                    let file = format!("{i:02}-{v}.plan");
+                    std::fs::write(
+                        format!("{dir}/{file}"),
+                        g.serialize_compiled_plan().expect("save"),
+                    )
+                    .expect("write plan");
+                    eprintln!("built {name} tile={v}");
+                    lines
+                        .lock()
+                        .expect("lines")
+                        .push(format!("{file}\t{i}\t{v}\t{flops}\n"));
+                }
+            });
+        }
+    });
+    let mut lines = lines.into_inner().expect("lines");
+    lines.sort();
+    std::fs::write(format!("{dir}/index.tsv"), lines.concat()).expect("index");
+}
+
+fn gemm_time_plans(h: &kiln::Handle, dir: &str) {
+    let cases = gemm_cases();
+    let index = std::fs::read_to_string(format!("{dir}/index.tsv")).expect("index.tsv");
+    let mut by_case: Vec<Vec<(i64, String)>> = vec![Vec::new(); cases.len()];
+    for line in index.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (i, v): (usize, i64) = (f[1].parse().expect("case"), f[2].parse().expect("knob"));
+        by_case[i].push((v, f[0].to_string()));
+    }
+    let dev = kiln_cuda_driver::DeviceContext::new(0).expect("device");
+    for (i, plans) in by_case.iter().enumerate() {
+        let Some(first) = plans.first() else { continue };
+        let (name, make, flops, m, n) = &cases[i];
+        let load = |file: &str| {
+            let bytes = std::fs::read(format!("{dir}/{file}")).expect("plan");
+            let mut g = make();
+            g.validate().expect("valid");
+            g.build_operation_graph(h).expect("lower");
+            g.deserialize_compiled_plan(h, &bytes)
+                .unwrap_or_else(|e| panic!("{name} {file}: load: {e}"));
+            g
+        };
+        // One set of random inputs per case (never zeros), shared by its tile configurations.
+        let g0 = load(&first.1);
+        let og = g0.op_graph().expect("graph").clone();
+        let mut mem = Vec::new();
+        for t in og.bound_tensors() {
+            let host = kiln::HostTensor::random(t, t.uid as u64 + 11).expect("host data");
+            mem.push((
+                t.uid,
+                DeviceTensor::upload(&host, 0).expect("device memory"),
+            ));
+        }
+        let b: Vec<(i64, *mut std::ffi::c_void)> = mem
+            .iter()
+            .map(|(u, d)| (*u, d.device_ptr() as *mut _))
+            .collect();
+        for (v, file) in plans {
+            let g = load(file);
+            let plan = g.plan().expect("plan");
+            assert_eq!(
+                plan.workspace_size(),
+                0,
+                "{name}: a V2 plan has no workspace"
+            );
+            // SAFETY: every pointer addresses device memory sized for its tensor (the same
+            // graph's bound tensors); the plan takes no workspace.
+            let run = || {
+                unsafe { plan.execute(h, &b, std::ptr::null_mut(), 0) }.map_err(|e| e.to_string())
+            };
+            for _ in 0..3 {
+                run().expect("warm-up");
+            }
+            let iters = 20;
+            let ms = kiln_cuda_driver::time_ms(&dev, || {
+                for _ in 0..iters {
+                    run()?;
+                }
+                Ok(())
+            })
+            .expect("timing") as f64
+                / iters as f64;
+            let star = if heuristic_tile(*m, *n, name.starts_with("conv")) == *v {
+                " heuristic"
+            } else {
+                ""
+            };
+            println!(
+                "{{\"case\":\"{name} [{} tile={v}{star}]\",\"ms\":{ms:.5},\"tflops\":{:.2},\"tbps\":0.000}}",
+                engine(&g),
+                flops / ms / 1e9
+            );
+        }
+    }
 }
 
 fn other_cases(h: &kiln::Handle) {

@@ -772,6 +772,56 @@ fn every_snapshot_variant_compiles_for_sm_90() {
     }
 }
 
+/// Every V2 snapshot variant compiles with every tile configuration (cooperative and ping-pong);
+/// with `KILN_DUMP_CUBINS` the cubins are written as `<variant>_tile<v>.cubin` for
+/// scripts/check-hgmma.sh (HGMMA, no spills).
+#[test]
+#[ignore = "needs NVRTC and the CUDA headers: eval \"$(scripts/install-nvrtc.sh)\""]
+fn every_v2_variant_compiles_with_every_tile_configuration() {
+    if let Some(why) = nvrtc_missing() {
+        panic!("NVRTC is not available here: {why}");
+    }
+    use kiln_engine_cuda::{CONV_FPROP_V2, MATMUL_V2};
+    let tiles = kiln_engine_cuda::codegen::hopper::CONFIGS.len() as i64;
+    let mut compiled = 0;
+    for (name, kind, mut g) in source_variants() {
+        if kind != MATMUL_V2 && kind != CONV_FPROP_V2 {
+            continue;
+        }
+        g.validate().expect("valid");
+        let og = g.op_graph().expect("graph").clone();
+        for v in 1..=tiles {
+            let k = kiln_engine_cuda::generate_with(kind, &og, v)
+                .unwrap_or_else(|e| panic!("{name} tile {v}: {e}"))
+                .remove(0);
+            let target = kiln_engine_cuda::compile::Target {
+                arch: 90,
+                specific: k.arch_specific,
+            };
+            let c = kiln_engine_cuda::compile::compile_uncached(
+                &k.source,
+                &format!("{}.cu", k.symbol),
+                target,
+                false,
+            )
+            .unwrap_or_else(|e| panic!("{name} tile {v}: {e}"));
+            if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
+                std::fs::create_dir_all(&dir).expect("dump dir");
+                let path = std::path::Path::new(&dir).join(format!("{name}_tile{v}.cubin"));
+                std::fs::write(path, &c.cubin).expect("dump cubin");
+            }
+            let symbol = k.symbol.as_bytes();
+            assert!(
+                c.cubin.windows(symbol.len()).any(|w| w == symbol),
+                "{name} tile {v}: the cubin has no symbol {}",
+                k.symbol
+            );
+            compiled += 1;
+        }
+    }
+    assert_eq!(compiled, 6 * tiles, "six V2 variants, every configuration");
+}
+
 fn gemm_source(conv: bool, make: impl Fn() -> Graph) -> String {
     let mut g = make();
     g.validate().expect("valid");

@@ -21,8 +21,10 @@ use super::{c_type, symbol, Kernel, Params, TensorMapRecipe};
 use kiln_core::{DataType, OpGraph, TensorDesc};
 use std::fmt::Write;
 
-/// A tile configuration: `wm` 64-row MMA tiles per consumer warpgroup (the block tile is
-/// 128 `wm` rows), `bn` columns, `stages` shared-memory stages.
+/// A tile configuration: `wm` 64-row MMA tiles per consumer warpgroup, `bn` columns, `stages`
+/// shared-memory stages, and the consumer schedule: cooperative (both consumers on one tile of
+/// 128 `wm` rows) or ping-pong (each consumer its own tile of 64 `wm` rows, one's epilogue
+/// under the other's MMAs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TileConfig {
     pub wm: u32,
@@ -31,35 +33,80 @@ pub struct TileConfig {
     /// Stages when the output tile is staged in shared memory for coalesced stores (which
     /// takes the room of a stage or two).
     pub staged_stages: u32,
+    pub pingpong: bool,
+}
+
+impl TileConfig {
+    /// Rows of one tile: 128 `wm` when both consumers share it, 64 `wm` in ping-pong.
+    pub fn bm(self) -> u32 {
+        if self.pingpong {
+            64 * self.wm
+        } else {
+            128 * self.wm
+        }
+    }
 }
 
 /// The configurations a plan may use; the tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
-pub const CONFIGS: [TileConfig; 4] = [
+/// Values 1-4 are the cooperative configurations that plans recorded before the ping-pong
+/// schedule existed (their meaning never changes); 5-7 are ping-pong.
+pub const CONFIGS: [TileConfig; 7] = [
     TileConfig {
         wm: 1,
         bn: 256,
         stages: 4,
         staged_stages: 3,
+        pingpong: false,
     },
     TileConfig {
         wm: 1,
         bn: 128,
         stages: 6,
         staged_stages: 5,
+        pingpong: false,
     },
     TileConfig {
         wm: 2,
         bn: 128,
         stages: 4,
         staged_stages: 3,
+        pingpong: false,
     },
     TileConfig {
         wm: 2,
         bn: 64,
         stages: 5,
         staged_stages: 4,
+        pingpong: false,
+    },
+    // Ping-pong: 64 x 256 per consumer (the wide tile's accumulators, half its rows).
+    TileConfig {
+        wm: 1,
+        bn: 256,
+        stages: 5,
+        staged_stages: 3,
+        pingpong: true,
+    },
+    // 128 x 128 per consumer.
+    TileConfig {
+        wm: 2,
+        bn: 128,
+        stages: 6,
+        staged_stages: 4,
+        pingpong: true,
+    },
+    // 128 x 64 per consumer: small N (convolutions with 64 filters).
+    TileConfig {
+        wm: 2,
+        bn: 64,
+        stages: 8,
+        staged_stages: 7,
+        pingpong: true,
     },
 ];
+
+/// The cooperative configurations, the heuristic's candidates.
+const COOPERATIVE: usize = 4;
 
 /// The stages of `cfg`, with or without the staged output tile.
 pub fn stages(cfg: TileConfig, staged: bool) -> u32 {
@@ -74,7 +121,7 @@ pub fn stages(cfg: TileConfig, staged: bool) -> u32 {
 /// tiles when staged (64 `wm` rows of `bn` 2-byte elements, each row padded by 16 bytes), their
 /// barriers, and 1 KiB of slack to align the tiles to 1024 bytes.
 pub fn shared_bytes(cfg: TileConfig, staged: bool) -> u32 {
-    let stage = (128 * cfg.wm + cfg.bn) * 64 * 2;
+    let stage = (cfg.bm() + cfg.bn) * 64 * 2;
     let n = stages(cfg, staged);
     let c_tiles = if staged {
         2 * 64 * cfg.wm * (cfg.bn * 2 + 16)
@@ -105,8 +152,9 @@ const ASSUMED_SMS: i64 = 132;
 pub fn pick(m: i64, n: i64, batches: i64) -> TileConfig {
     let mut best = CONFIGS[0];
     let mut best_cost = i128::MAX;
-    for cfg in CONFIGS {
-        let (bm, bn) = (128 * i64::from(cfg.wm), i64::from(cfg.bn));
+    for cfg in &CONFIGS[..COOPERATIVE] {
+        let cfg = *cfg;
+        let (bm, bn) = (i64::from(cfg.bm()), i64::from(cfg.bn));
         let tiles = i128::from(cdiv(m, bm)) * i128::from(cdiv(n, bn)) * i128::from(batches);
         let waves = (tiles + i128::from(ASSUMED_SMS) - 1) / i128::from(ASSUMED_SMS);
         // A wave of smaller tiles is cheaper in proportion to its area, plus a fixed cost per
@@ -120,6 +168,25 @@ pub fn pick(m: i64, n: i64, batches: i64) -> TileConfig {
         }
     }
     best
+}
+
+/// The configuration knob 0 builds: `pick`'s, except that a convolution takes the ping-pong
+/// counterpart of a 256-row cooperative tile (256×128 → 128×128 per consumer, 256×64 → 128×64
+/// per consumer: the same accumulators per consumer, one's epilogue under the other's MMAs).
+/// Measured on the H200 (docs/benchmarks/cuda-h200-2026-12-01-epilogue.md): conv C64 H56 3×3
+/// with bias + relu 0.0459 → 0.0354 ms, C128 H56 3×3 stride 2 0.0347 → 0.0304, C128 H28 1×1
+/// 0.0172 → 0.0151; the matmul cases and the 128×128 / 128×256 convolutions stay cooperative
+/// (ping-pong measured slower there: its 64×256 and 128×128 tiles re-read more operand bytes).
+pub fn pick_for(m: i64, n: i64, batches: i64, conv: bool) -> TileConfig {
+    let cfg = pick(m, n, batches);
+    if !conv || cfg.wm != 2 {
+        return cfg;
+    }
+    CONFIGS[COOPERATIVE..]
+        .iter()
+        .copied()
+        .find(|p| p.wm == 2 && p.bn == cfg.bn)
+        .unwrap_or(cfg)
 }
 
 /// `a / b` rounded up, for positive `b` and non-negative `a`.
@@ -299,7 +366,7 @@ struct Plan {
 
 fn plan(graph: &OpGraph, s: &Split<'_>, cfg: TileConfig) -> Result<Plan, String> {
     let out = tensor(graph, s.out)?;
-    let bm = 128 * cfg.wm;
+    let bm = cfg.bm();
     match &s.main {
         Main::Matmul(mm) => {
             let (a, b) = (tensor(graph, mm.a)?, tensor(graph, mm.b)?);
@@ -502,7 +569,7 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
     let (a, _) = operands(graph, &s)?;
     let elem = a.data_type;
     let probe = plan(graph, &s, CONFIGS[0])?;
-    let cfg = cfg.unwrap_or_else(|| pick(probe.m, probe.n, probe.batches));
+    let cfg = cfg.unwrap_or_else(|| pick_for(probe.m, probe.n, probe.batches, conv));
     let pl = plan(graph, &s, cfg)?;
     let params: Params = gemm_params(graph);
     let stage_out = staged(graph, &s);
@@ -558,6 +625,11 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
         ("KILN_GEMM_A", name(a.uid)?),
     ] {
         define(&mut src, key, v);
+    }
+    if cfg.pingpong {
+        // Only ping-pong prologues name the schedule, so the cooperative configurations'
+        // sources stay what they were.
+        define(&mut src, "KILN_H_PINGPONG", "1".into());
     }
     src.push('\n');
     let mut maps = Vec::new();
@@ -644,7 +716,7 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
     src.push_str("\n#include \"hopper_gemm.cuh\"\n");
     let sym = symbol(if conv { "conv_fprop_v2" } else { "matmul_v2" }, &src);
     let source = src.replace("KILN_SYMBOL", &sym);
-    let bm = 128 * i64::from(cfg.wm);
+    let bm = i64::from(cfg.bm());
     let tiles = cdiv(pl.m, bm) as i128 * cdiv(pl.n, i64::from(cfg.bn)) as i128 * pl.batches as i128;
     if tiles > i128::from(i32::MAX) {
         return Err(format!("{tiles} tiles are beyond the grid's limit"));
@@ -678,6 +750,28 @@ mod tests {
     }
 
     #[test]
+    fn the_knob_values_that_plans_recorded_keep_their_configurations() {
+        // Knob values 1-4 (saved in plans before the ping-pong schedule): cooperative, as then.
+        let recorded = [
+            (1, 256, 4, 3),
+            (1, 128, 6, 5),
+            (2, 128, 4, 3),
+            (2, 64, 5, 4),
+        ];
+        for (cfg, (wm, bn, stages, staged)) in CONFIGS.iter().zip(recorded) {
+            assert_eq!(
+                (cfg.wm, cfg.bn, cfg.stages, cfg.staged_stages, cfg.pingpong),
+                (wm, bn, stages, staged, false)
+            );
+            assert_eq!(cfg.bm(), 128 * wm);
+        }
+        for cfg in &CONFIGS[COOPERATIVE..] {
+            assert!(cfg.pingpong, "{cfg:?}");
+            assert_eq!(cfg.bm(), 64 * cfg.wm);
+        }
+    }
+
+    #[test]
     fn register_reallocation_never_asks_for_more_than_the_producer_gives_back() {
         for producer in [24, 40, 56, 64] {
             let consumer = consumer_regs(producer);
@@ -696,6 +790,20 @@ mod tests {
     fn the_heuristic_prefers_wide_tiles_for_large_problems_and_narrow_ones_for_small_n() {
         assert_eq!(pick(8192, 8192, 1), CONFIGS[0]);
         assert_eq!(pick(100352, 64, 1).bn, 64);
+    }
+
+    #[test]
+    fn convolutions_take_the_ping_pong_counterpart_of_a_256_row_tile() {
+        // conv C64 H56 (M = 100352, N = 64): 256x64 cooperative -> 128x64 ping-pong.
+        assert_eq!(pick(100352, 64, 1), CONFIGS[3]);
+        assert_eq!(pick_for(100352, 64, 1, true), CONFIGS[6]);
+        // conv C128 H28 1x1 (M = 25088, N = 128): 256x128 -> 128x128 ping-pong.
+        assert_eq!(pick(25088, 128, 1), CONFIGS[2]);
+        assert_eq!(pick_for(25088, 128, 1, true), CONFIGS[5]);
+        // Matmuls, and convolutions on 128-row tiles, keep the cooperative choice.
+        assert_eq!(pick_for(100352, 64, 1, false), CONFIGS[3]);
+        assert_eq!(pick_for(8192, 8192, 1, true), pick(8192, 8192, 1));
+        assert_eq!(pick_for(3136, 512, 1, true), pick(3136, 512, 1));
     }
 
     #[test]

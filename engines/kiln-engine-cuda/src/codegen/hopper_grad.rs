@@ -25,8 +25,9 @@ use super::{c_type, symbol, Kernel, TensorMapRecipe};
 use kiln_core::{ConvDirection, DataType, OpGraph, TensorDesc};
 use std::fmt::Write;
 
-/// The tile configurations of the gradient engines: the GEMM's four, then 128 x 64 for narrow
-/// problems (a wgrad of 64 filters). The tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
+/// The tile configurations of the gradient engines: the GEMM's four cooperative ones, then
+/// 128 x 64 for narrow problems (a wgrad of 64 filters); none in ping-pong (the gradients'
+/// gathers were measured with the cooperative schedule only). The tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
 pub const CONFIGS: [TileConfig; 5] = [
     hopper::CONFIGS[0],
     hopper::CONFIGS[1],
@@ -37,6 +38,7 @@ pub const CONFIGS: [TileConfig; 5] = [
         bn: 64,
         stages: 8,
         staged_stages: 7,
+        pingpong: false,
     },
 ];
 

@@ -14,6 +14,14 @@
 // pointwise chain) runs on the accumulators in registers while the producer already loads the
 // next tile.
 //
+// Two consumer schedules (KILN_H_PINGPONG):
+// - cooperative (0): both consumers work on one tile of 128 WM rows, 64 WM rows each, and run
+//   its epilogue together, the tensor cores idle meanwhile;
+// - ping-pong (1): each consumer owns whole tiles of 64 WM rows, consumer c the tiles
+//   c, c + 2, ... of the block's sequence. The producer fills the ring in tile order, so the
+//   consumers' mainloops alternate, and one's epilogue runs while the other's MMAs do; two named
+//   barriers hand the tensor cores from one consumer to the other at the end of each mainloop.
+//
 // Shared-memory layouts (128-byte swizzle, the copy engine's and wgmma's common format): a
 // K-major operand (K contiguous in memory) is stored as rows of 64 K elements (128 bytes); an
 // M- or N-major one as boxes of 64 K rows x 64 M/N elements. wgmma reads the latter transposed.
@@ -21,7 +29,10 @@
 // The generated prologue (codegen/hopper.rs) defines before the include:
 //   elem_t, kiln_idx                       operand type; index type of the epilogue;
 //   KILN_GEMM_M, _N, _K                    the GEMM extents;
-//   KILN_H_BN, KILN_H_WM                   tile N; 64-row MMA tiles per consumer (BM = 128 WM);
+//   KILN_H_BN, KILN_H_WM                   tile N; 64-row MMA tiles per consumer;
+//   KILN_H_PINGPONG                        the consumer schedule (optional, default 0):
+//                                          0 cooperative (BM = 128 WM), 1 ping-pong
+//                                          (BM = 64 WM, one tile per consumer);
 //   KILN_H_STAGES, KILN_H_GROUP_M          ring depth; row tiles per scheduling group;
 //   KILN_H_A_KMAJOR, KILN_H_B_KMAJOR       1 when the operand is K-contiguous;
 //   KILN_H_BATCHES                         batches (matmul batch dims, flattened);
@@ -48,9 +59,18 @@
 #error "hopper_gemm.cuh is included by a generated prologue that specialises it (codegen/hopper.rs)"
 #endif
 #include "hopper_ptx.cuh"
+// The cooperative schedule unless the prologue asks for ping-pong (the prologues of the
+// cooperative configurations predate the choice and do not define it).
+#ifndef KILN_H_PINGPONG
+#define KILN_H_PINGPONG 0
+#endif
 
 #define KILN_H_BK 64
+#if KILN_H_PINGPONG
+#define KILN_H_BM (64 * KILN_H_WM)
+#else
 #define KILN_H_BM (128 * KILN_H_WM)
+#endif
 #define KILN_H_A_BYTES (KILN_H_BM * KILN_H_BK * 2)
 #define KILN_H_B_BYTES (KILN_H_BN * KILN_H_BK * 2)
 #define KILN_H_STAGE_BYTES (KILN_H_A_BYTES + KILN_H_B_BYTES)
@@ -107,7 +127,8 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             // A gathered A tile completes with one arrival per producer thread plus the TMA
             // thread's expect_tx arrival; a TMA-only stage with the latter alone.
             kiln_mbar_init(KILN_H_FULL(s), KILN_H_A_GATHER ? 129u : 1u);
-            kiln_mbar_init(KILN_H_EMPTY(s), 2u);
+            // Freed by each consumer that reads the stage: both (cooperative) or its tile's one.
+            kiln_mbar_init(KILN_H_EMPTY(s), KILN_H_PINGPONG ? 1u : 2u);
         }
         kiln_mbar_init_fence();
     }
@@ -183,15 +204,39 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
 #endif
     } else {
         kiln_setmaxnreg_inc<KILN_H_CONSUMER_REGS>();
-        const int c = wg - 1;           // consumer index: rows [c * BM / 2, (c + 1) * BM / 2)
+        // Consumer index. Cooperative: rows [c * BM / 2, (c + 1) * BM / 2) of every tile;
+        // ping-pong: every row of every other tile.
+        const int c = wg - 1;
         const int warp = t / 32, lane = t % 32;
         float acc[KILN_H_WM][KILN_H_BN / 2];
         int s = 0;
         unsigned phase = 0;
+#if KILN_H_PINGPONG
+        // First row of this consumer's MMA tiles within its tile.
+        constexpr int crow = 0;
+        // The ring position of this consumer's first tile: after the other's first when c = 1.
+        long long tile = blockIdx.x + (long long)c * gridDim.x;
+        const long long step = 2ll * gridDim.x;
+        if (c == 1) {
+            s = KILN_H_K_ITERS % KILN_H_STAGES;
+            phase = (unsigned)(KILN_H_K_ITERS / KILN_H_STAGES) & 1u;
+        }
+#else
+        const int crow = c * KILN_H_WM * 64;
+        long long tile = blockIdx.x;
+        const long long step = gridDim.x;
+#endif
 #pragma unroll 1
-        for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        for (; tile < tiles; tile += step) {
             int batch, tm, tn;
             kiln_h_tile(tile, batch, tm, tn);
+#if KILN_H_PINGPONG
+            // The tensor cores' turn: consumer 1 waits for consumer 0's mainloop of the tile
+            // before, consumer 0 for consumer 1's (none before its first tile). Named barriers
+            // 3 and 4 (1 and 2 are the consumers' own), 256 threads: one consumer arrives, the
+            // other syncs.
+            if (c == 1 || tile != blockIdx.x) asm volatile("bar.sync %0, 256;" ::"r"(3 + c) : "memory");
+#endif
             int prev = -1;
 #pragma unroll 1
             for (int kt = 0; kt < KILN_H_K_ITERS; ++kt) {
@@ -211,7 +256,7 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
 #endif
 #pragma unroll
                     for (int i = 0; i < KILN_H_WM; ++i) {
-                        const int rows = (c * KILN_H_WM + i) * 64;   // first row of this MMA tile
+                        const int rows = crow + i * 64;   // first row of this MMA tile
 #if KILN_H_A_KMAJOR
                         const unsigned long long da = kiln_wgmma_desc(a_st + rows * 128 + kk * 32, 16, 1024);
 #else
@@ -228,10 +273,23 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
                 prev = s;
                 if (++s == KILN_H_STAGES) { s = 0; phase ^= 1u; }
             }
+#if KILN_H_PINGPONG
+            // Every MMA of this tile is issued: the other consumer's turn, when it has a tile
+            // after this one (so that every arrival has its sync).
+            if (tile + gridDim.x < tiles) asm volatile("bar.arrive %0, 256;" ::"r"(4 - c) : "memory");
+#endif
             kiln_wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < KILN_H_WM; ++i) kiln_wgmma_hold(acc[i]);
             if (prev >= 0 && t == 0) kiln_mbar_arrive(KILN_H_EMPTY(prev));
+#if KILN_H_PINGPONG
+            // Skip the other consumer's tile in the ring (its K_ITERS stages).
+            {
+                const int ahead = s + KILN_H_K_ITERS;
+                s = ahead % KILN_H_STAGES;
+                phase ^= (unsigned)(ahead / KILN_H_STAGES) & 1u;
+            }
+#endif
 
             // Accumulator layout of m64nNk16 (f32): per 8 columns j, warp w holds rows
             // 16 w + lane / 4 (+ 8), columns 8 j + 2 (lane % 4) (+ 1).
@@ -240,7 +298,7 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             // write), then out in 16-byte row-contiguous stores: a warp writes whole rows
             // instead of 8 partial ones per instruction.
             unsigned char* ctile = smem + KILN_H_STAGES * KILN_H_STAGE_BYTES + c * KILN_H_C_BYTES;
-            const kiln_idx row0 = (kiln_idx)tm * KILN_H_BM + c * KILN_H_WM * 64;
+            const kiln_idx row0 = (kiln_idx)tm * KILN_H_BM + crow;
             const kiln_idx col0 = (kiln_idx)tn * KILN_H_BN;
 #pragma unroll
             for (int i = 0; i < KILN_H_WM; ++i) {
@@ -286,7 +344,7 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
 #else
 #pragma unroll
             for (int i = 0; i < KILN_H_WM; ++i) {
-                const kiln_idx row = (kiln_idx)tm * KILN_H_BM + (c * KILN_H_WM + i) * 64 + warp * 16 + lane / 4;
+                const kiln_idx row = (kiln_idx)tm * KILN_H_BM + crow + i * 64 + warp * 16 + lane / 4;
                 const kiln_idx col = (kiln_idx)tn * KILN_H_BN + 2 * (lane % 4);
 #pragma unroll
                 for (int j = 0; j < KILN_H_BN / 8; ++j) {

@@ -372,6 +372,21 @@ pub mod plan_fixtures {
                 1e-2,
                 1e-2,
             ),
+            // KILN_CUDA_MATMUL_V2 (sm_90a) as the cooperative schedule saved it (tile knob 0,
+            // staged stores): batched, relu, M and N not multiples of the tile.
+            (
+                "cuda_matmul_v2_bf16_relu_sm90",
+                || matmul_graph(DataType::Bf16, 2, 130, 72, 96, true),
+                2e-2,
+                2e-2,
+            ),
+            // KILN_CUDA_CONV_FPROP_V2 (sm_90a), NHWC 3x3 with bias + relu, before ping-pong.
+            (
+                "cuda_conv_v2_f16_nhwc_bias_relu_sm90",
+                || conv_graph(DataType::F16, 2, 16, 9, 9, 32, 3, 1, 1, true, true),
+                1e-2,
+                1e-2,
+            ),
             // KILN_CUDA_SDPA_FA3_V1 (sm_90a): lengths across two key tiles, GQA, causal.
             (
                 "cuda_sdpa_fa3_bf16_gqa_causal_sm90",
