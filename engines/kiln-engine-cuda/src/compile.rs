@@ -6,13 +6,17 @@ use crate::{availability, kernel_cache};
 use cudarc::nvrtc::sys;
 use std::ffi::{c_char, CString};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
-static COMPILES: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    static COMPILES: Cell<u64> = const { Cell::new(0) };
+}
 
-/// NVRTC compilations run in this process (cache hits and plan loads run none).
+/// NVRTC compilations run on this thread (cache hits and plan loads run none). Per thread, so
+/// that a test asserting "this load compiled nothing" is not disturbed by another test's build
+/// on another thread; the provider compiles on the calling thread.
 pub fn compile_count() -> u64 {
-    COMPILES.load(Ordering::Relaxed)
+    COMPILES.with(Cell::get)
 }
 
 /// The folder given to NVRTC for `cuda_fp16.h`, `cuda_bf16.h` and `mma.h`:
@@ -159,7 +163,7 @@ pub fn compile_uncached(
             .map(|o| CString::new(o.as_str()).unwrap_or_default())
             .collect();
         let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
-        COMPILES.fetch_add(1, Ordering::Relaxed);
+        COMPILES.with(|c| c.set(c.get() + 1));
         // SAFETY: prog is live; ptrs point to NUL-terminated options alive for the call.
         let st = unsafe { sys::nvrtcCompileProgram(prog, ptrs.len() as i32, ptrs.as_ptr()) };
         if st != sys::nvrtcResult::NVRTC_SUCCESS {

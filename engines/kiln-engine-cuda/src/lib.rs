@@ -791,7 +791,7 @@ fn device_workspace(workspace: *mut u8) -> PluginResult<u64> {
     Ok(workspace as u64)
 }
 
-/// Process-wide counters: NVRTC compilations and kernel-cache hits (a loaded plan adds to
+/// This thread's counters: NVRTC compilations and kernel-cache hits (a loaded plan adds to
 /// neither).
 pub fn stats() -> (u64, u64) {
     (compile::compile_count(), kernel_cache::hits())
