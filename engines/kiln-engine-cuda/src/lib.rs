@@ -16,6 +16,7 @@
 //!   structure (`codegen::sdpa_fa3`); offered before FA2, which runs what it declines.
 //! - `KILN_CUDA_SDPA_FA2_V1`: attention (`sdpa`, `sdpa_backward`), FlashAttention-2 style.
 //! - `KILN_CUDA_RESAMPLE_V1`: pooling (max with an optional index, average).
+//! - `KILN_CUDA_RESAMPLE_BACKWARD_V1`: pooling's backward, gathered per dx element (no atomics).
 //! - `KILN_CUDA_NORM_V1`: the normalizations (forward, inference, backward), a forward's `y`
 //!   followed by a fused pointwise chain.
 //!
@@ -60,8 +61,9 @@ pub const RESAMPLE_V1: &str = "KILN_CUDA_RESAMPLE_V1";
 pub const NORM_V1: &str = "KILN_CUDA_NORM_V1";
 pub const CONV_DGRAD_V1: &str = "KILN_CUDA_CONV_DGRAD_V1";
 pub const CONV_WGRAD_V1: &str = "KILN_CUDA_CONV_WGRAD_V1";
+pub const RESAMPLE_BACKWARD_V1: &str = "KILN_CUDA_RESAMPLE_BACKWARD_V1";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 11] = [
+const ENGINES: [&str; 12] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
@@ -73,6 +75,7 @@ const ENGINES: [&str; 11] = [
     SDPA_FA2_V1,
     RESAMPLE_V1,
     NORM_V1,
+    RESAMPLE_BACKWARD_V1,
 ];
 
 /// The V2 engines' knob: which tile configuration (`codegen::hopper::CONFIGS[v - 1]`; for
@@ -111,6 +114,7 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
         SDPA_FA3_V1 => hopper().and_then(|_| codegen::sdpa_fa3::supports(graph)),
         SDPA_FA2_V1 => codegen::sdpa::supports(graph),
         RESAMPLE_V1 => codegen::resample::supports(graph),
+        RESAMPLE_BACKWARD_V1 => codegen::resample::supports_backward(graph),
         NORM_V1 => codegen::norm::supports(graph),
         other => Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     }
@@ -154,6 +158,7 @@ pub fn generate_with(
         CONV_FPROP_V2 => codegen::hopper::generate(graph, true, cfg)?,
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
+        RESAMPLE_BACKWARD_V1 => codegen::resample::generate_backward(graph)?,
         NORM_V1 => return codegen::norm::generate(graph),
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     };
@@ -397,7 +402,7 @@ impl EnginePlugin for CudaPlugin {
                  tensor cores (wmma) sm_70+, bf16 sm_80+"
             }
             SDPA_FA2_V1 => "CUDA sm_80 and newer (mma.sync m16n8k16)",
-            POINTWISE_V1 | RESAMPLE_V1 | NORM_V1 => {
+            POINTWISE_V1 | RESAMPLE_V1 | NORM_V1 | RESAMPLE_BACKWARD_V1 => {
                 "any CUDA arch NVRTC compiles for (sm_75+ with CUDA 13)"
             }
             // Every engine is named above, so that a new one says where it runs.
