@@ -438,7 +438,8 @@ fn pooling_backward_case(
     let max = mode == kiln::ResampleMode::MaxPool;
     let index = (max && with_index)
         .then(|| TensorSpec::new(&y_dims, Layout::packed(), DataType::I32).add_to(&mut g, "index"));
-    let x = (max && !with_index).then(|| TensorSpec::new(dims, layout.clone(), dt).add_to(&mut g, "x"));
+    let x =
+        (max && !with_index).then(|| TensorSpec::new(dims, layout.clone(), dt).add_to(&mut g, "x"));
     let attrs = kiln::ResampleAttributes::new(mode, &window)
         .stride(&stride)
         .pre_padding(&pre)
@@ -460,7 +461,14 @@ fn pooling_backward_case(
     .input(&dy, Domain::SYMMETRIC);
     if let Some(i) = &index {
         let last = window.iter().product::<i64>() as f64 - 1.0;
-        case = case.input(i, Domain { lo: 0.0, hi: last, step: 1.0 });
+        case = case.input(
+            i,
+            Domain {
+                lo: 0.0,
+                hi: last,
+                step: 1.0,
+            },
+        );
     }
     if let Some(x) = &x {
         case = case.input(x, Domain::COARSE);

@@ -486,7 +486,9 @@ fn norm_row(
         use super::isa::Isa;
         match isa {
             // SAFETY: `isa` is a level this processor runs (isa::best_available).
-            Isa::Avx512 | Isa::Amx => return unsafe { norm_row_avx512(x, y, scale, bias, rms, eps) },
+            Isa::Avx512 | Isa::Amx => {
+                return unsafe { norm_row_avx512(x, y, scale, bias, rms, eps) }
+            }
             // SAFETY: as above.
             Isa::Avx2 => return unsafe { norm_row_avx2(x, y, scale, bias, rms, eps) },
             Isa::Portable => {}
@@ -881,50 +883,50 @@ impl NormPlan {
         } else {
             let ptrs = epilogue.pointers(tensors)?;
             (0..rows)
-            .into_par_iter()
-            .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
-            .map_init(
-                || Buffers::new(inner),
-                |buf, r| {
-                    let v = &mut buf.a[..];
-                    // SAFETY: row r of x, inside its dims.
-                    unsafe { x.addr.load_run(xp, x.addr.row_base(0, r), 0, v) };
-                    let n = inner as f64;
-                    // Centred on the row's first value, so that the deviations keep their
-                    // precision when the mean is large against them.
-                    let p = if rms { 0.0 } else { v[0] };
-                    let dm = if rms { 0.0 } else { lane_sum_shifted(v, p) / n };
-                    let off = dm as f32;
-                    let var = lane_sum_sq(v, p, off) / n;
-                    let iv = (1.0 / (var + f64::from(eps)).sqrt()) as f32;
-                    match &bias {
-                        Some(b) => {
-                            for ((o, &s), &b) in v.iter_mut().zip(&scale).zip(b) {
-                                *o = ((*o - p) - off) * iv * s + b;
+                .into_par_iter()
+                .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
+                .map_init(
+                    || Buffers::new(inner),
+                    |buf, r| {
+                        let v = &mut buf.a[..];
+                        // SAFETY: row r of x, inside its dims.
+                        unsafe { x.addr.load_run(xp, x.addr.row_base(0, r), 0, v) };
+                        let n = inner as f64;
+                        // Centred on the row's first value, so that the deviations keep their
+                        // precision when the mean is large against them.
+                        let p = if rms { 0.0 } else { v[0] };
+                        let dm = if rms { 0.0 } else { lane_sum_shifted(v, p) / n };
+                        let off = dm as f32;
+                        let var = lane_sum_sq(v, p, off) / n;
+                        let iv = (1.0 / (var + f64::from(eps)).sqrt()) as f32;
+                        match &bias {
+                            Some(b) => {
+                                for ((o, &s), &b) in v.iter_mut().zip(&scale).zip(b) {
+                                    *o = ((*o - p) - off) * iv * s + b;
+                                }
+                            }
+                            None => {
+                                for (o, &s) in v.iter_mut().zip(&scale) {
+                                    *o = ((*o - p) - off) * iv * s;
+                                }
                             }
                         }
-                        None => {
-                            for (o, &s) in v.iter_mut().zip(&scale) {
-                                *o = ((*o - p) - off) * iv * s;
-                            }
-                        }
-                    }
-                    let mu = (f64::from(p) + dm) as f32;
-                    let tile = Tile {
-                        fixed: 0,
-                        row0: r,
-                        col0: 0,
-                        rows: 1,
-                        cols: inner,
-                        values: v,
-                        ld: inner,
-                    };
-                    // SAFETY: this task owns row r of the output.
-                    unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
-                    (mu, iv)
-                },
-            )
-            .collect()
+                        let mu = (f64::from(p) + dm) as f32;
+                        let tile = Tile {
+                            fixed: 0,
+                            row0: r,
+                            col0: 0,
+                            rows: 1,
+                            cols: inner,
+                            values: v,
+                            ld: inner,
+                        };
+                        // SAFETY: this task owns row r of the output.
+                        unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
+                        (mu, iv)
+                    },
+                )
+                .collect()
         };
         if let Some(m) = mean {
             tensors.scatter_f32(*m, &stats.iter().map(|s| s.0).collect::<Vec<_>>())?;

@@ -90,9 +90,12 @@ impl CpuEngine for ResampleBackwardEngine {
         let dy = graph
             .tensor(op.inputs.get("dy").copied().unwrap_or_default())
             .ok_or("the graph has no dy tensor")?;
-        let (_, g) =
-            ResampleOp::mode_and_geometry(op, dy.dims.len().saturating_sub(2), &format!("node '{name}'"))
-                .map_err(|e| e.to_string())?;
+        let (_, g) = ResampleOp::mode_and_geometry(
+            op,
+            dy.dims.len().saturating_sub(2),
+            &format!("node '{name}'"),
+        )
+        .map_err(|e| e.to_string())?;
         if g.window_elements() > MAX_WINDOW {
             return Err(format!(
                 "the window holds {} elements; this engine takes at most 2^24",
@@ -226,7 +229,11 @@ impl Backward {
         };
         let g = &r.geometry;
         let (input, output) = (lift(&dx.dims[2..], 1), lift(&dy.dims[2..], 1));
-        let (window, stride, pre) = (lift(&g.window, 1), lift(&g.stride, 1), lift(&g.pre_padding, 0));
+        let (window, stride, pre) = (
+            lift(&g.window, 1),
+            lift(&g.stride, 1),
+            lift(&g.pre_padding, 0),
+        );
         let inside = std::array::from_fn(|d| {
             (0..output[d])
                 .map(|o| {
@@ -239,7 +246,9 @@ impl Backward {
         let channels_inner = channels_innermost(dx) && channels_innermost(dy);
         let positions: usize = output.iter().map(|&d| d as usize).product();
         let maxima = match (r.mode, r.index, r.x) {
-            (ResampleMode::MaxPool, Some(i), _) => Maxima::Index(Io::of(graph.tensor_for(i, name)?)),
+            (ResampleMode::MaxPool, Some(i), _) => {
+                Maxima::Index(Io::of(graph.tensor_for(i, name)?))
+            }
             (ResampleMode::MaxPool, None, Some(x)) => {
                 let x = Io::of(graph.tensor_for(x, name)?);
                 // [N, C, positions] or, channels inner, [N, positions, C].
@@ -293,11 +302,7 @@ impl Backward {
     /// The coordinates of row-major position `flat` of `dims`.
     fn coords(dims: &[i64; 3], flat: usize) -> [i64; 3] {
         let f = flat as i64;
-        [
-            f / (dims[1] * dims[2]),
-            f / dims[2] % dims[1],
-            f % dims[2],
-        ]
+        [f / (dims[1] * dims[2]), f / dims[2] % dims[1], f % dims[2]]
     }
 
     /// The divisor of the average of window `o`.
@@ -397,7 +402,15 @@ impl Backward {
         arg[..c].fill(f32::NAN);
         self.for_each_tap(o, |w, q| {
             // SAFETY: the tap lies inside x; channels run along x's channel stride.
-            unsafe { load(x.0.get(), x.1.data_type, x.1.base(n, 0) + x.1.at(q), x.1.c, &mut run[..c]) };
+            unsafe {
+                load(
+                    x.0.get(),
+                    x.1.data_type,
+                    x.1.base(n, 0) + x.1.at(q),
+                    x.1.c,
+                    &mut run[..c],
+                )
+            };
             for ((b, i), &v) in best[..c].iter_mut().zip(&mut arg[..c]).zip(&run[..c]) {
                 if i.is_nan() || (v.is_nan() && !b.is_nan()) || v > *b {
                     *b = v;
@@ -406,7 +419,15 @@ impl Backward {
             }
         });
         // SAFETY: this task owns position (n, flat) of the workspace.
-        unsafe { store(ws.0.get(), DataType::F32, ws.1.base(n, 0) + ws.1.at(o), ws.1.c, &arg[..c]) };
+        unsafe {
+            store(
+                ws.0.get(),
+                DataType::F32,
+                ws.1.base(n, 0) + ws.1.at(o),
+                ws.1.c,
+                &arg[..c],
+            )
+        };
     }
 
     /// dx of plane (n, c).
@@ -426,17 +447,28 @@ impl Backward {
                     let i = unsafe { load_one(mp.get(), mio.data_type, mb + mio.at(o)) };
                     if i == w as f32 {
                         // SAFETY: as above.
-                        acc += unsafe { load_one(ptrs.dy.get(), self.dy.data_type, dyb + self.dy.at(o)) };
+                        acc += unsafe {
+                            load_one(ptrs.dy.get(), self.dy.data_type, dyb + self.dy.at(o))
+                        };
                     }
                 }
                 _ => {
                     // SAFETY: as above.
-                    let g = unsafe { load_one(ptrs.dy.get(), self.dy.data_type, dyb + self.dy.at(o)) };
+                    let g =
+                        unsafe { load_one(ptrs.dy.get(), self.dy.data_type, dyb + self.dy.at(o)) };
                     acc += g / self.divisor(o);
                 }
             });
             // SAFETY: this task owns plane (n, c) of dx.
-            unsafe { store(ptrs.dx.get(), self.dx.data_type, dxb + self.dx.at(p), 1, &[acc]) };
+            unsafe {
+                store(
+                    ptrs.dx.get(),
+                    self.dx.data_type,
+                    dxb + self.dx.at(p),
+                    1,
+                    &[acc],
+                )
+            };
         }
     }
 
@@ -444,7 +476,13 @@ impl Backward {
     ///
     /// # Safety
     /// As for [`Backward::gather_plane`], for position (n, flat).
-    unsafe fn gather_channels(&self, ptrs: &Ptrs<'_>, n: usize, flat: usize, scratch: &mut Scratch) {
+    unsafe fn gather_channels(
+        &self,
+        ptrs: &Ptrs<'_>,
+        n: usize,
+        flat: usize,
+        scratch: &mut Scratch,
+    ) {
         let c = self.c;
         let p = Self::coords(&self.input, flat);
         let (acc, aux, run) = (&mut scratch.acc, &mut scratch.aux, &mut scratch.run);
@@ -452,11 +490,27 @@ impl Backward {
         let dyb = self.dy.base(n, 0);
         self.for_each_cover(p, |o, w| {
             // SAFETY: o is a position of dy; channels run along dy's channel stride.
-            unsafe { load(ptrs.dy.get(), self.dy.data_type, dyb + self.dy.at(o), self.dy.c, &mut run[..c]) };
+            unsafe {
+                load(
+                    ptrs.dy.get(),
+                    self.dy.data_type,
+                    dyb + self.dy.at(o),
+                    self.dy.c,
+                    &mut run[..c],
+                )
+            };
             match ptrs.maxima {
                 Some((mp, mio)) => {
                     // SAFETY: the maxima share dy's dims.
-                    unsafe { load(mp.get(), mio.data_type, mio.base(n, 0) + mio.at(o), mio.c, &mut aux[..c]) };
+                    unsafe {
+                        load(
+                            mp.get(),
+                            mio.data_type,
+                            mio.base(n, 0) + mio.at(o),
+                            mio.c,
+                            &mut aux[..c],
+                        )
+                    };
                     let w = w as f32;
                     for ((a, &g), &i) in acc[..c].iter_mut().zip(&run[..c]).zip(&aux[..c]) {
                         *a += if i == w { g } else { 0.0 };
@@ -464,7 +518,10 @@ impl Backward {
                 }
                 None => {
                     let d = self.divisor(o);
-                    acc[..c].iter_mut().zip(&run[..c]).for_each(|(a, &g)| *a += g / d);
+                    acc[..c]
+                        .iter_mut()
+                        .zip(&run[..c])
+                        .for_each(|(a, &g)| *a += g / d);
                 }
             }
         });
@@ -535,14 +592,22 @@ impl Prepared for Backward {
                         |s, task| {
                             // SAFETY: execute's contract; tasks own distinct positions.
                             unsafe {
-                                self.argmax_channels((xp, x), (wp, wio), task / positions, task % positions, s)
+                                self.argmax_channels(
+                                    (xp, x),
+                                    (wp, wio),
+                                    task / positions,
+                                    task % positions,
+                                    s,
+                                )
                             }
                         },
                     );
                 } else {
                     (0..self.n * self.c).into_par_iter().for_each(|task| {
                         // SAFETY: execute's contract; tasks own distinct planes.
-                        unsafe { self.argmax_plane((xp, x), (wp, wio), task / self.c, task % self.c) }
+                        unsafe {
+                            self.argmax_plane((xp, x), (wp, wio), task / self.c, task % self.c)
+                        }
                     });
                 }
                 Some((wp, wio))

@@ -388,7 +388,10 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
             } else {
                 format!("(int)p1[{i_off}] == w")
             };
-            let _ = writeln!(gather, "{indent}if ({cond}) {{ acc += kiln_ld(p0[dy_off]); }}");
+            let _ = writeln!(
+                gather,
+                "{indent}if ({cond}) {{ acc += kiln_ld(p0[dy_off]); }}"
+            );
         }
         (ResampleMode::MaxPool, Some((t, false))) => {
             // The window's first maximum, as the forward kernel finds it.

@@ -249,7 +249,7 @@ pub fn pooling_backward_graph(
 ) -> Graph {
     let mut g = Graph::new();
     g.set_name("pooling_backward");
-    let (xd, yd) = ([2, 16, 9, 10], [2, 16, 5, 5]);
+    let (xd, yd) = ([2, 16, 9, 10], [2, 16, 4, 5]);
     let strides = |d: &[i64]| {
         if nhwc_layout {
             nhwc(d)
