@@ -851,7 +851,7 @@ impl NormPlan {
         let direct = match direct {
             Some(d) => {
                 let yp = SharedPtr(tensors.ptr(d.y)?);
-                let aligned = |p: SharedPtr| p.get() as usize % std::mem::align_of::<f32>() == 0;
+                let aligned = |p: SharedPtr| p.get().cast::<f32>().is_aligned();
                 (aligned(xp) && aligned(yp)).then_some((d, yp))
             }
             None => None,
