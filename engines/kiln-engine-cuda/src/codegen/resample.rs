@@ -7,7 +7,7 @@
 use super::{c_type, fill, symbol, Kernel, Params};
 use kiln_core::ops::resample::{ResampleMode, ResampleOp};
 use kiln_core::tensor::stride_order;
-use kiln_core::{DataType, GenericOp, Op, OpGraph, TensorDesc};
+use kiln_core::{DataType, GenericOp, Op, OpGraph};
 use std::fmt::Write;
 
 const TEMPLATE: &str = include_str!("../kernels/resample.cu");
@@ -459,35 +459,6 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
     for _ in 0..spatial {
         indent.truncate(indent.len() - 4);
         let _ = writeln!(gather, "{indent}}}");
-    }
-    // 32-bit index arithmetic when every element count and offset fits (a 64-bit product or
-    // division costs several 32-bit instructions, and this kernel is bound by them).
-    let reach = |t: &TensorDesc| -> i64 {
-        t.dims
-            .iter()
-            .zip(&t.strides)
-            .map(|(&d, &s)| (d - 1).max(0).saturating_mul(s.abs()))
-            .fold(0i64, |a, b| a.saturating_add(b))
-    };
-    let mut tensors = vec![dy, dx];
-    if let Some((t, _)) = source {
-        tensors.push(t);
-    }
-    let narrow = count < i32::MAX as i64
-        && tensors
-            .iter()
-            .all(|t| reach(t) < i32::MAX as i64 && t.dims.iter().all(|&d| d < (1 << 30)))
-        && g.window_elements() < (1 << 30);
-    if narrow {
-        let to32 = |code: &str| {
-            code.replace("kiln_i64 r = i;", "int r = (int)i;")
-                .replace("kiln_i64", "int")
-                .replace("(unsigned long long)", "(unsigned)")
-                .replace("ULL", "u")
-                .replace("LL", "")
-        };
-        coords = to32(&coords);
-        gather = to32(&gather);
     }
     let dx_ty = c_type(dx.data_type).ok_or("bad dx type")?;
     let store = format!("        {dx_param}[dx_off] = kiln_st<{dx_ty}>(acc);");
