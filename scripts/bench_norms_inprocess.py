@@ -17,6 +17,11 @@ BatchNormalization, inference mode). Outputs of both sides are compared before t
 
     RAYON_NUM_THREADS=2 PYTHONPATH=<dir with the kiln package> python3 \
         scripts/bench_norms_inprocess.py [--runs 20] [--rounds 5] [--threads 2] [--json]
+
+The kiln package without maturin: `cargo build --release -p kiln-python`, then a folder `kiln/`
+holding crates/kiln-python/python/kiln/*.py and target/release/lib_kiln.so renamed
+`_kiln.abi3.so`; PYTHONPATH names the folder above it. NumPy, onnx and onnxruntime come from
+scripts/requirements-bench.txt.
 """
 
 from __future__ import annotations
