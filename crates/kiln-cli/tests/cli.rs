@@ -99,6 +99,7 @@ fn pooling_and_pointwise_select_examples_run_and_match_the_reference() {
     let dir = scratch("examples_issue_11");
     for (name, engine, outputs) in [
         ("pooling.json", "KILN_CPU_RESAMPLE_V1", 2),
+        ("pooling_backward.json", "KILN_CPU_RESAMPLE_BACKWARD_V1", 1),
         ("pointwise_select.json", "KILN_CPU_POINTWISE_V1", 4),
     ] {
         let out = dir.join(name.replace(".json", ".kiln"));

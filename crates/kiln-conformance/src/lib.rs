@@ -69,6 +69,8 @@ pub const MATMUL: &str = "KILN_CPU_MATMUL_GEMM_V1";
 pub const SDPA: &str = "KILN_CPU_SDPA_FLASH_V1";
 /// The optimized pooling engine (resample forward).
 pub const RESAMPLE: &str = "KILN_CPU_RESAMPLE_V1";
+/// The optimized pooling backward engine (resample_backward, gathered per dx element).
+pub const RESAMPLE_BACKWARD: &str = "KILN_CPU_RESAMPLE_BACKWARD_V1";
 /// The optimized normalization engine (with fused pointwise epilogues).
 pub const NORM: &str = "KILN_CPU_NORM_V1";
 
@@ -95,6 +97,8 @@ pub const CUDA_SDPA_FA3: &str = "KILN_CUDA_SDPA_FA3_V1";
 pub const CUDA_SDPA_FA3_BWD: &str = "KILN_CUDA_SDPA_FA3_BACKWARD_V1";
 /// The CUDA pooling engine (resample forward).
 pub const CUDA_RESAMPLE: &str = "KILN_CUDA_RESAMPLE_V1";
+/// The CUDA pooling backward engine (resample_backward, gathered per dx element: no atomics).
+pub const CUDA_RESAMPLE_BACKWARD: &str = "KILN_CUDA_RESAMPLE_BACKWARD_V1";
 
 /// Runs [`check`] and panics with its message on failure; for tests outside proptest.
 pub fn assert_conforms(mut case: Case, seed: u64) -> Outcome {

@@ -16,7 +16,7 @@ use kiln_conformance::{
     check_on, device_under_test, Anchor, Case, ChainSpec, ChainStep, ConvSpec, Domain, Layout,
     MatmulSpec, Operand, Other, Outcome, PointwiseSpec, TensorSpec, CUDA_CONV_DGRAD,
     CUDA_CONV_DGRAD_V2, CUDA_CONV_FPROP, CUDA_CONV_WGRAD, CUDA_CONV_WGRAD_V2, CUDA_MATMUL,
-    CUDA_POINTWISE, CUDA_RESAMPLE, DEVICE_ENV,
+    CUDA_POINTWISE, CUDA_RESAMPLE, CUDA_RESAMPLE_BACKWARD, DEVICE_ENV,
 };
 use kiln_core::{ConvDirection, PointwiseParams};
 use proptest::prelude::*;
@@ -490,8 +490,97 @@ fn pooling_case(
     case
 }
 
+/// A pooling backward case for the CUDA engine: dy of the pooling of x [n, c, spatial...] (dx in
+/// `layout`, dy packed or channels-last), max pooling through an i32 index (every window
+/// position, padded ones included) or through x.
+fn pooling_backward_case(
+    dims: &[i64],
+    layout: Layout,
+    dt: DataType,
+    mode: kiln::ResampleMode,
+    geometry: &[(i64, i64, i64, i64)],
+    with_index: bool,
+) -> Case {
+    let mut g = kiln::Graph::new();
+    let window: Vec<i64> = geometry.iter().map(|t| t.0).collect();
+    let stride: Vec<i64> = geometry.iter().map(|t| t.1).collect();
+    let pre: Vec<i64> = geometry.iter().map(|t| t.2 % t.0).collect();
+    let post: Vec<i64> = geometry.iter().map(|t| t.3 % t.0).collect();
+    let geo = kiln_core::ops::resample::ResampleGeometry {
+        window: window.clone(),
+        stride: stride.clone(),
+        pre_padding: pre.clone(),
+        post_padding: post.clone(),
+    };
+    let y_dims = geo.output_dims(dims, "case").expect("window fits");
+    let dy = TensorSpec::new(&y_dims, layout.clone(), dt).add_to(&mut g, "dy");
+    let max = mode == kiln::ResampleMode::MaxPool;
+    let index = (max && with_index)
+        .then(|| TensorSpec::new(&y_dims, Layout::packed(), DataType::I32).add_to(&mut g, "index"));
+    let x =
+        (max && !with_index).then(|| TensorSpec::new(dims, layout.clone(), dt).add_to(&mut g, "x"));
+    let attrs = kiln::ResampleAttributes::new(mode, &window)
+        .stride(&stride)
+        .pre_padding(&pre)
+        .post_padding(&post);
+    let dx = g
+        .resample_backward(&dy, index.as_ref(), x.as_ref(), attrs)
+        .expect("resample_backward");
+    dx.set_dim(dims);
+    dx.set_stride(&layout.strides(dims));
+    let overlap: i64 = window
+        .iter()
+        .zip(&stride)
+        .map(|(w, s)| (w + s - 1) / s)
+        .product();
+    let mut case = Case::new(
+        format!("pool backward {mode:?} {dims:?} {dt} {geometry:?} index {with_index}"),
+        g,
+    )
+    .input(&dy, Domain::SYMMETRIC);
+    if let Some(i) = &index {
+        let last = window.iter().product::<i64>() as f64 - 1.0;
+        case = case.input(
+            i,
+            Domain {
+                lo: 0.0,
+                hi: last,
+                step: 1.0,
+            },
+        );
+    }
+    if let Some(x) = &x {
+        case = case.input(x, Domain::COARSE);
+    }
+    case.output(&dx).terms(overlap as usize)
+}
+
 proptest! {
     #![proptest_config(config_with(CUDA_CASES))]
+
+    /// Pooling backward of every mode over 1 to 3 spatial dims, packed and channels-last
+    /// layouts, f32/f16/bf16; max pooling through an index or through x.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cuda_resample_backward_conforms(
+        (dims, geometry) in (1usize..=3).prop_flat_map(|s| (
+            (1i64..=3, prop::sample::select(ODD.to_vec()), prop::collection::vec(1i64..=40, s)),
+            prop::collection::vec((1i64..=4, 1i64..=3, 0i64..4, 0i64..4), s),
+        )).prop_map(|((n, c, sp), geo)| {
+            let mut d = vec![n, c];
+            d.extend(sp.iter().zip(&geo).map(|(&s, g)| s.max(g.0)));
+            (d, geo)
+        }),
+        mode in prop::sample::select(kiln::ResampleMode::ALL.to_vec()),
+        nhwc in any::<bool>(),
+        with_index in any::<bool>(),
+        dt in data_type(),
+        seed in any::<u64>(),
+    ) {
+        let layout = if nhwc { Layout::channels_last() } else { Layout::packed() };
+        let case = pooling_backward_case(&dims, layout, dt, mode, &geometry, with_index);
+        conform_cuda(case, CUDA_RESAMPLE_BACKWARD, seed)?;
+    }
 
     /// Pooling of every mode over 1 to 3 spatial dims, NCHW-like and channels-last layouts,
     /// f32/f16/bf16 (max pooling with its i32 index).

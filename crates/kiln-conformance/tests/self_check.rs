@@ -277,6 +277,7 @@ fn every_engine_is_exercised() {
         hopper_attention_case(),
         hopper_attention_backward_case(),
         pooling_case(),
+        pooling_backward_case(),
     ];
     // A layernorm: the norm engines.
     let mut g = kiln::Graph::new();
@@ -350,4 +351,29 @@ fn pooling_case() -> kiln_conformance::Case {
         .input(&x, kiln_conformance::Domain::COARSE)
         .output(&out.y)
         .output(&index)
+}
+
+/// Max pooling's backward, its maxima found again in x (the pooling backward engines' canonical
+/// case).
+fn pooling_backward_case() -> kiln_conformance::Case {
+    let mut g = kiln::Graph::new();
+    let x =
+        kiln_conformance::TensorSpec::new(&[2, 3, 6, 5], Layout::channels_last(), DataType::F32)
+            .add_to(&mut g, "x");
+    let dy =
+        kiln_conformance::TensorSpec::new(&[2, 3, 3, 2], Layout::channels_last(), DataType::F32)
+            .add_to(&mut g, "dy");
+    let dx = g
+        .resample_backward(
+            &dy,
+            None,
+            Some(&x),
+            kiln::ResampleAttributes::new(kiln::ResampleMode::MaxPool, &[2, 2]).stride(&[2, 2]),
+        )
+        .expect("resample_backward");
+    dx.set_stride(&Layout::channels_last().strides(&[2, 3, 6, 5]));
+    kiln_conformance::Case::new("pooling backward", g)
+        .input(&dy, kiln_conformance::Domain::SYMMETRIC)
+        .input(&x, kiln_conformance::Domain::COARSE)
+        .output(&dx)
 }

@@ -14,13 +14,15 @@
 //! | `cpu_conv_envelope_v1` | envelope version 1 around a real CPU payload | v1 plans of real engines |
 //! | `cpu_sdpa_gqa_causal_1_1` | CPU payload format 1.1 | tiled attention (GQA, B,S,H,D, bias, causal) |
 //! | `cpu_layernorm_relu_1_1` | CPU payload format 1.1 | layernorm + fused relu on the norm engine |
+//! | `cpu_maxpool_backward_from_x_1_1` | CPU payload format 1.1 | pooling backward (maxima found again in x, a workspace), NHWC |
 
 mod common;
 
 use common::cpu_handle;
 use kiln::{
     ConvAttributes, DataType, Graph, HeurMode, HostTensor, LayernormAttributes, MatmulAttributes,
-    PointwiseAttributes, PointwiseMode, SdpaAttributes, TensorAttributes,
+    PointwiseAttributes, PointwiseMode, ResampleAttributes, ResampleMode, SdpaAttributes,
+    TensorAttributes,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -121,6 +123,40 @@ fn layernorm_graph() -> Graph {
     g
 }
 
+/// Max pooling's backward from x (no index): x [2, 3, 7, 6] NHWC, window 3x2, stride 2,
+/// padding 1 before the rows and 1 after both dims.
+fn maxpool_backward_graph() -> Graph {
+    let mut g = Graph::new();
+    g.set_name("maxpool_backward_from_x");
+    let nhwc = |d: [i64; 4]| [d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]];
+    let tensor = |g: &mut Graph, name: &str, d: [i64; 4]| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(&d)
+                .stride(&nhwc(d))
+                .data_type(DataType::F32),
+        )
+    };
+    let x = tensor(&mut g, "x", [2, 3, 7, 6]);
+    let dy = tensor(&mut g, "dy", [2, 3, 4, 3]);
+    let dx = g
+        .resample_backward(
+            &dy,
+            None,
+            Some(&x),
+            ResampleAttributes::new(ResampleMode::MaxPool, &[3, 2])
+                .stride(&[2, 2])
+                .pre_padding(&[1, 0])
+                .post_padding(&[1, 1]),
+        )
+        .expect("resample_backward");
+    dx.set_name("y")
+        .set_output(true)
+        .set_stride(&nhwc([2, 3, 7, 6]));
+    g
+}
+
 struct Case {
     file: &'static str,
     make: fn() -> Graph,
@@ -129,7 +165,7 @@ struct Case {
     engine: &'static str,
 }
 
-const CASES: [Case; 7] = [
+const CASES: [Case; 8] = [
     Case {
         file: "cpu_conv_bias_relu_1_0",
         make: conv_graph,
@@ -178,6 +214,13 @@ const CASES: [Case; 7] = [
         mode: HeurMode::A,
         envelope_v1: false,
         engine: "KILN_CPU_NORM",
+    },
+    Case {
+        file: "cpu_maxpool_backward_from_x_1_1",
+        make: maxpool_backward_graph,
+        mode: HeurMode::A,
+        envelope_v1: false,
+        engine: "KILN_CPU_RESAMPLE_BACKWARD",
     },
 ];
 

@@ -20,6 +20,7 @@
 //!   FlashAttention-3's structure (`codegen::sdpa_fa3_bwd`); offered before FA2.
 //! - `KILN_CUDA_SDPA_FA2_V1`: attention (`sdpa`, `sdpa_backward`), FlashAttention-2 style.
 //! - `KILN_CUDA_RESAMPLE_V1`: pooling (max with an optional index, average).
+//! - `KILN_CUDA_RESAMPLE_BACKWARD_V1`: pooling's backward, gathered per dx element (no atomics).
 //! - `KILN_CUDA_NORM_V1`: the normalizations (forward, inference, backward), a forward's `y`
 //!   followed by a fused pointwise chain.
 //!
@@ -67,8 +68,9 @@ pub const CONV_DGRAD_V1: &str = "KILN_CUDA_CONV_DGRAD_V1";
 pub const CONV_WGRAD_V1: &str = "KILN_CUDA_CONV_WGRAD_V1";
 pub const CONV_DGRAD_V2: &str = "KILN_CUDA_CONV_DGRAD_V2";
 pub const CONV_WGRAD_V2: &str = "KILN_CUDA_CONV_WGRAD_V2";
+pub const RESAMPLE_BACKWARD_V1: &str = "KILN_CUDA_RESAMPLE_BACKWARD_V1";
 /// In the heuristics' order of preference: the Hopper engines before the portable ones.
-const ENGINES: [&str; 14] = [
+const ENGINES: [&str; 15] = [
     POINTWISE_V1,
     MATMUL_V2,
     CONV_FPROP_V2,
@@ -83,6 +85,7 @@ const ENGINES: [&str; 14] = [
     SDPA_FA2_V1,
     RESAMPLE_V1,
     NORM_V1,
+    RESAMPLE_BACKWARD_V1,
 ];
 
 /// The V2 engines' knob: which tile configuration (`codegen::hopper::CONFIGS[v - 1]`; for
@@ -128,6 +131,7 @@ pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
         SDPA_FA3_BWD_V1 => hopper().and_then(|_| codegen::sdpa_fa3_bwd::supports(graph)),
         SDPA_FA2_V1 => codegen::sdpa::supports(graph),
         RESAMPLE_V1 => codegen::resample::supports(graph),
+        RESAMPLE_BACKWARD_V1 => codegen::resample::supports_backward(graph),
         NORM_V1 => codegen::norm::supports(graph),
         other => Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     }
@@ -180,6 +184,7 @@ pub fn generate_with(
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
         SDPA_FA3_BWD_V1 => return codegen::sdpa_fa3_bwd::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
+        RESAMPLE_BACKWARD_V1 => codegen::resample::generate_backward(graph)?,
         NORM_V1 => return codegen::norm::generate(graph),
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     };
@@ -444,7 +449,7 @@ impl EnginePlugin for CudaPlugin {
                  tensor cores (wmma) sm_70+, bf16 sm_80+"
             }
             SDPA_FA2_V1 => "CUDA sm_80 and newer (mma.sync m16n8k16)",
-            POINTWISE_V1 | RESAMPLE_V1 | NORM_V1 => {
+            POINTWISE_V1 | RESAMPLE_V1 | NORM_V1 | RESAMPLE_BACKWARD_V1 => {
                 "any CUDA arch NVRTC compiles for (sm_75+ with CUDA 13)"
             }
             // Every engine is named above, so that a new one says where it runs.

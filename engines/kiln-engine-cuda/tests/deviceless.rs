@@ -200,6 +200,40 @@ fn graphs() -> Vec<Maker> {
             }),
         ),
         (
+            "maxpool backward f16 nhwc through x",
+            Box::new(|| {
+                pooling_backward_graph(DataType::F16, kiln::ResampleMode::MaxPool, true, false)
+            }),
+        ),
+        (
+            "maxpool backward f32 nchw through an index",
+            Box::new(|| {
+                pooling_backward_graph(DataType::F32, kiln::ResampleMode::MaxPool, false, true)
+            }),
+        ),
+        (
+            "avgpool backward bf16 nhwc excluding padding",
+            Box::new(|| {
+                pooling_backward_graph(
+                    DataType::Bf16,
+                    kiln::ResampleMode::AvgPoolExcludePadding,
+                    true,
+                    false,
+                )
+            }),
+        ),
+        (
+            "avgpool backward f32 nchw including padding",
+            Box::new(|| {
+                pooling_backward_graph(
+                    DataType::F32,
+                    kiln::ResampleMode::AvgPoolIncludePadding,
+                    false,
+                    false,
+                )
+            }),
+        ),
+        (
             "pointwise minor-2 modes and types, wide path",
             Box::new(|| minor2_pointwise_graph(8, 64, false)),
         ),

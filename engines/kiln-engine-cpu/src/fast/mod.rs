@@ -13,6 +13,7 @@ pub mod norm;
 pub mod pointwise;
 mod pointwise_math;
 pub mod resample;
+pub mod resample_backward;
 pub mod sdpa;
 pub mod sgemm;
 
@@ -24,6 +25,7 @@ pub use matmul::MatmulEngine;
 pub use norm::NormEngine;
 pub use pointwise::PointwiseEngine;
 pub use resample::ResampleEngine;
+pub use resample_backward::ResampleBackwardEngine;
 pub use sdpa::SdpaEngine;
 
 use crate::engine::CpuEngine;
@@ -105,5 +107,6 @@ pub fn engines() -> Vec<&'static dyn CpuEngine> {
         &PointwiseEngine,
         &SdpaEngine,
         &ResampleEngine,
+        &ResampleBackwardEngine,
     ]
 }

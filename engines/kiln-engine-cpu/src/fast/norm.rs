@@ -15,6 +15,10 @@
 //! - **Backward**: the same walks; per sample each row is one pass, per channel two (the sums,
 //!   then `dx`).
 //!
+//! - **layernorm and rmsnorm, f32** with contiguous rows and no chain after y: each row goes
+//!   from x's memory to y's, the statistics in one pass (shifted sums and sums of squares in f32
+//!   lanes, a second pass only when the shift was poor), then y; AVX-512 or AVX2 by run-time
+//!   dispatch (`isa::best_available`, capped by `KILN_CPU_ISA`).
 //! - **batchnorm_inference, f32** with contiguous runs (NCHW planes or NHWC positions): each run
 //!   goes from x's memory to y's in one pass (`y = x * a + shift`, `a = inv * scale` and
 //!   `shift = bias - mean * a` computed once per channel), or into the chain's buffer when a
@@ -209,6 +213,10 @@ enum Work {
         mean: Option<i64>,
         inv: Option<i64>,
         epilogue: BoundEpilogue,
+        /// f32 x and y with contiguous rows and no chain after y: each row goes from x's
+        /// memory to y's (one pass for the statistics, one for y), vectorised for the best
+        /// instruction set this processor has.
+        direct: Option<DirectRows>,
     },
     ChannelForward {
         x: Walked,
@@ -307,7 +315,12 @@ impl NormPlan {
                 let xt = x_of(x)?;
                 let g = sample_geometry(xt);
                 let rows = xt.dims[0] as usize;
+                let direct = match (graph.nodes.len(), row_stride(xt), row_stride(x_of(y)?)) {
+                    (1, Some(x_row), Some(y_row)) => Some(DirectRows { y, x_row, y_row }),
+                    _ => None,
+                };
                 Work::SampleForward {
+                    direct,
                     rms,
                     x: Walked::new(graph, x, &g)?,
                     rows,
@@ -413,6 +426,165 @@ impl NormPlan {
         };
         Ok(NormPlan { work })
     }
+}
+
+/// The rows of a direct layernorm or rmsnorm: y's UID and the row strides (elements) of x and y.
+#[derive(Debug, Clone, Copy)]
+struct DirectRows {
+    y: i64,
+    x_row: isize,
+    y_row: isize,
+}
+
+/// The stride (elements) between the rows of `t` when it is a bound f32 tensor whose rows (a
+/// sample: every dim after the first) are contiguous in memory; `None` otherwise.
+fn row_stride(t: &TensorDesc) -> Option<isize> {
+    if t.data_type != kiln_core::DataType::F32 || t.is_virtual || t.scalar.is_some() {
+        return None;
+    }
+    let mut expect = 1i64;
+    for a in (1..t.dims.len()).rev() {
+        if t.dims[a] > 1 {
+            if t.strides[a] != expect {
+                return None;
+            }
+            expect = expect.saturating_mul(t.dims[a]);
+        }
+    }
+    // A row stride shorter than a row would make rows overlap.
+    match t.dims.first() {
+        Some(&n) if n > 1 && t.strides[0] < expect => None,
+        _ => Some(t.strides.first().copied().unwrap_or(0) as isize),
+    }
+}
+
+/// Lanes of the direct rows' sums: four 8-lane or two 16-lane accumulators per sum, so that
+/// the adds of consecutive chunks do not wait on each other.
+const ROW_LANES: usize = 32;
+
+/// Values the pivot of a direct layernorm row is the mean of.
+const PIVOT_VALUES: usize = 32;
+
+/// One row of a direct layernorm (`rms` false) or rmsnorm into `y`; returns (mean, inverse
+/// standard deviation or inverse rms). The statistics are one pass: sums of `v - p` and of its
+/// square in f32 lanes (combined in f64), `p` the mean of the row's first values, so that a
+/// large mean does not cancel; when the row's mean still lies more than one standard deviation
+/// from `p`, the variance is taken again as the mean square deviation from the mean (a second
+/// pass, from cache). y is `((v - p) - d) * inv * scale + bias`, `d` the mean less `p`.
+#[inline]
+fn norm_row(
+    x: &[f32],
+    y: &mut [f32],
+    scale: &[f32],
+    bias: Option<&[f32]>,
+    rms: bool,
+    eps: f32,
+    isa: super::isa::Isa,
+) -> (f32, f32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use super::isa::Isa;
+        match isa {
+            // SAFETY: `isa` is a level this processor runs (isa::best_available).
+            Isa::Avx512 | Isa::Amx => {
+                return unsafe { norm_row_avx512(x, y, scale, bias, rms, eps) }
+            }
+            // SAFETY: as above.
+            Isa::Avx2 => return unsafe { norm_row_avx2(x, y, scale, bias, rms, eps) },
+            Isa::Portable => {}
+        }
+    }
+    let _ = isa;
+    norm_row_portable(x, y, scale, bias, rms, eps)
+}
+
+/// [`norm_row_portable`] compiled for AVX-512 F.
+///
+/// # Safety
+/// The processor must have AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn norm_row_avx512(
+    x: &[f32],
+    y: &mut [f32],
+    scale: &[f32],
+    bias: Option<&[f32]>,
+    rms: bool,
+    eps: f32,
+) -> (f32, f32) {
+    norm_row_portable(x, y, scale, bias, rms, eps)
+}
+
+/// [`norm_row_portable`] compiled for AVX2 and FMA.
+///
+/// # Safety
+/// The processor must have AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn norm_row_avx2(
+    x: &[f32],
+    y: &mut [f32],
+    scale: &[f32],
+    bias: Option<&[f32]>,
+    rms: bool,
+    eps: f32,
+) -> (f32, f32) {
+    norm_row_portable(x, y, scale, bias, rms, eps)
+}
+
+#[inline(always)]
+fn norm_row_portable(
+    x: &[f32],
+    y: &mut [f32],
+    scale: &[f32],
+    bias: Option<&[f32]>,
+    rms: bool,
+    eps: f32,
+) -> (f32, f32) {
+    let n = x.len() as f64;
+    let p = if rms || x.is_empty() {
+        0.0
+    } else {
+        let head = &x[..x.len().min(PIVOT_VALUES)];
+        head.iter().sum::<f32>() / head.len() as f32
+    };
+    let (mut s1, mut s2) = ([0f32; ROW_LANES], [0f32; ROW_LANES]);
+    let chunks = x.chunks_exact(ROW_LANES);
+    let (mut t1, mut t2) = (0f64, 0f64);
+    for &v in chunks.remainder() {
+        let d = v - p;
+        t1 += f64::from(d);
+        t2 += f64::from(d * d);
+    }
+    for c in chunks {
+        for k in 0..ROW_LANES {
+            let d = c[k] - p;
+            s1[k] += d;
+            s2[k] = d.mul_add(d, s2[k]);
+        }
+    }
+    let sum1 = s1.iter().map(|&v| f64::from(v)).sum::<f64>() + t1;
+    let sum2 = s2.iter().map(|&v| f64::from(v)).sum::<f64>() + t2;
+    let dm = if rms { 0.0 } else { sum1 / n };
+    let mut var = (sum2 / n - dm * dm).max(0.0);
+    if !rms && dm * dm > var {
+        var = lane_sum_sq(x, p, dm as f32) / n;
+    }
+    let iv = (1.0 / (var + f64::from(eps)).sqrt()) as f32;
+    let off = dm as f32;
+    match bias {
+        Some(b) => {
+            for (((o, &v), &s), &b) in y.iter_mut().zip(x).zip(scale).zip(b) {
+                *o = ((v - p) - off) * iv * s + b;
+            }
+        }
+        None => {
+            for ((o, &v), &s) in y.iter_mut().zip(x).zip(scale) {
+                *o = ((v - p) - off) * iv * s;
+            }
+        }
+    }
+    ((f64::from(p) + dm) as f32, iv)
 }
 
 /// True when `t` is a bound f32 tensor whose runs along `walk` are contiguous in memory (the
@@ -666,6 +838,7 @@ impl NormPlan {
             mean,
             inv,
             epilogue,
+            direct,
         } = &self.work
         else {
             return Err(PluginError::internal("sample_forward on another plan"));
@@ -674,52 +847,87 @@ impl NormPlan {
         let scale = tensors.gather_f32(*scale)?;
         let bias = bias.map(|b| tensors.gather_f32(b)).transpose()?;
         let xp = ptr(tensors, x)?;
-        let ptrs = epilogue.pointers(tensors)?;
-        let stats: Vec<(f32, f32)> = (0..rows)
-            .into_par_iter()
-            .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
-            .map_init(
-                || Buffers::new(inner),
-                |buf, r| {
-                    let v = &mut buf.a[..];
-                    // SAFETY: row r of x, inside its dims.
-                    unsafe { x.addr.load_run(xp, x.addr.row_base(0, r), 0, v) };
-                    let n = inner as f64;
-                    // Centred on the row's first value, so that the deviations keep their
-                    // precision when the mean is large against them.
-                    let p = if rms { 0.0 } else { v[0] };
-                    let dm = if rms { 0.0 } else { lane_sum_shifted(v, p) / n };
-                    let off = dm as f32;
-                    let var = lane_sum_sq(v, p, off) / n;
-                    let iv = (1.0 / (var + f64::from(eps)).sqrt()) as f32;
-                    match &bias {
-                        Some(b) => {
-                            for ((o, &s), &b) in v.iter_mut().zip(&scale).zip(b) {
-                                *o = ((*o - p) - off) * iv * s + b;
-                            }
-                        }
-                        None => {
-                            for (o, &s) in v.iter_mut().zip(&scale) {
-                                *o = ((*o - p) - off) * iv * s;
-                            }
-                        }
-                    }
-                    let mu = (f64::from(p) + dm) as f32;
-                    let tile = Tile {
-                        fixed: 0,
-                        row0: r,
-                        col0: 0,
-                        rows: 1,
-                        cols: inner,
-                        values: v,
-                        ld: inner,
+        // The direct rows are read and written as f32 slices: both tensors must be aligned.
+        let direct = match direct {
+            Some(d) => {
+                let yp = SharedPtr(tensors.ptr(d.y)?);
+                let aligned = |p: SharedPtr| p.get().cast::<f32>().is_aligned();
+                (aligned(xp) && aligned(yp)).then_some((d, yp))
+            }
+            None => None,
+        };
+        let stats: Vec<(f32, f32)> = if let Some((d, yp)) = direct {
+            let isa = super::isa::best_available();
+            (0..rows)
+                .into_par_iter()
+                .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
+                .map(|r| {
+                    // SAFETY: rows of x and y are `inner` contiguous f32 elements at their row
+                    // strides (row_stride), inside their tensors; this task alone writes row r
+                    // of y, and a graph never writes the x it reads.
+                    let (xr, yr) = unsafe {
+                        (
+                            std::slice::from_raw_parts(
+                                xp.get().cast::<f32>().offset(r as isize * d.x_row),
+                                inner,
+                            ),
+                            std::slice::from_raw_parts_mut(
+                                yp.get().cast::<f32>().offset(r as isize * d.y_row),
+                                inner,
+                            ),
+                        )
                     };
-                    // SAFETY: this task owns row r of the output.
-                    unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
-                    (mu, iv)
-                },
-            )
-            .collect();
+                    norm_row(xr, yr, &scale, bias.as_deref(), rms, eps, isa)
+                })
+                .collect()
+        } else {
+            let ptrs = epilogue.pointers(tensors)?;
+            (0..rows)
+                .into_par_iter()
+                .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
+                .map_init(
+                    || Buffers::new(inner),
+                    |buf, r| {
+                        let v = &mut buf.a[..];
+                        // SAFETY: row r of x, inside its dims.
+                        unsafe { x.addr.load_run(xp, x.addr.row_base(0, r), 0, v) };
+                        let n = inner as f64;
+                        // Centred on the row's first value, so that the deviations keep their
+                        // precision when the mean is large against them.
+                        let p = if rms { 0.0 } else { v[0] };
+                        let dm = if rms { 0.0 } else { lane_sum_shifted(v, p) / n };
+                        let off = dm as f32;
+                        let var = lane_sum_sq(v, p, off) / n;
+                        let iv = (1.0 / (var + f64::from(eps)).sqrt()) as f32;
+                        match &bias {
+                            Some(b) => {
+                                for ((o, &s), &b) in v.iter_mut().zip(&scale).zip(b) {
+                                    *o = ((*o - p) - off) * iv * s + b;
+                                }
+                            }
+                            None => {
+                                for (o, &s) in v.iter_mut().zip(&scale) {
+                                    *o = ((*o - p) - off) * iv * s;
+                                }
+                            }
+                        }
+                        let mu = (f64::from(p) + dm) as f32;
+                        let tile = Tile {
+                            fixed: 0,
+                            row0: r,
+                            col0: 0,
+                            rows: 1,
+                            cols: inner,
+                            values: v,
+                            ld: inner,
+                        };
+                        // SAFETY: this task owns row r of the output.
+                        unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
+                        (mu, iv)
+                    },
+                )
+                .collect()
+        };
         if let Some(m) = mean {
             tensors.scatter_f32(*m, &stats.iter().map(|s| s.0).collect::<Vec<_>>())?;
         }

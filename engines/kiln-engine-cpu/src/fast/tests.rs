@@ -1102,7 +1102,8 @@ fn engines_are_listed_most_specific_first() {
             "KILN_CPU_NORM_V1",
             "KILN_CPU_POINTWISE_V1",
             "KILN_CPU_SDPA_FLASH_V1",
-            "KILN_CPU_RESAMPLE_V1"
+            "KILN_CPU_RESAMPLE_V1",
+            "KILN_CPU_RESAMPLE_BACKWARD_V1"
         ]
     );
 }

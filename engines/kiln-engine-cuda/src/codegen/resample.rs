@@ -1,5 +1,8 @@
 //! `KILN_CUDA_RESAMPLE_V1`: a graph of one `resample` node (pooling forward) in one kernel
 //! (`kernels/resample.cu`), specialised to its shapes, strides, window and types.
+//! `KILN_CUDA_RESAMPLE_BACKWARD_V1`: a graph of one `resample_backward` node in one kernel
+//! (`kernels/resample_backward.cu`) that gathers each dx element from the windows covering it
+//! (no atomics; deterministic).
 
 use super::{c_type, fill, symbol, Kernel, Params};
 use kiln_core::ops::resample::{ResampleMode, ResampleOp};
@@ -8,6 +11,7 @@ use kiln_core::{DataType, GenericOp, Op, OpGraph};
 use std::fmt::Write;
 
 const TEMPLATE: &str = include_str!("../kernels/resample.cu");
+const BACKWARD_TEMPLATE: &str = include_str!("../kernels/resample_backward.cu");
 const BLOCK: u32 = 256;
 
 /// The resample node of `graph`, or why the engine cannot run the graph.
@@ -187,6 +191,289 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
         ],
     )?;
     let sym = symbol("resample", &kernel);
+    let source = kernel.replace("KILN_SYMBOL", &sym);
+    let blocks = (count as u64)
+        .div_ceil(BLOCK as u64)
+        .clamp(1, i32::MAX as u64) as u32;
+    Ok(Kernel {
+        symbol: sym,
+        source,
+        args: params.list.iter().map(|&(u, _)| u).collect(),
+        grid: [blocks, 1, 1],
+        block: [BLOCK, 1, 1],
+        shared_bytes: 0,
+        maps: Vec::new(),
+        persistent: false,
+        arch_specific: false,
+    })
+}
+
+/// Most window elements of the backward: every window position is exact in an f32 index.
+const MAX_BACKWARD_WINDOW: i64 = 1 << 24;
+
+/// The resample_backward node of `graph`, or why the engine cannot run the graph.
+fn backward_node(graph: &OpGraph) -> Result<(&GenericOp, &str), String> {
+    let [n] = &graph.nodes[..] else {
+        return Err(format!(
+            "the graph has {} nodes; this engine runs one resample_backward node",
+            graph.nodes.len()
+        ));
+    };
+    match &n.op {
+        Op::Generic(g) if g.op == "resample_backward" => Ok((g, &n.name)),
+        other => Err(format!(
+            "node '{}' is {}; this engine runs resample_backward (pooling backward) only",
+            n.name,
+            other.describe()
+        )),
+    }
+}
+
+/// `Ok` when the backward engine can run `graph`: one resample_backward node, dy, dx and x of
+/// f32/f16/bf16 (or fp8), an i8, i32 or f32 index, windows of at most 2^24 elements, fewer
+/// than 2^62 dx elements.
+pub fn supports_backward(graph: &OpGraph) -> Result<(), String> {
+    let (op, name) = backward_node(graph)?;
+    for (port, uid) in op.inputs.iter().chain(&op.outputs) {
+        let t = graph
+            .tensor(*uid)
+            .ok_or_else(|| format!("no tensor uid {uid}"))?;
+        let ok = match port.as_str() {
+            "index" => matches!(t.data_type, DataType::I8 | DataType::I32 | DataType::F32),
+            _ => !t.data_type.is_integral() && t.data_type != DataType::F64,
+        };
+        if !ok {
+            return Err(format!(
+                "{} ({port}) is {}; this engine takes f32, f16, bf16 or fp8 dy, dx and x and \
+                 an i8, i32 or f32 index",
+                t.label(),
+                t.data_type
+            ));
+        }
+    }
+    let dy = graph
+        .tensor(op.inputs.get("dy").copied().unwrap_or_default())
+        .ok_or("no dy")?;
+    let r = ResampleOp::from_generic(
+        op,
+        dy.dims.len().saturating_sub(2),
+        &format!("node '{name}'"),
+    )
+    .map_err(|e| e.to_string())?;
+    if r.geometry.window_elements() > MAX_BACKWARD_WINDOW {
+        return Err(format!(
+            "the window holds {} elements; this engine takes at most 2^24",
+            r.geometry.window_elements()
+        ));
+    }
+    if r.mode == ResampleMode::MaxPool && r.index.is_none() && r.x.is_none() {
+        return Err("maxpool backward needs the input 'index' or 'x'".into());
+    }
+    Ok(())
+}
+
+/// Generates the pooling backward kernel for `graph` (which [`supports_backward`] accepted).
+pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
+    supports_backward(graph)?;
+    let (op, name) = backward_node(graph)?;
+    let what = format!("node '{name}' (resample_backward)");
+    let dy = graph
+        .tensor(op.inputs.get("dy").copied().unwrap_or_default())
+        .ok_or("no dy")?;
+    let rank = dy.dims.len();
+    let spatial = rank - 2;
+    let r = ResampleOp::from_generic(op, spatial, &what).map_err(|e| e.to_string())?;
+    let dx = graph.tensor(r.dx.ok_or("no dx")?).ok_or("no dx")?;
+    if dx.dims.len() != rank {
+        return Err(format!("{what}: dx and dy must have the same rank"));
+    }
+    let want = r
+        .geometry
+        .output_dims(&dx.dims, &what)
+        .map_err(|e| e.to_string())?;
+    if dy.dims != want {
+        return Err(format!(
+            "{what}: dy has dims {:?}, pooling dx {:?} gives {want:?}",
+            dy.dims, dx.dims
+        ));
+    }
+    let g = &r.geometry;
+    let count: i64 = dx.dims.iter().product();
+    if count <= 0 || count >= (1i64 << 62) {
+        return Err(format!("{count} dx elements is outside 1..2^62"));
+    }
+    // Max pooling reads the index or x as its second parameter.
+    let source = match r.mode {
+        ResampleMode::MaxPool => Some(match r.index {
+            Some(i) => (graph.tensor(i).ok_or("no index")?, true),
+            None => (graph.tensor(r.x.ok_or("no x")?).ok_or("no x")?, false),
+        }),
+        _ => None,
+    };
+    let mut list = vec![(dy.uid, false)];
+    if let Some((t, _)) = source {
+        list.push((t.uid, false));
+    }
+    list.push((dx.uid, true));
+    let params = Params { list };
+    let dx_param = params.name(dx.uid).ok_or("no dx parameter")?;
+
+    // dx coordinates d<k> (logical dims), innermost memory dim of dx first.
+    let mut coords = String::from("        kiln_i64 r = i;\n");
+    let order = stride_order(&dx.strides);
+    for (j, &d) in order.iter().rev().enumerate() {
+        if j + 1 == order.len() {
+            let _ = writeln!(coords, "        const kiln_i64 d{d} = r;");
+        } else {
+            let _ = writeln!(
+                coords,
+                "        const kiln_i64 d{d} = r % {}LL; r /= {}LL;",
+                dx.dims[d], dx.dims[d]
+            );
+        }
+    }
+    let offset = |strides: &[i64], spatial_name: &dyn Fn(usize) -> String| {
+        let mut terms = vec![
+            format!("d0 * {}LL", strides[0]),
+            format!("d1 * {}LL", strides[1]),
+        ];
+        for k in 0..spatial {
+            terms.push(format!("{} * {}LL", spatial_name(k), strides[k + 2]));
+        }
+        terms.join(" + ")
+    };
+    let _ = write!(
+        coords,
+        "        const kiln_i64 dx_off = {};",
+        offset(&dx.strides, &|k| format!("d{}", k + 2))
+    );
+
+    // Per spatial dim k: the outputs o<k> whose windows cover d<k+2>, and the tap t<k> of
+    // d<k+2> in window o<k>; w is the row-major window position.
+    let mut gather = String::new();
+    let mut indent = String::from("        ");
+    for k in 0..spatial {
+        let (s, pre, win, out) = (g.stride[k], g.pre_padding[k], g.window[k], dy.dims[k + 2]);
+        let _ = writeln!(
+            gather,
+            "{indent}const kiln_i64 top{k} = d{} + {pre}LL;\n\
+             {indent}const kiln_i64 first{k} = top{k} - {}LL;\n\
+             {indent}const kiln_i64 lo{k} = first{k} <= 0 ? 0 : (first{k} + {}LL) / {s}LL;\n\
+             {indent}const kiln_i64 hi{k} = top{k} / {s}LL < {}LL ? top{k} / {s}LL : {}LL;\n\
+             {indent}for (kiln_i64 o{k} = lo{k}; o{k} <= hi{k}; ++o{k}) {{\n\
+             {indent}    const kiln_i64 t{k} = top{k} - o{k} * {s}LL;",
+            k + 2,
+            win - 1,
+            s - 1,
+            out - 1,
+            out - 1
+        );
+        indent.push_str("    ");
+    }
+    let mut w = String::from("t0");
+    for k in 1..spatial {
+        w = format!("({w}) * {}LL + t{k}", g.window[k]);
+    }
+    let _ = writeln!(gather, "{indent}const int w = (int)({w});");
+    let _ = writeln!(
+        gather,
+        "{indent}const kiln_i64 dy_off = {};",
+        offset(&dy.strides, &|k| format!("o{k}"))
+    );
+    match (r.mode, source) {
+        (ResampleMode::MaxPool, Some((t, true))) => {
+            let i_off = offset(&t.strides, &|k| format!("o{k}"));
+            let cond = if t.data_type == DataType::F32 {
+                format!("p1[{i_off}] == (float)w")
+            } else {
+                format!("(int)p1[{i_off}] == w")
+            };
+            let _ = writeln!(
+                gather,
+                "{indent}if ({cond}) {{ acc += kiln_ld(p0[dy_off]); }}"
+            );
+        }
+        (ResampleMode::MaxPool, Some((t, false))) => {
+            // The window's first maximum, as the forward kernel finds it.
+            let _ = writeln!(
+                gather,
+                "{indent}float best = {};\n{indent}int arg = -1;\n\
+                 {indent}for (int v = 0; v < {}; ++v) {{",
+                super::float_lit(f64::NEG_INFINITY),
+                g.window_elements()
+            );
+            let mut inner = 1i64;
+            let mut taps = Vec::new();
+            for k in (0..spatial).rev() {
+                taps.push(format!(
+                    "{indent}    const kiln_i64 q{k} = o{k} * {}LL - {}LL + (kiln_i64)((v / {inner}) % {});",
+                    g.stride[k], g.pre_padding[k], g.window[k]
+                ));
+                inner *= g.window[k];
+            }
+            taps.reverse();
+            for l in taps {
+                let _ = writeln!(gather, "{l}");
+            }
+            let outside: Vec<String> = (0..spatial)
+                .map(|k| format!("(unsigned long long)q{k} >= {}ULL", t.dims[k + 2]))
+                .collect();
+            let _ = writeln!(
+                gather,
+                "{indent}    if ({}) {{ continue; }}\n\
+                 {indent}    const float x = kiln_ld(p1[{}]);\n\
+                 {indent}    if (arg < 0 || (isnan(x) && !isnan(best)) || x > best) {{ best = x; arg = v; }}\n\
+                 {indent}}}\n\
+                 {indent}if (arg == w) {{ acc += kiln_ld(p0[dy_off]); }}",
+                outside.join(" || "),
+                offset(&t.strides, &|k| format!("q{k}"))
+            );
+        }
+        (ResampleMode::AvgPoolIncludePadding, _) => {
+            let _ = writeln!(
+                gather,
+                "{indent}acc += kiln_ld(p0[dy_off]) / {};",
+                super::float_lit(g.window_elements() as f64)
+            );
+        }
+        _ => {
+            // The window's elements inside x: the product of the per-dim counts.
+            let mut factors = Vec::new();
+            for k in 0..spatial {
+                let (s, pre, win, input) =
+                    (g.stride[k], g.pre_padding[k], g.window[k], dx.dims[k + 2]);
+                let _ = writeln!(
+                    gather,
+                    "{indent}const kiln_i64 s{k} = o{k} * {s}LL - {pre}LL;\n\
+                     {indent}const kiln_i64 n{k} = (s{k} + {win}LL < {input}LL ? s{k} + {win}LL : {input}LL) - (s{k} > 0 ? s{k} : 0);"
+                );
+                factors.push(format!("n{k}"));
+            }
+            let _ = writeln!(
+                gather,
+                "{indent}acc += kiln_ld(p0[dy_off]) / (float)({});",
+                factors.join(" * ")
+            );
+        }
+    }
+    for _ in 0..spatial {
+        indent.truncate(indent.len() - 4);
+        let _ = writeln!(gather, "{indent}}}");
+    }
+    let dx_ty = c_type(dx.data_type).ok_or("bad dx type")?;
+    let store = format!("        {dx_param}[dx_off] = kiln_st<{dx_ty}>(acc);");
+    let kernel = fill(
+        BACKWARD_TEMPLATE,
+        &[
+            ("SYMBOL", "KILN_SYMBOL".into()),
+            ("PARAMS", params.declare(graph)?),
+            ("COUNT", count.to_string()),
+            ("COORDS", coords),
+            ("GATHER", gather.trim_end().to_string()),
+            ("STORE", store),
+        ],
+    )?;
+    let sym = symbol("resample_backward", &kernel);
     let source = kernel.replace("KILN_SYMBOL", &sym);
     let blocks = (count as u64)
         .div_ceil(BLOCK as u64)

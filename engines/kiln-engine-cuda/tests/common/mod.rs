@@ -256,6 +256,67 @@ pub fn worst(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Pooling's backward: dy of the pooling of x [2, 16, 9, 10] (window 3x2, stride 2, padding 1
+/// before) to dx (named `y`), NHWC or NCHW; max pooling through an i32 index or through x.
+pub fn pooling_backward_graph(
+    dt: DataType,
+    mode: kiln::ResampleMode,
+    nhwc_layout: bool,
+    with_index: bool,
+) -> Graph {
+    let mut g = Graph::new();
+    g.set_name("pooling_backward");
+    let (xd, yd) = ([2, 16, 9, 10], [2, 16, 4, 5]);
+    let strides = |d: &[i64]| {
+        if nhwc_layout {
+            nhwc(d)
+        } else {
+            kiln_core::tensor::packed_strides(d)
+        }
+    };
+    let dy = g.tensor(
+        TensorAttributes::new()
+            .name("dy")
+            .dim(&yd)
+            .stride(&strides(&yd))
+            .data_type(dt),
+    );
+    let max = mode == kiln::ResampleMode::MaxPool;
+    let index = (max && with_index).then(|| {
+        g.tensor(
+            TensorAttributes::new()
+                .name("index")
+                .dim(&yd)
+                .data_type(DataType::I32),
+        )
+    });
+    let x = (max && !with_index).then(|| {
+        g.tensor(
+            TensorAttributes::new()
+                .name("x")
+                .dim(&xd)
+                .stride(&strides(&xd))
+                .data_type(dt),
+        )
+    });
+    let dx = g
+        .resample_backward(
+            &dy,
+            index.as_ref(),
+            x.as_ref(),
+            kiln::ResampleAttributes::new(mode, &[3, 2])
+                .stride(&[2, 2])
+                .pre_padding(&[1, 1]),
+        )
+        .expect("resample_backward");
+    dx.set_name("y")
+        .set_output(true)
+        .set_dim(&xd)
+        .set_stride(&strides(&xd))
+        .set_data_type(dt);
+    g
+}
+
 /// Golden CUDA plans: graph-with-plan files built deviceless for sm_90 by the provider of the day,
 /// with the inputs and the CPU reference's outputs, under `tests/fixtures/plans/`. Deviceless tests
 /// restore and re-save them; the GPU test executes them against the stored outputs.
@@ -386,6 +447,13 @@ pub mod plan_fixtures {
                 || conv_graph(DataType::F16, 2, 16, 9, 9, 32, 3, 1, 1, true, true),
                 1e-2,
                 1e-2,
+            ),
+            // KILN_CUDA_RESAMPLE_BACKWARD_V1: max pooling's maxima found again in x, NHWC.
+            (
+                "cuda_maxpool_backward_bf16_nhwc_sm90",
+                || pooling_backward_graph(DataType::Bf16, kiln::ResampleMode::MaxPool, true, false),
+                2e-2,
+                2e-2,
             ),
             // KILN_CUDA_SDPA_FA3_V1 (sm_90a): lengths across two key tiles, GQA, causal.
             (
