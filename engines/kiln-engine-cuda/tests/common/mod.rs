@@ -247,12 +247,23 @@ pub fn reference(make: &dyn Fn() -> Graph, ins: &[(kiln::Tensor, HostTensor)]) -
     hy.to_f64_vec()
 }
 
-/// Largest |a - b| / (atol + rtol |b|) over the elements; <= 1 passes.
+/// Largest |a - b| / (atol + rtol |b|) over the elements; <= 1 passes. Equal values (equal
+/// infinities too, such as a fully masked row's stats) and NaN where the reference has NaN
+/// match; a NaN anywhere else (an element the kernel never wrote keeps its NaN poison) or a
+/// mismatched infinity counts as infinitely wrong, which `f64::max` alone would skip.
 pub fn worst(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
     assert_eq!(got.len(), want.len());
     got.iter()
         .zip(want)
-        .map(|(g, w)| (g - w).abs() / (atol + rtol * w.abs()))
+        .map(|(&g, &w)| {
+            if g == w || (g.is_nan() && w.is_nan()) {
+                0.0
+            } else if g.is_nan() || w.is_nan() || g.is_infinite() || w.is_infinite() {
+                f64::INFINITY
+            } else {
+                (g - w).abs() / (atol + rtol * w.abs())
+            }
+        })
         .fold(0.0, f64::max)
 }
 
