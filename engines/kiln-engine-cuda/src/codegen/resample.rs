@@ -14,28 +14,37 @@ const TEMPLATE: &str = include_str!("../kernels/resample.cu");
 const BACKWARD_TEMPLATE: &str = include_str!("../kernels/resample_backward.cu");
 const BLOCK: u32 = 256;
 
-/// The resample node of `graph`, or why the engine cannot run the graph.
-fn node(graph: &OpGraph) -> Result<(&GenericOp, &str), String> {
+/// The one `op` node of `graph` (`what` names the operation in the refusal), or why the engine
+/// cannot run the graph.
+fn single_node<'g>(
+    graph: &'g OpGraph,
+    op: &str,
+    what: &str,
+) -> Result<(&'g GenericOp, &'g str), String> {
     let [n] = &graph.nodes[..] else {
         return Err(format!(
-            "the graph has {} nodes; this engine runs one resample node",
+            "the graph has {} nodes; this engine runs one {op} node",
             graph.nodes.len()
         ));
     };
     match &n.op {
-        Op::Generic(g) if g.op == "resample" => Ok((g, &n.name)),
+        Op::Generic(g) if g.op == op => Ok((g, &n.name)),
         other => Err(format!(
-            "node '{}' is {}; this engine runs resample (pooling) only",
+            "node '{}' is {}; this engine runs {what} only",
             n.name,
             other.describe()
         )),
     }
 }
 
-/// `Ok` when the engine can run `graph`: one resample node, x and y of f32/f16/bf16 (or fp8),
-/// an i8, i32 or f32 index, fewer than 2^62 output elements.
-pub fn supports(graph: &OpGraph) -> Result<(), String> {
-    let (op, name) = node(graph)?;
+/// The resample node of `graph`, or why the engine cannot run the graph.
+fn node(graph: &OpGraph) -> Result<(&GenericOp, &str), String> {
+    single_node(graph, "resample", "resample (pooling)")
+}
+
+/// `Ok` when every tensor of `op` has a type the kernels take: an i8, i32 or f32 index, f32,
+/// f16, bf16 or fp8 elsewhere (`others` names those ports in the refusal).
+fn check_types(graph: &OpGraph, op: &GenericOp, others: &str) -> Result<(), String> {
     for (port, uid) in op.inputs.iter().chain(&op.outputs) {
         let t = graph
             .tensor(*uid)
@@ -46,13 +55,21 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
         };
         if !ok {
             return Err(format!(
-                "{} ({port}) is {}; this engine takes f32, f16, bf16 or fp8 x and y and an i8, \
+                "{} ({port}) is {}; this engine takes f32, f16, bf16 or fp8 {others} and an i8, \
                  i32 or f32 index",
                 t.label(),
                 t.data_type
             ));
         }
     }
+    Ok(())
+}
+
+/// `Ok` when the engine can run `graph`: one resample node, x and y of f32/f16/bf16 (or fp8),
+/// an i8, i32 or f32 index, fewer than 2^62 output elements.
+pub fn supports(graph: &OpGraph) -> Result<(), String> {
+    let (op, name) = node(graph)?;
+    check_types(graph, op, "x and y")?;
     let x = graph
         .tensor(op.inputs.get("x").copied().unwrap_or_default())
         .ok_or("no x")?;
@@ -213,20 +230,7 @@ const MAX_BACKWARD_WINDOW: i64 = 1 << 24;
 
 /// The resample_backward node of `graph`, or why the engine cannot run the graph.
 fn backward_node(graph: &OpGraph) -> Result<(&GenericOp, &str), String> {
-    let [n] = &graph.nodes[..] else {
-        return Err(format!(
-            "the graph has {} nodes; this engine runs one resample_backward node",
-            graph.nodes.len()
-        ));
-    };
-    match &n.op {
-        Op::Generic(g) if g.op == "resample_backward" => Ok((g, &n.name)),
-        other => Err(format!(
-            "node '{}' is {}; this engine runs resample_backward (pooling backward) only",
-            n.name,
-            other.describe()
-        )),
-    }
+    single_node(graph, "resample_backward", "resample_backward (pooling backward)")
 }
 
 /// `Ok` when the backward engine can run `graph`: one resample_backward node, dy, dx and x of
@@ -234,23 +238,7 @@ fn backward_node(graph: &OpGraph) -> Result<(&GenericOp, &str), String> {
 /// than 2^62 dx elements.
 pub fn supports_backward(graph: &OpGraph) -> Result<(), String> {
     let (op, name) = backward_node(graph)?;
-    for (port, uid) in op.inputs.iter().chain(&op.outputs) {
-        let t = graph
-            .tensor(*uid)
-            .ok_or_else(|| format!("no tensor uid {uid}"))?;
-        let ok = match port.as_str() {
-            "index" => matches!(t.data_type, DataType::I8 | DataType::I32 | DataType::F32),
-            _ => !t.data_type.is_integral() && t.data_type != DataType::F64,
-        };
-        if !ok {
-            return Err(format!(
-                "{} ({port}) is {}; this engine takes f32, f16, bf16 or fp8 dy, dx and x and \
-                 an i8, i32 or f32 index",
-                t.label(),
-                t.data_type
-            ));
-        }
-    }
+    check_types(graph, op, "dy, dx and x")?;
     let dy = graph
         .tensor(op.inputs.get("dy").copied().unwrap_or_default())
         .ok_or("no dy")?;
