@@ -51,6 +51,29 @@ impl OpGraph {
             .filter(|t| !t.is_virtual && t.scalar.is_none())
     }
 
+    /// The graph's only node, which must be the generic operation `op`, with its name; or an
+    /// engine's reason for declining the graph (`what` names the operation it runs).
+    pub fn single_generic(
+        &self,
+        op: &str,
+        what: &str,
+    ) -> std::result::Result<(&crate::GenericOp, &str), String> {
+        let [n] = &self.nodes[..] else {
+            return Err(format!(
+                "the graph has {} nodes; this engine runs one {op} node",
+                self.nodes.len()
+            ));
+        };
+        match &n.op {
+            Op::Generic(g) if g.op == op => Ok((g, &n.name)),
+            other => Err(format!(
+                "node '{}' is {}; this engine runs {what} only",
+                n.name,
+                other.describe()
+            )),
+        }
+    }
+
     /// The index of the node that writes `uid` (as any of its outputs), if any.
     pub fn producer(&self, uid: i64) -> Option<usize> {
         self.nodes

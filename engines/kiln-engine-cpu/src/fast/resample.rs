@@ -12,7 +12,7 @@ use super::epilogue::check_data_type;
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
 use kiln_core::ops::resample::{ResampleMode, ResampleOp};
-use kiln_core::{DataType, Op, OpGraph, TensorDesc};
+use kiln_core::{DataType, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{PluginError, PluginResult};
 use rayon::prelude::*;
@@ -25,20 +25,7 @@ pub struct ResampleEngine;
 
 /// The resample node of `graph`, or why this engine does not run the graph.
 fn node(graph: &OpGraph) -> Result<(&kiln_core::GenericOp, &str), String> {
-    let [n] = &graph.nodes[..] else {
-        return Err(format!(
-            "the graph has {} nodes; this engine runs one resample node",
-            graph.nodes.len()
-        ));
-    };
-    match &n.op {
-        Op::Generic(g) if g.op == "resample" => Ok((g, &n.name)),
-        other => Err(format!(
-            "node '{}' is {}; this engine runs resample (pooling) only",
-            n.name,
-            other.describe()
-        )),
-    }
+    graph.single_generic("resample", "resample (pooling)")
 }
 
 impl CpuEngine for ResampleEngine {

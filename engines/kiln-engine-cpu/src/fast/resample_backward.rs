@@ -23,7 +23,7 @@ use super::epilogue::check_data_type;
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
 use kiln_core::ops::resample::{ResampleMode, ResampleOp};
-use kiln_core::{DataType, GenericOp, Op, OpGraph, TensorDesc};
+use kiln_core::{DataType, GenericOp, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{PluginError, PluginResult};
 use rayon::prelude::*;
@@ -40,20 +40,7 @@ pub struct ResampleBackwardEngine;
 
 /// The resample_backward node of `graph`, or why this engine does not run the graph.
 fn node(graph: &OpGraph) -> Result<(&GenericOp, &str), String> {
-    let [n] = &graph.nodes[..] else {
-        return Err(format!(
-            "the graph has {} nodes; this engine runs one resample_backward node",
-            graph.nodes.len()
-        ));
-    };
-    match &n.op {
-        Op::Generic(g) if g.op == "resample_backward" => Ok((g, &n.name)),
-        other => Err(format!(
-            "node '{}' is {}; this engine runs resample_backward (pooling backward) only",
-            n.name,
-            other.describe()
-        )),
-    }
+    graph.single_generic("resample_backward", "resample_backward (pooling backward)")
 }
 
 impl CpuEngine for ResampleBackwardEngine {

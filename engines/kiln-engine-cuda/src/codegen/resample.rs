@@ -7,39 +7,16 @@
 use super::{c_type, fill, symbol, Kernel, Params};
 use kiln_core::ops::resample::{ResampleMode, ResampleOp};
 use kiln_core::tensor::stride_order;
-use kiln_core::{DataType, GenericOp, Op, OpGraph};
+use kiln_core::{DataType, GenericOp, OpGraph};
 use std::fmt::Write;
 
 const TEMPLATE: &str = include_str!("../kernels/resample.cu");
 const BACKWARD_TEMPLATE: &str = include_str!("../kernels/resample_backward.cu");
 const BLOCK: u32 = 256;
 
-/// The one `op` node of `graph` (`what` names the operation in the refusal), or why the engine
-/// cannot run the graph.
-fn single_node<'g>(
-    graph: &'g OpGraph,
-    op: &str,
-    what: &str,
-) -> Result<(&'g GenericOp, &'g str), String> {
-    let [n] = &graph.nodes[..] else {
-        return Err(format!(
-            "the graph has {} nodes; this engine runs one {op} node",
-            graph.nodes.len()
-        ));
-    };
-    match &n.op {
-        Op::Generic(g) if g.op == op => Ok((g, &n.name)),
-        other => Err(format!(
-            "node '{}' is {}; this engine runs {what} only",
-            n.name,
-            other.describe()
-        )),
-    }
-}
-
 /// The resample node of `graph`, or why the engine cannot run the graph.
 fn node(graph: &OpGraph) -> Result<(&GenericOp, &str), String> {
-    single_node(graph, "resample", "resample (pooling)")
+    graph.single_generic("resample", "resample (pooling)")
 }
 
 /// `Ok` when every tensor of `op` has a type the kernels take: an i8, i32 or f32 index, f32,
@@ -230,7 +207,7 @@ const MAX_BACKWARD_WINDOW: i64 = 1 << 24;
 
 /// The resample_backward node of `graph`, or why the engine cannot run the graph.
 fn backward_node(graph: &OpGraph) -> Result<(&GenericOp, &str), String> {
-    single_node(graph, "resample_backward", "resample_backward (pooling backward)")
+    graph.single_generic("resample_backward", "resample_backward (pooling backward)")
 }
 
 /// `Ok` when the backward engine can run `graph`: one resample_backward node, dy, dx and x of
