@@ -128,3 +128,39 @@ __device__ __forceinline__ void kiln_stage(const Src* p, bool vec, int rows, int
         }
     }
 }
+
+// Helpers of the Hopper attention kernels (sdpa_fa3_forward.cuh, sdpa_fa3_backward.cuh).
+
+__device__ __forceinline__ float kiln_sdpa_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// Two f32 values rounded to elem_t, packed low half first, in one conversion.
+__device__ __forceinline__ unsigned kiln_sdpa_pack2(float lo, float hi) {
+#if KILN_SDPA_BF16
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+#else
+    __half2 v = __floats2half2_rn(lo, hi);
+#endif
+    return *reinterpret_cast<unsigned*>(&v);
+}
+
+// Named barriers: wait until `threads` threads have reached barrier `id` / count this thread in.
+__device__ __forceinline__ void kiln_sdpa_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void kiln_sdpa_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Pins the definitions of a wgmma's register A fragments before its fence: ptxas serialises
+// every wgmma of a pipeline stage in which another instruction writes one of its input
+// registers.
+template <int N> __device__ __forceinline__ void kiln_sdpa_hold_a(unsigned (&a)[N][4]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[i][e])::"memory");
+}

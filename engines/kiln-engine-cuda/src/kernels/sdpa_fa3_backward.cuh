@@ -127,32 +127,6 @@ static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit");
 #define KILN_FA3B_BAR_STAGE 4
 static_assert(KILN_FA3B_STAGES <= 12, "named barriers 4 + s stay below 16");
 
-__device__ __forceinline__ float kiln_fa3b_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
-__device__ __forceinline__ unsigned kiln_fa3b_pack(float lo, float hi) {
-#if KILN_SDPA_BF16
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-#else
-    __half2 v = __floats2half2_rn(lo, hi);
-#endif
-    return *reinterpret_cast<unsigned*>(&v);
-}
-
-__device__ __forceinline__ void kiln_fa3b_bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
-template <int N> __device__ __forceinline__ void kiln_fa3b_hold_a(unsigned (&a)[N][4]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[i][e])::"memory");
-}
-
 // One bulk copy of `bytes` contiguous bytes from global memory, completing on `bar`.
 __device__ __forceinline__ void kiln_fa3b_bulk(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
@@ -285,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
         if (kz_to > kz_from) {
             kiln_fa3b_zero_rows(k_st, KILN_FA3B_BN, KILN_FA3B_D / 64, kz_from, kz_to, (int)threadIdx.x - 128);
             kiln_fence_proxy_async();
-            kiln_fa3b_bar_sync(KILN_FA3B_BAR_CONSUMERS, 256);
+            kiln_sdpa_bar_sync(KILN_FA3B_BAR_CONSUMERS, 256);
         }
         int st = 0;
         unsigned phase = 0;
@@ -308,7 +282,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
                     kiln_fa3b_zero_rows(q_st, KILN_FA3B_BM, KILN_FA3B_D / 64, qz_from, qz_to, (int)tid - 128);
                     kiln_fa3b_zero_rows(do_st, KILN_FA3B_BM, KILN_FA3B_D / 64, qz_from, qz_to, (int)tid - 128);
                     kiln_fence_proxy_async();
-                    kiln_fa3b_bar_sync(KILN_FA3B_BAR_STAGE + st, 256);
+                    kiln_sdpa_bar_sync(KILN_FA3B_BAR_STAGE + st, 256);
                 }
                 // Whether this consumer's keys meet the tile at all, and whether every pair is
                 // visible (no mask): the band's ends never decrease with the row.
@@ -351,8 +325,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
 #pragma unroll
                             for (int h2 = 0; h2 < 2; ++h2) {
                                 const float l = kiln_fa3b_lds(lse_st + 4 * (8 * j + 2 * tq + h2));
-                                s[4 * j + h2] = kiln_fa3b_exp2(fmaf(s[4 * j + h2], scale_log2, -l));
-                                s[4 * j + 2 + h2] = kiln_fa3b_exp2(fmaf(s[4 * j + 2 + h2], scale_log2, -l));
+                                s[4 * j + h2] = kiln_sdpa_exp2(fmaf(s[4 * j + h2], scale_log2, -l));
+                                s[4 * j + 2 + h2] = kiln_sdpa_exp2(fmaf(s[4 * j + 2 + h2], scale_log2, -l));
                             }
                     } else {
                         const int key = j0c + 16 * warp + g;
@@ -362,8 +336,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
                             for (int h2 = 0; h2 < 2; ++h2) {
                                 const int col = 8 * j + 2 * tq + h2;
                                 const float l = kiln_fa3b_lds(lse_st + 4 * col);
-                                const float p0 = kiln_fa3b_exp2(fmaf(s[4 * j + h2], scale_log2, -l));
-                                const float p1 = kiln_fa3b_exp2(fmaf(s[4 * j + 2 + h2], scale_log2, -l));
+                                const float p0 = kiln_sdpa_exp2(fmaf(s[4 * j + h2], scale_log2, -l));
+                                const float p1 = kiln_sdpa_exp2(fmaf(s[4 * j + 2 + h2], scale_log2, -l));
                                 s[4 * j + h2] = kiln_visible(q0 + col, key, lq, lkv) ? p0 : 0.0f;
                                 s[4 * j + 2 + h2] = kiln_visible(q0 + col, key + 8, lq, lkv) ? p1 : 0.0f;
                             }
@@ -390,14 +364,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
                     for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
                         for (int e = 0; e < 4; ++e) {
-                            pa[kk][e] = kiln_fa3b_pack(s[8 * kk + 2 * e], s[8 * kk + 2 * e + 1]);
-                            sa[kk][e] = kiln_fa3b_pack(dp[8 * kk + 2 * e], dp[8 * kk + 2 * e + 1]);
+                            pa[kk][e] = kiln_sdpa_pack2(s[8 * kk + 2 * e], s[8 * kk + 2 * e + 1]);
+                            sa[kk][e] = kiln_sdpa_pack2(dp[8 * kk + 2 * e], dp[8 * kk + 2 * e + 1]);
                         }
                     // dV += P^T dO and dK += dS^T Q, one group.
                     kiln_wgmma_hold(dv);
                     kiln_wgmma_hold(dk);
-                    kiln_fa3b_hold_a(pa);
-                    kiln_fa3b_hold_a(sa);
+                    kiln_sdpa_hold_a(pa);
+                    kiln_sdpa_hold_a(sa);
                     kiln_wgmma_fence();
 #pragma unroll
                     for (int kk = 0; kk < 4; ++kk)
@@ -417,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
                             asm volatile("st.shared.u32 [%0], %1;" ::"r"(a), "r"(sa[kk][e]) : "memory");
                         }
                     kiln_fence_proxy_async();
-                    kiln_fa3b_bar_sync(KILN_FA3B_BAR_WG + c, 128);
+                    kiln_sdpa_bar_sync(KILN_FA3B_BAR_WG + c, 128);
                     // dQ (this consumer's 64 keys) = dS K, 64 head-dim columns at a time.
 #pragma unroll
                     for (int ch = 0; ch < KILN_FA3B_D / 64; ++ch) {
@@ -454,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) KILN_SDPA_SYMBOL(KILN_FA3B_
                         }
                     }
                     // The next tile's dS^T overwrites this one's: every warp's dQ has retired.
-                    kiln_fa3b_bar_sync(KILN_FA3B_BAR_WG + c, 128);
+                    kiln_sdpa_bar_sync(KILN_FA3B_BAR_WG + c, 128);
                 } else if (t == 0) {
                     kiln_mbar_arrive(KILN_FA3B_EMPTY(st));
                 }

@@ -66,38 +66,6 @@ static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit");
 #define KILN_FA3_BAR_TURN 1
 #define KILN_FA3_BAR_CONSUMERS (1 + KILN_FA3_CONSUMERS)
 
-__device__ __forceinline__ float kiln_fa3_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
-// Two f32 values rounded to elem_t, packed low half first, in one conversion.
-__device__ __forceinline__ unsigned kiln_fa3_pack(float lo, float hi) {
-#if KILN_SDPA_BF16
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-#else
-    __half2 v = __floats2half2_rn(lo, hi);
-#endif
-    return *reinterpret_cast<unsigned*>(&v);
-}
-
-__device__ __forceinline__ void kiln_fa3_bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void kiln_fa3_bar_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
-// Pins the definitions of a wgmma's register operands before its fence: ptxas serialises every
-// wgmma of a pipeline stage in which another instruction writes one of its input registers.
-template <int N> __device__ __forceinline__ void kiln_fa3_hold_a(unsigned (&a)[N][4]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[i][e])::"memory");
-}
-
 // S = Q K^T for this consumer's 64 rows (c: consumer index) over one K tile.
 __device__ __forceinline__ void kiln_fa3_qk(float (&s)[KILN_FA3_BN / 2], unsigned q_st, unsigned k_st, int c) {
     kiln_wgmma_hold(s);
@@ -115,7 +83,7 @@ __device__ __forceinline__ void kiln_fa3_qk(float (&s)[KILN_FA3_BN / 2], unsigne
 // O += P V over one V tile (O = P V when !accumulate).
 __device__ __forceinline__ void kiln_fa3_pv(float (&o)[KILN_D_V / 2], unsigned (&p)[KILN_FA3_BN / 16][4], unsigned v_st, bool accumulate) {
     kiln_wgmma_hold(o);
-    kiln_fa3_hold_a(p);
+    kiln_sdpa_hold_a(p);
     kiln_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < KILN_FA3_BN / 16; ++kk) {
@@ -161,14 +129,14 @@ __device__ __forceinline__ void kiln_fa3_softmax(float (&s)[KILN_FA3_BN / 2], fl
         if (POSITIVE) mx[r] *= scale_log2;   // -inf stays -inf
         const float m_new = fmaxf(m[r], mx[r]);
         // A row that has seen no key keeps m = -inf: its corr is 1 and its p are exp2(-inf) = 0.
-        corr[r] = m_new == KILN_NEG_INF ? 1.0f : kiln_fa3_exp2(m[r] - m_new);
+        corr[r] = m_new == KILN_NEG_INF ? 1.0f : kiln_sdpa_exp2(m[r] - m_new);
         base[r] = m_new == KILN_NEG_INF ? 0.0f : m_new;
         m[r] = m_new;
         l[r] *= corr[r];
     }
 #pragma unroll
     for (int i = 0; i < KILN_FA3_BN / 2; ++i) {
-        s[i] = kiln_fa3_exp2(POSITIVE ? fmaf(s[i], scale_log2, -base[(i >> 1) & 1]) : s[i] - base[(i >> 1) & 1]);
+        s[i] = kiln_sdpa_exp2(POSITIVE ? fmaf(s[i], scale_log2, -base[(i >> 1) & 1]) : s[i] - base[(i >> 1) & 1]);
         l[(i >> 1) & 1] += s[i];
     }
 }
@@ -192,7 +160,7 @@ __device__ __forceinline__ void kiln_fa3_pack_p(const float (&s)[KILN_FA3_BN / 2
 #pragma unroll
     for (int kk = 0; kk < KILN_FA3_BN / 16; ++kk)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) p[kk][e] = kiln_fa3_pack(s[8 * kk + 2 * e], s[8 * kk + 2 * e + 1]);
+        for (int e = 0; e < 4; ++e) p[kk][e] = kiln_sdpa_pack2(s[8 * kk + 2 * e], s[8 * kk + 2 * e + 1]);
 }
 
 // O *= corr per row.
@@ -319,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
         kiln_fa3_pack_p(s, p);
 #if KILN_FA3_PINGPONG
         // The first consumer issues first: the last one hands it its first turn.
-        if (c == KILN_FA3_CONSUMERS - 1 && tiles > 1) kiln_fa3_bar_arrive(KILN_FA3_BAR_TURN, 256);
+        if (c == KILN_FA3_CONSUMERS - 1 && tiles > 1) kiln_sdpa_bar_arrive(KILN_FA3_BAR_TURN, 256);
 #endif
         int prev = 0, st = 0;
         unsigned prev_phase = 0, phase = 0;
@@ -333,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
             kiln_mbar_wait(KILN_FA3_K_FULL(st), phase);
             kiln_mbar_wait(KILN_FA3_V_FULL(prev), prev_phase);
 #if KILN_FA3_PINGPONG
-            kiln_fa3_bar_sync(KILN_FA3_BAR_TURN + c, 256);
+            kiln_sdpa_bar_sync(KILN_FA3_BAR_TURN + c, 256);
 #endif
             kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(st), c);
             // O to tile n - 1's maxima (tile 0: O is zero), then O += P V.
@@ -342,7 +310,7 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
 #if KILN_FA3_PINGPONG
             // The next consumer's turn, in a ring; the last one's last turn is answered by none.
             if (c < KILN_FA3_CONSUMERS - 1 || n + 1 < tiles)
-                kiln_fa3_bar_arrive(KILN_FA3_BAR_TURN + (c + 1) % KILN_FA3_CONSUMERS, 256);
+                kiln_sdpa_bar_arrive(KILN_FA3_BAR_TURN + (c + 1) % KILN_FA3_CONSUMERS, 256);
 #endif
             kiln_wgmma_wait<1>();
             kiln_wgmma_hold(s);
@@ -370,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
                 asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(a), "r"(0u) : "memory");
             }
             kiln_fence_proxy_async();
-            kiln_fa3_bar_sync(KILN_FA3_BAR_CONSUMERS, 128 * KILN_FA3_CONSUMERS);
+            kiln_sdpa_bar_sync(KILN_FA3_BAR_CONSUMERS, 128 * KILN_FA3_CONSUMERS);
         }
         kiln_fa3_rescale(o, corr);
         kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
