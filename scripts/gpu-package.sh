@@ -48,14 +48,16 @@ cat > "$out/run.sh" <<'RUN'
 #   load         the plan load-time breakdown (benches/load.rs --device)
 #   bench        kiln's speed bench (benches/h200.rs)
 #   torch        the PyTorch peers (scripts/gpu-bench.py)
-# e.g. `bash .gpu/run.sh tests load`. Results land in $OUT (or .).
+# e.g. `bash .gpu/run.sh tests load`. Results are written to a folder and packed into one
+# file, $OUT/gpu-results.tgz (the device tool returns at most 8 files from $OUT), beside a copy
+# of summary.txt; without $OUT they stay in ./gpu-results/.
 set -u
 parts="${*:-tests sass load bench torch}"
 has() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export KILN_CUDA_INCLUDE_DIR="${KILN_CUDA_INCLUDE_DIR:-/usr/local/cuda/include}"
 export KILN_CACHE_DIR="${KILN_CACHE_DIR:-/tmp/kiln-cache}"
-R="${OUT:-.}"
+if [ -n "${OUT:-}" ]; then R=$(mktemp -d); else R="$PWD/gpu-results"; mkdir -p "$R"; fi
 # Test fixtures are found under the build machine's checkout path (CARGO_MANIFEST_DIR): make that
 # path lead here; insta finds its snapshots from the workspace root.
 build_root=$(cat .gpu/build-root 2>/dev/null || true)
@@ -93,6 +95,9 @@ if has torch; then
   python3 .gpu/gpu-bench.py > "$R/torch-bench.jsonl" 2> "$R/torch-bench.err"; echo "torch rc=$?" >> "$R/summary.txt"
 fi
 cat "$R/summary.txt"
+if [ -n "${OUT:-}" ]; then
+  tar czf "$OUT/gpu-results.tgz" -C "$R" . && cp "$R/summary.txt" "$OUT/summary.txt"
+fi
 RUN
 chmod +x "$out/run.sh"
 cat > "$out/conformance.sh" <<'CONF'
