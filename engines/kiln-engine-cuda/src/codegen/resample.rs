@@ -59,6 +59,37 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
     Ok(())
 }
 
+/// The statements that split the flat index `i` into the logical coordinates `d<k>` of `t`,
+/// innermost memory dim first.
+fn coordinates(t: &kiln_core::TensorDesc) -> String {
+    let mut coords = String::from("        kiln_i64 r = i;\n");
+    let order = stride_order(&t.strides);
+    for (j, &d) in order.iter().rev().enumerate() {
+        if j + 1 == order.len() {
+            let _ = writeln!(coords, "        const kiln_i64 d{d} = r;");
+        } else {
+            let _ = writeln!(
+                coords,
+                "        const kiln_i64 d{d} = r % {}LL; r /= {}LL;",
+                t.dims[d], t.dims[d]
+            );
+        }
+    }
+    coords
+}
+
+/// The element offset `d0 * s0 + d1 * s1 + <spatial k> * s(k+2)...` for `strides`.
+fn offset_terms(strides: &[i64], spatial: usize, spatial_name: &dyn Fn(usize) -> String) -> String {
+    let mut terms = vec![
+        format!("d0 * {}LL", strides[0]),
+        format!("d1 * {}LL", strides[1]),
+    ];
+    for k in 0..spatial {
+        terms.push(format!("{} * {}LL", spatial_name(k), strides[k + 2]));
+    }
+    terms.join(" + ")
+}
+
 /// Generates the pooling kernel for `graph` (which [`supports`] accepted).
 pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     supports(graph)?;
@@ -87,28 +118,9 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     let params = Params { list };
 
     // Output coordinates d<k> (logical dims), innermost memory dim of y first.
-    let mut coords = String::from("        kiln_i64 r = i;\n");
-    let order = stride_order(&y.strides);
-    for (j, &d) in order.iter().rev().enumerate() {
-        if j + 1 == order.len() {
-            let _ = writeln!(coords, "        const kiln_i64 d{d} = r;");
-        } else {
-            let _ = writeln!(
-                coords,
-                "        const kiln_i64 d{d} = r % {}LL; r /= {}LL;",
-                y.dims[d], y.dims[d]
-            );
-        }
-    }
+    let mut coords = coordinates(y);
     let offset = |strides: &[i64], spatial_name: &dyn Fn(usize) -> String| {
-        let mut terms = vec![
-            format!("d0 * {}LL", strides[0]),
-            format!("d1 * {}LL", strides[1]),
-        ];
-        for k in 0..spatial {
-            terms.push(format!("{} * {}LL", spatial_name(k), strides[k + 2]));
-        }
-        terms.join(" + ")
+        offset_terms(strides, spatial, spatial_name)
     };
     let y_off = offset(&y.strides, &|k| format!("d{}", k + 2));
     let _ = write!(coords, "        const kiln_i64 y_off = {y_off};");
@@ -284,28 +296,9 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
     let dx_param = params.name(dx.uid).ok_or("no dx parameter")?;
 
     // dx coordinates d<k> (logical dims), innermost memory dim of dx first.
-    let mut coords = String::from("        kiln_i64 r = i;\n");
-    let order = stride_order(&dx.strides);
-    for (j, &d) in order.iter().rev().enumerate() {
-        if j + 1 == order.len() {
-            let _ = writeln!(coords, "        const kiln_i64 d{d} = r;");
-        } else {
-            let _ = writeln!(
-                coords,
-                "        const kiln_i64 d{d} = r % {}LL; r /= {}LL;",
-                dx.dims[d], dx.dims[d]
-            );
-        }
-    }
+    let mut coords = coordinates(dx);
     let offset = |strides: &[i64], spatial_name: &dyn Fn(usize) -> String| {
-        let mut terms = vec![
-            format!("d0 * {}LL", strides[0]),
-            format!("d1 * {}LL", strides[1]),
-        ];
-        for k in 0..spatial {
-            terms.push(format!("{} * {}LL", spatial_name(k), strides[k + 2]));
-        }
-        terms.join(" + ")
+        offset_terms(strides, spatial, spatial_name)
     };
     let _ = write!(
         coords,
