@@ -1231,6 +1231,18 @@ fn conv_grad_v2_variants() -> Vec<(&'static str, &'static str, Graph)> {
             ),
         ),
         (
+            // A strided dgrad as four phases (dense sub-problems), stored element by element.
+            "conv_dgrad_v2_bf16_nhwc_3x3_stride2_n32_c128",
+            DG2,
+            conv_grad_graph(
+                true,
+                DataType::Bf16,
+                s(32, 128, 56, 56, 128, 3, 1, 2, 1),
+                true,
+                false,
+            ),
+        ),
+        (
             "conv_wgrad_v2_f16_nhwc_3x3_n64_c512",
             WG2,
             conv_grad_graph(

@@ -62,6 +62,12 @@ struct Plan {
     k: i64,
     /// Reduction chunks (wgrad; 1 for dgrad).
     splits: i64,
+    /// Stride phases (a strided dgrad's dense sub-problems; else 1). The mainloop's batches
+    /// are the chunks or the phases.
+    phases: i64,
+    /// Statements before the epilogue's coordinates (a phased dgrad's pixel, and its return
+    /// for rows past the image).
+    epilogue_prefix: String,
     /// B's tensor map.
     b: TensorMapRecipe,
     /// A is K-major (dgrad) or M-major (wgrad).
@@ -132,8 +138,20 @@ fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
                 ));
             }
             let kp = cdiv(kk, 64) * 64;
-            let (m, n, k) = (nb * h * wd, c, r * ss * kp);
-            let narrow = conv_grad::fits_i32(graph, cv, [m, n, k])?;
+            let (sh, sv) = (pr.stride[0], pr.stride[1]);
+            // A strided dgrad without dilation runs as stride_h · stride_w dense sub-problems
+            // (phases): the dx pixels of one (h mod stride_h, w mod stride_w), each over only the
+            // taps that reach them, ceil(R / stride_h) · ceil(S / stride_w) (a phase with fewer
+            // visits its missing ones as zeros).
+            let phased = (sh > 1 || sv > 1) && pr.dilation[0] == 1 && pr.dilation[1] == 1;
+            let (hq, wq, th, tw) = if phased {
+                (cdiv(h, sh), cdiv(wd, sv), cdiv(r, sh), cdiv(ss, sv))
+            } else {
+                (h, wd, r, ss)
+            };
+            let phases = if phased { sh * sv } else { 1 };
+            let (m, n, k) = (nb * hq * wq, c, th * tw * kp);
+            let narrow = conv_grad::fits_i32(graph, cv, [nb * h * wd, n, r * ss * kp])?;
             if !narrow && (h >= 1 << 28 || wd >= 1 << 28 || p >= 1 << 28 || q >= 1 << 28) {
                 return Err("the image is too large for the gather's 32-bit coordinates".into());
             }
@@ -156,9 +174,10 @@ fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
                 ("KILN_DG_Q", q),
                 ("KILN_DG_K", kk),
                 ("KILN_DG_KP", kp),
+                ("KILN_DG_R", r),
                 ("KILN_DG_S", ss),
-                ("KILN_DG_STRIDE_H", pr.stride[0]),
-                ("KILN_DG_STRIDE_W", pr.stride[1]),
+                ("KILN_DG_STRIDE_H", sh),
+                ("KILN_DG_STRIDE_W", sv),
                 ("KILN_DG_PAD_H", pr.pre_padding[0]),
                 ("KILN_DG_PAD_W", pr.pre_padding[1]),
                 ("KILN_DG_DIL_H", pr.dilation[0]),
@@ -166,34 +185,76 @@ fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
                 ("KILN_DG_DY_STRIDE_N", sy[0]),
                 ("KILN_DG_DY_STRIDE_H", sy[2]),
                 ("KILN_DG_DY_STRIDE_W", sy[3]),
+                ("KILN_DG_HQ", hq),
+                ("KILN_DG_WQ", wq),
+                ("KILN_DG_TW", tw),
             ] {
                 let _ = writeln!(defines, "#define {key} {v}{sfx}");
             }
-            // B slice (c0 = channel, c1 = reduction index): tap c1 / Kp, filter c1 % Kp.
-            let _ = write!(
-                defines,
-                "\n// The filter box of channels [c0, c0 + 64) and reduction indices [c1, c1 + 64): one tap's\n\
-                 // filters, past K zero-filled by the copy engine.\n\
-                 __device__ __forceinline__ void kiln_h_tma_b(unsigned dst, const kiln_tensor_map* map, unsigned bar, int c0, int c1, int batch) {{\n\
-                 \x20   (void)batch;\n\
-                 \x20   const int tap = c1 / {kp};\n\
-                 \x20   kiln_tma_load_4d(dst, map, bar, c0, c1 - tap * {kp}, tap % {ss}, tap / {ss});\n\
-                 }}\n"
-            );
+            let _ = writeln!(defines, "#define KILN_DG_PHASED {}", u8::from(phased));
+            if phased {
+                // Phase `batch` = (ph_h, ph_w); its j-th tap pair (jh, jw) is filter tap
+                // (r0 + stride_h jh, s0 + stride_w jw), r0 = (ph_h + pad_h) mod stride_h: a
+                // tap past the filter is outside the map and zero-filled by the copy engine.
+                let _ = write!(
+                    defines,
+                    "\n// The filter box of channels [c0, c0 + 64) and reduction indices [c1, c1 + 64) of phase\n\
+                     // `batch`: one tap's filters, past K or past the filter zero-filled by the copy engine.\n\
+                     __device__ __forceinline__ void kiln_h_tma_b(unsigned dst, const kiln_tensor_map* map, unsigned bar, int c0, int c1, int batch) {{\n\
+                     \x20   const int tap = c1 / {kp}, ph_h = batch / {sv}, ph_w = batch % {sv};\n\
+                     \x20   const int r = (ph_h + {pad_h}) % {sh} + {sh} * (tap / {tw}), s = (ph_w + {pad_w}) % {sv} + {sv} * (tap % {tw});\n\
+                     \x20   kiln_tma_load_4d(dst, map, bar, c0, c1 - tap * {kp}, s, r);\n\
+                     }}\n",
+                    pad_h = pr.pre_padding[0],
+                    pad_w = pr.pre_padding[1],
+                );
+            } else {
+                // B slice (c0 = channel, c1 = reduction index): tap c1 / Kp, filter c1 % Kp.
+                let _ = write!(
+                    defines,
+                    "\n// The filter box of channels [c0, c0 + 64) and reduction indices [c1, c1 + 64): one tap's\n\
+                     // filters, past K zero-filled by the copy engine.\n\
+                     __device__ __forceinline__ void kiln_h_tma_b(unsigned dst, const kiln_tensor_map* map, unsigned bar, int c0, int c1, int batch) {{\n\
+                     \x20   (void)batch;\n\
+                     \x20   const int tap = c1 / {kp};\n\
+                     \x20   kiln_tma_load_4d(dst, map, bar, c0, c1 - tap * {kp}, tap % {ss}, tap / {ss});\n\
+                     }}\n"
+                );
+            }
+            let (coords, epilogue_prefix) = if phased {
+                (
+                    vec!["n_".into(), "(gn)".into(), "h_".into(), "w_".into()],
+                    format!(
+                        "    // Row gm of phase `batch`: pixel (n_, h_, w_) of dx, or none past the image.\n\
+                         \x20   const kiln_idx n_ = gm / {hqwq}{sfx};\n\
+                         \x20   const kiln_idx h_ = (kiln_idx)(batch / {sv}) + {sh}{sfx} * ((gm / {wq}{sfx}) % {hq}{sfx});\n\
+                         \x20   const kiln_idx w_ = (kiln_idx)(batch % {sv}) + {sv}{sfx} * (gm % {wq}{sfx});\n\
+                         \x20   if (h_ >= {h}{sfx} || w_ >= {wd}{sfx}) return;\n",
+                        hqwq = hq * wq
+                    ),
+                )
+            } else {
+                (
+                    vec![
+                        format!("(gm / {}{sfx})", h * wd),
+                        "(gn)".into(),
+                        format!("((gm / {wd}{sfx}) % {h}{sfx})"),
+                        format!("(gm % {wd}{sfx})"),
+                    ],
+                    String::new(),
+                )
+            };
             Ok(Plan {
                 m,
                 n,
                 k,
                 splits: 1,
+                phases,
+                epilogue_prefix,
                 b,
                 a_k_major: true,
                 defines,
-                coords: vec![
-                    format!("(gm / {}{sfx})", h * wd),
-                    "(gn)".into(),
-                    format!("((gm / {wd}{sfx}) % {h}{sfx})"),
-                    format!("(gm % {wd}{sfx})"),
-                ],
+                coords,
                 narrow,
             })
         }
@@ -284,6 +345,8 @@ fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
                 n,
                 k: chunk,
                 splits: cdiv(npq, chunk),
+                phases: 1,
+                epilogue_prefix: String::new(),
                 b,
                 a_k_major: false,
                 defines,
@@ -373,7 +436,10 @@ fn choice(
     match cv.direction {
         ConvDirection::Dgrad => {
             let pl = plan(graph, s, 1)?;
-            Ok((tile.unwrap_or_else(|| hopper::pick(pl.m, pl.n, 1)), 1))
+            Ok((
+                tile.unwrap_or_else(|| hopper::pick(pl.m, pl.n, pl.phases)),
+                1,
+            ))
         }
         _ => {
             let (cfg, splits) = wgrad_choice(graph, s)?;
@@ -457,7 +523,8 @@ pub fn generate(
     } else {
         ("long long", "LL")
     };
-    let stage_out = if dir == ConvDirection::Dgrad {
+    // A phased dgrad's rows are strided pixels: stored element by element.
+    let stage_out = if dir == ConvDirection::Dgrad && pl.phases == 1 {
         staged(graph, &s)
     } else {
         None
@@ -495,7 +562,7 @@ pub fn generate(
         ("KILN_GEMM_M", format!("{}{sfx}", pl.m)),
         ("KILN_GEMM_N", format!("{}{sfx}", pl.n)),
         ("KILN_GEMM_K", format!("{}{sfx}", pl.k)),
-        ("KILN_H_BATCHES", pl.splits.to_string()),
+        ("KILN_H_BATCHES", (pl.splits * pl.phases).to_string()),
         ("KILN_H_WM", cfg.wm.to_string()),
         ("KILN_H_BN", cfg.bn.to_string()),
         (
@@ -560,7 +627,7 @@ pub fn generate(
     );
     define(&mut src, "KILN_GEMM_PARAMS", declared);
     define(&mut src, "KILN_GEMM_ARGS", args.join(", "));
-    let epilogue = epilogue_body(graph, &s, &params, &pl.coords, String::new())?;
+    let epilogue = epilogue_body(graph, &s, &params, &pl.coords, pl.epilogue_prefix.clone())?;
     if split_k {
         // Element (gm = tap, gn = filter) of chunk `batch` at [batch][gn][gm]: V1's layout
         // [chunk][K][R·S·C], which its reduction kernel reads.
@@ -604,7 +671,9 @@ pub fn generate(
     let sym = symbol(prefix, &src);
     let source = src.replace("KILN_SYMBOL", &sym);
     let bm = 128 * i64::from(cfg.wm);
-    let tiles = cdiv(pl.m, bm) as i128 * cdiv(pl.n, i64::from(cfg.bn)) as i128 * pl.splits as i128;
+    let tiles = cdiv(pl.m, bm) as i128
+        * cdiv(pl.n, i64::from(cfg.bn)) as i128
+        * (pl.splits * pl.phases) as i128;
     if tiles > i128::from(i32::MAX) {
         return Err(format!("{tiles} tiles are beyond the grid's limit"));
     }

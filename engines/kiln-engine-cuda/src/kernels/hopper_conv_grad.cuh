@@ -36,6 +36,60 @@
 static_assert(KILN_DG_KP % 64 == 0, "each tap's filters are padded to whole K slices");
 #define KILN_H_GATHER_ROWS (KILN_H_BM / 16)
 
+#if KILN_DG_PHASED
+// A strided dgrad without dilation as stride_h · stride_w phases (the mainloop's batches): phase
+// (ph_h, ph_w) = (batch / stride_w, batch % stride_w) holds the dx pixels (n, ph_h + stride_h i,
+// ph_w + stride_w j), rows gm = (n, i, j), j fastest; its taps are (r0 + stride_h jh, s0 +
+// stride_w jw), r0 = (ph_h + pad_h) mod stride_h, jh < ceil(R / stride_h) (jw alike), each
+// meeting the pixel at dy's p = i + (ph_h + pad_h − r0) / stride_h − jh (q alike), with no
+// division left to check. Per row: its base in dy and (i + (ph_h + pad_h − r0) / stride_h, ...);
+// rows past the phase's pixels get coordinates no tap brings into dy.
+__device__ __forceinline__ void kiln_dg_pixel(kiln_idx gm, int batch, kiln_idx& base, int& h, int& w) {
+    const int ph_h = batch / (int)KILN_DG_STRIDE_W, ph_w = batch % (int)KILN_DG_STRIDE_W;
+    const kiln_idx j = gm % KILN_DG_WQ, rr = gm / KILN_DG_WQ, i = rr % KILN_DG_HQ, n = rr / KILN_DG_HQ;
+    if (gm >= KILN_GEMM_M || ph_h + (int)KILN_DG_STRIDE_H * (int)i >= (int)KILN_DG_H ||
+        ph_w + (int)KILN_DG_STRIDE_W * (int)j >= (int)KILN_DG_W) {
+        base = 0;
+        h = -(1 << 30);
+        w = -(1 << 30);
+        return;
+    }
+    base = n * KILN_DG_DY_STRIDE_N;
+    h = (int)i + (ph_h + (int)KILN_DG_PAD_H) / (int)KILN_DG_STRIDE_H;
+    w = (int)j + (ph_w + (int)KILN_DG_PAD_W) / (int)KILN_DG_STRIDE_W;
+}
+
+#define KILN_H_GATHER_TILE_SETUP(m0)                                                   \
+    kiln_idx g_base[KILN_H_GATHER_ROWS];                                               \
+    int g_h[KILN_H_GATHER_ROWS], g_w[KILN_H_GATHER_ROWS];                              \
+    _Pragma("unroll") for (int j = 0; j < KILN_H_GATHER_ROWS; ++j)                     \
+        kiln_dg_pixel((kiln_idx)(m0) + t / 8 + 16 * j, batch, g_base[j], g_h[j], g_w[j]); \
+    const int g_r0 = (batch / (int)KILN_DG_STRIDE_W + (int)KILN_DG_PAD_H) % (int)KILN_DG_STRIDE_H; \
+    const int g_s0 = (batch % (int)KILN_DG_STRIDE_W + (int)KILN_DG_PAD_W) % (int)KILN_DG_STRIDE_W
+
+#define kiln_h_gather_a(dst, t, k0) kiln_dg_gather(dst, t, k0, g_base, g_h, g_w, g_r0, g_s0, KILN_GEMM_A)
+
+__device__ __forceinline__ void kiln_dg_gather(unsigned dst, int t, int k0, const kiln_idx (&base)[KILN_H_GATHER_ROWS],
+                                               const int (&h)[KILN_H_GATHER_ROWS], const int (&w)[KILN_H_GATHER_ROWS],
+                                               int r0, int s0, const elem_t* __restrict__ dy) {
+    const int q = t % 8, r0w = t / 8;
+    const int tap = k0 / (int)KILN_DG_KP;
+    const int kf = k0 - tap * (int)KILN_DG_KP + 8 * q;
+    const int jh = tap / (int)KILN_DG_TW, jw = tap % (int)KILN_DG_TW;
+    // A tap past the filter (a phase with fewer taps) loads zeros.
+    const bool k_ok = kf < (int)KILN_DG_K && r0 + (int)KILN_DG_STRIDE_H * jh < (int)KILN_DG_R &&
+                      s0 + (int)KILN_DG_STRIDE_W * jw < (int)KILN_DG_S;
+#pragma unroll
+    for (int j = 0; j < KILN_H_GATHER_ROWS; ++j) {
+        const int row = r0w + 16 * j;
+        const int p = h[j] - jh, pq = w[j] - jw;
+        const bool ok = k_ok && p >= 0 && pq >= 0 && p < (int)KILN_DG_P && pq < (int)KILN_DG_Q;
+        const elem_t* src = ok ? dy + base[j] + (kiln_idx)p * KILN_DG_DY_STRIDE_H + (kiln_idx)pq * KILN_DG_DY_STRIDE_W + kf : dy;
+        kiln_cp_async_16(dst + row * 128 + ((q ^ (row & 7)) << 4), src, ok ? 16u : 0u);
+    }
+}
+
+#else
 // Row gm's image: its base offset in dy (the batch) and (h + pad_h, w + pad_w); rows past M get
 // coordinates from which no tap reaches dy.
 __device__ __forceinline__ void kiln_dg_pixel(kiln_idx gm, kiln_idx& base, int& h, int& w) {
@@ -84,6 +138,7 @@ __device__ __forceinline__ void kiln_dg_gather(unsigned dst, int t, int k0, cons
         kiln_cp_async_16(dst + row * 128 + ((q ^ (row & 7)) << 4), src, ok ? 16u : 0u);
     }
 }
+#endif  // KILN_DG_PHASED
 
 #else  // wgrad
 #if !defined(KILN_WG_CHUNK) || !defined(KILN_WG_X_STRIDE_W)
