@@ -627,8 +627,8 @@ fn gemm_cases() -> Vec<GemmCase> {
 }
 
 /// The tile knob value the V2 heuristic picks for an M x N GEMM (one batch).
-fn heuristic_tile(m: i64, n: i64) -> i64 {
-    let cfg = kiln_engine_cuda::codegen::hopper::pick(m, n, 1);
+fn heuristic_tile(m: i64, n: i64, conv: bool) -> i64 {
+    let cfg = kiln_engine_cuda::codegen::hopper::pick_for(m, n, 1, conv);
     kiln_engine_cuda::codegen::hopper::CONFIGS
         .iter()
         .position(|c| *c == cfg)
@@ -751,7 +751,7 @@ fn gemm_time_plans(h: &kiln::Handle, dir: &str) {
             })
             .expect("timing") as f64
                 / iters as f64;
-            let star = if heuristic_tile(*m, *n) == *v {
+            let star = if heuristic_tile(*m, *n, name.starts_with("conv")) == *v {
                 " heuristic"
             } else {
                 ""
