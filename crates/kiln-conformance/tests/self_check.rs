@@ -262,23 +262,28 @@ fn every_engine_is_exercised() {
             c_type: DataType::Bf16,
         }
         .case(),
-        ConvSpec {
-            c_per_group: 16,
-            k_per_group: 16,
-            x_layout: Layout::channels_last(),
-            w_layout: Layout::channels_last(),
-            y_layout: Layout::channels_last(),
-            in_type: DataType::Bf16,
-            out_type: DataType::Bf16,
-            ..conv(ConvDirection::Fprop)
-        }
-        .case(),
         attention_case(),
         hopper_attention_case(),
         hopper_attention_backward_case(),
         pooling_case(),
         pooling_backward_case(),
     ];
+    // bf16 NHWC with 16 channels and filters, in each direction: the Hopper conv engines (V2).
+    for direction in [ConvDirection::Fprop, ConvDirection::Dgrad, ConvDirection::Wgrad] {
+        cases.push(
+            ConvSpec {
+                c_per_group: 16,
+                k_per_group: 16,
+                x_layout: Layout::channels_last(),
+                w_layout: Layout::channels_last(),
+                y_layout: Layout::channels_last(),
+                in_type: DataType::Bf16,
+                out_type: DataType::Bf16,
+                ..conv(direction)
+            }
+            .case(),
+        );
+    }
     // A layernorm: the norm engines.
     let mut g = kiln::Graph::new();
     let f32 = |g: &mut kiln::Graph, name: &str, dims: &[i64]| {

@@ -475,12 +475,16 @@ pub mod plan_fixtures {
             ),
             // KILN_CUDA_SDPA_FA3_BACKWARD_V1 (prep, sm_90a main kernel, convert; a workspace):
             // lengths across two key blocks and three query tiles, GQA, causal; y is dq (dk
-            // and dv are bound to scratch memory).
+            // and dv are bound to scratch memory). The stored o and stats are random, not the
+            // forward's, so P reaches e^2 and dq 46: dS rounded to bf16 before dS K (as the
+            // kernel does) alone gives a worst ratio of 1.41 at 3e-2 / 3e-2 (a NumPy model of
+            // that rounding matches the H200's 1.4140 to four digits), so the tolerance is the
+            // GPU test's for 201 keys: bf16 eps (1/128) x (4 + sqrt(265) / 2) and 4 eps.
             (
                 "cuda_sdpa_fa3_bwd_bf16_gqa_causal_sm90",
                 || sdpa_backward_plain_graph(DataType::Bf16, 1, 2, 1, 150, 201, 64),
-                3e-2,
-                3e-2,
+                0.095,
+                0.031,
             ),
         ]
     }
