@@ -83,6 +83,24 @@ def norm_peers():
             del xg, wg, bg, y
         del x, dy, w, bias
 
+def pooling_peers():
+    """Peers of kiln's pooling cases (benches/h200.rs pooling_benches): bf16 channels_last
+    x [32, 64, 112, 112], window 3, stride 2, padding 1; max pooling with its indices and its
+    backward through autograd, average (padding excluded) backward. Bytes as kiln counts them."""
+    import torch.nn.functional as F
+    x = torch.randn(32, 64, 112, 112, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    nx, ny = x.numel(), x.numel() / 4
+    name = "bf16 NHWC N32 C64 H112 3x3 s2 torch-eager"
+    with torch.no_grad():
+        emit(f"maxpool fwd {name}", timed(lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True)), nbytes=2.0 * nx + 3.0 * ny)
+    xg = x.detach().clone().requires_grad_()
+    y = F.avg_pool2d(xg, 3, 2, 1, count_include_pad=False)
+    dy = torch.randn_like(y)
+    emit(f"avgpool bwd {name}", timed(lambda: torch.autograd.grad(y, xg, dy, retain_graph=True)), nbytes=2.0 * (nx + ny))
+    y = F.max_pool2d(xg, 3, 2, 1)
+    emit(f"maxpool bwd index {name}", timed(lambda: torch.autograd.grad(y, xg, dy, retain_graph=True)), nbytes=2.0 * nx + 3.0 * ny)
+    del x, xg, y, dy
+
 torch.backends.cudnn.benchmark = True
 print(json.dumps({"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name()}), flush=True)
 def sdpa_backward_peers():
@@ -131,6 +149,9 @@ if "--sdpa-bwd-only" in sys.argv:
     sys.exit(0)
 if "--norms" in sys.argv:
     norm_peers()
+    sys.exit(0)
+if "--pooling" in sys.argv:
+    pooling_peers()
     sys.exit(0)
 if not SDPA_ONLY and not GEMM_ONLY:
     # Convolution gradient peers (cuDNN through aten.convolution_backward, channels_last, f16 and
@@ -222,5 +243,22 @@ for backend, label in [(SDPBackend.FLASH_ATTENTION, "flash"), (SDPBackend.CUDNN_
             emit(f"sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true torch-{label}", timed(fwd), flops=flops)
     except RuntimeError as e:
         print(json.dumps({"case": f"sdpa gqa torch-{label}", "error": str(e)[:200]}), flush=True)
+# A ragged batch (kiln: seq_len tensors; PyTorch: a nested jagged tensor), H16 D128.
+lens = [4096, 3072, 2048, 1024]
+def jagged():
+    parts = [torch.randn(l, 16, 128, device="cuda", dtype=torch.bfloat16) for l in lens]
+    return torch.nested.nested_tensor(parts, layout=torch.jagged).transpose(1, 2)
+q, k, v = jagged(), jagged(), jagged()
+for causal in [False, True]:
+    flops = sum(4.0 * 16 * l * l * 128 * (0.5 if causal else 1.0) for l in lens)
+    for backend, label in [(SDPBackend.FLASH_ATTENTION, "flash"), (SDPBackend.CUDNN_ATTENTION, "cudnn")]:
+        try:
+            with sdpa_kernel(backend):
+                fwd = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                emit(f"sdpa fwd bf16 ragged 4096,3072,2048,1024 H16 D128 causal={str(causal).lower()} torch-{label}", timed(fwd), flops=flops)
+        except RuntimeError as e:
+            print(json.dumps({"case": f"sdpa fwd ragged torch-{label}", "error": str(e)[:200]}), flush=True)
+del q, k, v
 if not SDPA_ONLY:
     norm_peers()
+    pooling_peers()

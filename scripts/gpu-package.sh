@@ -31,7 +31,7 @@ if [ -z "$(ls "$out/conformance")" ]; then
   exit 1
 fi
 strip .gpu/* .gpu/conformance/* 2>/dev/null || true
-cp scripts/gpu-bench.py scripts/check-hgmma.sh "$out/"
+cp scripts/gpu-bench.py scripts/gpu_ratios.py scripts/check-hgmma.sh "$out/"
 # Tests find their fixtures and snapshots through the path they were built in: record it, so that
 # run.sh can point that path at the checkout it runs in.
 echo "$PWD" > "$out/build-root"
@@ -47,7 +47,7 @@ cat > "$out/run.sh" <<'RUN'
 #                KILN_CONFORMANCE_THREADS (test threads, default 8)
 #   load         the plan load-time breakdown (benches/load.rs --device)
 #   bench        kiln's speed bench (benches/h200.rs)
-#   torch        the PyTorch peers (scripts/gpu-bench.py)
+#   torch        the PyTorch peers (scripts/gpu-bench.py); with bench, ratios.md joins both
 # e.g. `bash .gpu/run.sh tests load`. Results are written to a folder and packed into one
 # file, $OUT/gpu-results.tgz (the device tool returns at most 8 files from $OUT), beside a copy
 # of summary.txt; without $OUT they stay in ./gpu-results/.
@@ -93,6 +93,11 @@ if has bench; then
 fi
 if has torch; then
   python3 .gpu/gpu-bench.py > "$R/torch-bench.jsonl" 2> "$R/torch-bench.err"; echo "torch rc=$?" >> "$R/summary.txt"
+fi
+# The ratios of kiln to its peers of this call (peer ms / kiln ms), one Markdown table.
+if [ -s "$R/kiln-bench.jsonl" ] && [ -s "$R/torch-bench.jsonl" ]; then
+  python3 .gpu/gpu_ratios.py "$R/kiln-bench.jsonl" -- "$R/torch-bench.jsonl" > "$R/ratios.md" 2>&1
+  echo "ratios rc=$? (ratios.md)" >> "$R/summary.txt"
 fi
 cat "$R/summary.txt"
 if [ -n "${OUT:-}" ]; then

@@ -112,6 +112,118 @@ fn matmul_bias_gelu(dt: DataType, s: i64) -> Graph {
     g
 }
 
+/// Attention over [b, h, s, d] in B,S,H,D layout with per-batch lengths (seq_len_q = seq_len_kv
+/// tensors bound at execute): one plan for every ragged batch up to length s.
+fn sdpa_ragged_graph(b: i64, h: i64, s: i64, d: i64, causal: bool) -> Graph {
+    let mut g = Graph::new();
+    let bshd = |g: &mut Graph, name: &str| {
+        g.tensor(
+            kiln::TensorAttributes::new()
+                .name(name)
+                .dim(&[b, h, s, d])
+                .stride(&[s * h * d, d, h * d, 1])
+                .data_type(DataType::Bf16),
+        )
+    };
+    let (q, k, v) = (bshd(&mut g, "q"), bshd(&mut g, "k"), bshd(&mut g, "v"));
+    let len = |g: &mut Graph, name: &str| {
+        g.tensor(
+            kiln::TensorAttributes::new()
+                .name(name)
+                .dim(&[b, 1, 1, 1])
+                .data_type(DataType::F32),
+        )
+    };
+    let (lq, lkv) = (len(&mut g, "seq_len_q"), len(&mut g, "seq_len_kv"));
+    let attrs = kiln::SdpaAttributes::new()
+        .attn_scale(1.0 / (d as f64).sqrt())
+        .causal_mask(causal)
+        .seq_len_q(&lq)
+        .seq_len_kv(&lkv);
+    let out = g.sdpa(&q, &k, &v, attrs).expect("sdpa ragged");
+    out.o
+        .set_name("y")
+        .set_output(true)
+        .set_data_type(DataType::Bf16);
+    g
+}
+
+/// Pooling of bf16 NHWC x [32, 64, 112, 112], window 3x3, stride 2, padding 1 (y [32, 64, 56,
+/// 56]): the forward (max with an i8 index) when `backward` is `None`, else the backward of
+/// `mode`, max through an i8 index (`Some(true)`) or through x (`Some(false)`).
+fn pooling_bench_graph(mode: kiln::ResampleMode, backward: Option<bool>) -> Graph {
+    use kiln::{ResampleAttributes, ResampleMode, TensorAttributes};
+    let (xd, yd) = ([32i64, 64, 112, 112], [32i64, 64, 56, 56]);
+    let nhwc = kiln_core::tensor::channels_last_strides;
+    let attrs = || {
+        ResampleAttributes::new(mode, &[3, 3])
+            .stride(&[2, 2])
+            .pre_padding(&[1, 1])
+            .post_padding(&[1, 1])
+    };
+    let mut g = Graph::new();
+    let t = |g: &mut Graph, name: &str, dims: &[i64], dt: DataType| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(dims)
+                .stride(&nhwc(dims))
+                .data_type(dt),
+        )
+    };
+    let Some(with_index) = backward else {
+        let x = t(&mut g, "x", &xd, DataType::Bf16);
+        let out = g
+            .resample(&x, attrs().generate_index(mode == ResampleMode::MaxPool))
+            .expect("resample");
+        out.y.set_output(true).set_data_type(DataType::Bf16);
+        if let Some(i) = out.index {
+            i.set_output(true)
+                .set_stride(&nhwc(&yd))
+                .set_data_type(DataType::I8);
+        }
+        return g;
+    };
+    let dy = t(&mut g, "dy", &yd, DataType::Bf16);
+    let max = mode == ResampleMode::MaxPool;
+    let index = (max && with_index).then(|| t(&mut g, "index", &yd, DataType::I8));
+    let x = (max && !with_index).then(|| t(&mut g, "x", &xd, DataType::Bf16));
+    let dx = g
+        .resample_backward(&dy, index.as_ref(), x.as_ref(), attrs())
+        .expect("resample_backward");
+    dx.set_output(true)
+        .set_dim(&xd)
+        .set_stride(&nhwc(&xd))
+        .set_data_type(DataType::Bf16);
+    g
+}
+
+/// The pooling cases (names as scripts/gpu-bench.py's, bytes the fewest read + written).
+fn pooling_benches(h: &kiln::Handle) {
+    use kiln::ResampleMode;
+    let (x, y) = (32.0 * 64.0 * 112.0 * 112.0, 32.0 * 64.0 * 56.0 * 56.0);
+    let cases = [
+        ("maxpool fwd", ResampleMode::MaxPool, None, 2.0 * x + 3.0 * y),
+        ("avgpool bwd", ResampleMode::AvgPoolExcludePadding, Some(false), 2.0 * (x + y)),
+        ("maxpool bwd index", ResampleMode::MaxPool, Some(true), 2.0 * x + 3.0 * y),
+        ("maxpool bwd x", ResampleMode::MaxPool, Some(false), 4.0 * x + 2.0 * y),
+    ];
+    for (what, mode, backward, bytes) in cases {
+        let mut g = pooling_bench_graph(mode, backward);
+        g.build(h, &[HeurMode::A]).expect("build pooling");
+        time_graph(
+            &format!(
+                "{what} bf16 NHWC N32 C64 H112 3x3 s2 [{}]",
+                engine(&g)
+            ),
+            &g,
+            h,
+            0.0,
+            bytes,
+        );
+    }
+}
+
 /// The backward of attention over [b, hq, s, d] (k/v [b, hkv, s, d]), B,S,H,D layout.
 fn sdpa_backward_bench_graph(
     dt: DataType,
@@ -542,6 +654,11 @@ fn main() {
     // `--gemm-plans DIR`: the V2 GEMM cases with every tile knob value, from saved plans.
     if let Some(dir) = arg_after("--gemm-plans") {
         gemm_time_plans(&h, &dir);
+        return;
+    }
+    // `--pooling`: the pooling cases alone.
+    if std::env::args().any(|a| a == "--pooling") {
+        pooling_benches(&h);
         return;
     }
     // `--norms`: the normalization cases alone.
@@ -1055,6 +1172,28 @@ fn attention_cases(h: &kiln::Handle, sdpa_only: bool) {
         4.0 * (4i64 * 32 * 4096 * 4096 * 128) as f64 * 0.5,
         0.0,
     );
+    // A ragged batch: lengths 4096, 3072, 2048, 1024 from seq_len tensors, H16 D128 (the
+    // backward's ragged case); FLOPs per batch at its own length.
+    let lens = [4096.0f64, 3072.0, 2048.0, 1024.0];
+    for causal in [false, true] {
+        let mut g = sdpa_ragged_graph(4, 16, 4096, 128, causal);
+        g.build(h, &[HeurMode::A]).expect("build sdpa ragged");
+        let flops: f64 = lens
+            .iter()
+            .map(|l| 4.0 * 16.0 * l * l * 128.0 * if causal { 0.5 } else { 1.0 })
+            .sum();
+        time_graph_filled(
+            &format!(
+                "sdpa fwd bf16 ragged 4096,3072,2048,1024 H16 D128 causal={causal} [{}]",
+                engine(&g)
+            ),
+            &g,
+            h,
+            flops,
+            0.0,
+            &|name| matches!(name, "seq_len_q" | "seq_len_kv").then(|| lens.to_vec()),
+        );
+    }
     if sdpa_only {
         return;
     }
@@ -1074,5 +1213,6 @@ fn attention_cases(h: &kiln::Handle, sdpa_only: bool) {
         total += dt;
     }
     norm_benches(h);
+    pooling_benches(h);
     println!("{{\"case\":\"plan load conv (module load included)\",\"best_ms\":{best:.4},\"mean_ms\":{:.4},\"bytes\":{}}}", total / reps as f64, bytes.len());
 }

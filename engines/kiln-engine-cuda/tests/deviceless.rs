@@ -1395,11 +1395,15 @@ fn every_fa3_variant_compiles_for_sm_90a() {
     let kind = kiln_engine_cuda::SDPA_FA3_V1;
     let variants = kiln_engine_cuda::codegen::sdpa_fa3::VARIANTS.len() as i64;
     for d in [64, 128] {
-        let mut g = sdpa_graph(DataType::Bf16, 1, 4, 4, 300, 301, d, false, false);
-        g.validate().expect("valid");
-        let og = g.op_graph().expect("graph").clone();
+        // Odd variants without a mask, even ones causal (the masked code paths).
+        let graphs = [false, true].map(|causal| {
+            let mut g = sdpa_graph(DataType::Bf16, 1, 4, 4, 300, 301, d, causal, false);
+            g.validate().expect("valid");
+            g.op_graph().expect("graph").clone()
+        });
         for tile in 1..=variants {
-            let k = kiln_engine_cuda::generate_with(kind, &og, tile)
+            let og = &graphs[(tile % 2 == 0) as usize];
+            let k = kiln_engine_cuda::generate_with(kind, og, tile)
                 .unwrap_or_else(|e| panic!("d {d} tile {tile}: {e}"))
                 .remove(0);
             assert!(
