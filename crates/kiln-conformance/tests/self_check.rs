@@ -269,7 +269,11 @@ fn every_engine_is_exercised() {
         pooling_backward_case(),
     ];
     // bf16 NHWC with 16 channels and filters, in each direction: the Hopper conv engines (V2).
-    for direction in [ConvDirection::Fprop, ConvDirection::Dgrad, ConvDirection::Wgrad] {
+    for direction in [
+        ConvDirection::Fprop,
+        ConvDirection::Dgrad,
+        ConvDirection::Wgrad,
+    ] {
         cases.push(
             ConvSpec {
                 c_per_group: 16,

@@ -203,19 +203,36 @@ fn pooling_benches(h: &kiln::Handle) {
     use kiln::ResampleMode;
     let (x, y) = (32.0 * 64.0 * 112.0 * 112.0, 32.0 * 64.0 * 56.0 * 56.0);
     let cases = [
-        ("maxpool fwd", ResampleMode::MaxPool, None, 2.0 * x + 3.0 * y),
-        ("avgpool bwd", ResampleMode::AvgPoolExcludePadding, Some(false), 2.0 * (x + y)),
-        ("maxpool bwd index", ResampleMode::MaxPool, Some(true), 2.0 * x + 3.0 * y),
-        ("maxpool bwd x", ResampleMode::MaxPool, Some(false), 4.0 * x + 2.0 * y),
+        (
+            "maxpool fwd",
+            ResampleMode::MaxPool,
+            None,
+            2.0 * x + 3.0 * y,
+        ),
+        (
+            "avgpool bwd",
+            ResampleMode::AvgPoolExcludePadding,
+            Some(false),
+            2.0 * (x + y),
+        ),
+        (
+            "maxpool bwd index",
+            ResampleMode::MaxPool,
+            Some(true),
+            2.0 * x + 3.0 * y,
+        ),
+        (
+            "maxpool bwd x",
+            ResampleMode::MaxPool,
+            Some(false),
+            4.0 * x + 2.0 * y,
+        ),
     ];
     for (what, mode, backward, bytes) in cases {
         let mut g = pooling_bench_graph(mode, backward);
         g.build(h, &[HeurMode::A]).expect("build pooling");
         time_graph(
-            &format!(
-                "{what} bf16 NHWC N32 C64 H112 3x3 s2 [{}]",
-                engine(&g)
-            ),
+            &format!("{what} bf16 NHWC N32 C64 H112 3x3 s2 [{}]", engine(&g)),
             &g,
             h,
             0.0,
