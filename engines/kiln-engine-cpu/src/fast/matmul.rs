@@ -156,7 +156,7 @@ impl CpuEngine for MatmulEngine {
             rows: vec![r - 2],
             cols: vec![r - 1],
         };
-        let bound = epilogue.bind(graph, &geometry)?;
+        let bound = epilogue.bind(graph, &geometry)?.with_isa(run_isa);
         let out = tensor(epilogue.out_uid)?;
         // GEMM straight into an f32 output, then the epilogue (if any) in place over it.
         let direct_out = out.data_type == DataType::F32 && knobs.first().copied().unwrap_or(0) != 2;

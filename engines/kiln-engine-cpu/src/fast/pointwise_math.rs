@@ -210,7 +210,9 @@ impl Pointwise {
         }
     }
 
-    /// `acc[i] = mode(acc[i])` for a unary mode.
+    /// `acc[i] = mode(acc[i])` for a unary mode (inlined, so that each instruction set's copy
+    /// of a caller vectorises its loops).
+    #[inline(always)]
     pub fn unary_in_place(&self, acc: &mut [f32]) {
         use PointwiseMode as M;
         match self.mode {
@@ -248,7 +250,8 @@ impl Pointwise {
     }
 
     /// `acc[i] = mode(acc[i], other[i])` (or `mode(other[i], acc[i])` when `acc_is_left` is
-    /// false) for a binary mode.
+    /// false) for a binary mode (inlined, as [`Pointwise::unary_in_place`]).
+    #[inline(always)]
     pub fn binary_in_place(&self, acc: &mut [f32], other: Operand<'_>, acc_is_left: bool) {
         use PointwiseMode as M;
         macro_rules! fast {

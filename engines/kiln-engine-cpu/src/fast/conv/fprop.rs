@@ -279,7 +279,7 @@ impl ConvPlan {
             tile_positions,
             chunks,
             regions: slots.min(s.n * s.groups * chunks).max(1),
-            epilogue: epilogue.bind(graph, &geometry)?,
+            epilogue: epilogue.bind(graph, &geometry)?.with_isa(isa),
             winograd,
             isa,
             amx: amx_layout.then(|| ConvAmx {
