@@ -1430,3 +1430,52 @@ fn every_fa3_variant_compiles_for_sm_90a() {
         }
     }
 }
+
+/// The pooling kernels of small graphs index in 32 bits (no 64-bit type or literal is left in
+/// their sources); `KILN_PRINT_SOURCES=1` prints them.
+#[test]
+fn pooling_kernels_of_small_graphs_index_in_32_bits() {
+    use kiln::ResampleMode;
+    let cases: Vec<(&str, Graph)> = vec![
+        (
+            kiln_engine_cuda::RESAMPLE_V1,
+            pooling_graph(DataType::Bf16, ResampleMode::MaxPool, true),
+        ),
+        (
+            kiln_engine_cuda::RESAMPLE_V1,
+            pooling_graph(DataType::F32, ResampleMode::AvgPoolExcludePadding, false),
+        ),
+        (
+            kiln_engine_cuda::RESAMPLE_BACKWARD_V1,
+            pooling_backward_graph(DataType::Bf16, ResampleMode::MaxPool, true, false),
+        ),
+        (
+            kiln_engine_cuda::RESAMPLE_BACKWARD_V1,
+            pooling_backward_graph(DataType::Bf16, ResampleMode::MaxPool, true, true),
+        ),
+        (
+            kiln_engine_cuda::RESAMPLE_BACKWARD_V1,
+            pooling_backward_graph(
+                DataType::F16,
+                ResampleMode::AvgPoolExcludePadding,
+                false,
+                false,
+            ),
+        ),
+    ];
+    for (engine, mut g) in cases {
+        g.validate().expect("valid");
+        let og = g.op_graph().expect("graph").clone();
+        let k = kiln_engine_cuda::generate_with(engine, &og, 0)
+            .unwrap_or_else(|e| panic!("{engine}: {e}"))
+            .remove(0);
+        if std::env::var_os("KILN_PRINT_SOURCES").is_some() {
+            eprintln!("{}", k.source);
+        }
+        assert!(
+            !k.source.contains("kiln_i64") && !k.source.contains("LL"),
+            "{engine}: 64-bit index arithmetic left in\n{}",
+            k.source
+        );
+    }
+}

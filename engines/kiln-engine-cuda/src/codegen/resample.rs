@@ -90,6 +90,58 @@ fn offset_terms(strides: &[i64], spatial: usize, spatial_name: &dyn Fn(usize) ->
     terms.join(" + ")
 }
 
+/// Windows of at most this many elements are unrolled fully (their taps' coordinates become
+/// constants); larger ones by four.
+const FULL_UNROLL_WINDOW: i64 = 32;
+
+/// The `#pragma unroll` argument for a loop over a window of `elements`.
+fn unroll(elements: i64) -> &'static str {
+    if elements <= FULL_UNROLL_WINDOW {
+        ""
+    } else {
+        " 4"
+    }
+}
+
+/// Whether a pooling kernel can do its index arithmetic in 32 bits: fewer than 2^30 elements
+/// (so the grid-stride loop's next index cannot overflow), every offset into `tensors` below
+/// 2^31, and every window coordinate (at most a dim's extent times the stride, plus the window
+/// and the padding) below 2^30. 64-bit arithmetic costs several instructions per multiply and
+/// per compare, and the kernels are bound by it, not by memory.
+fn fits_i32(count: i64, tensors: &[&kiln_core::TensorDesc], reach: i64) -> bool {
+    let offsets = tensors.iter().all(|t| {
+        kiln_core::tensor::storage_elements(&t.dims, &t.strides).is_some_and(|n| n <= 1 << 31)
+    });
+    count < 1 << 30 && reach < 1 << 30 && offsets
+}
+
+/// `source` with its index arithmetic in 32 bits: the generated code names its 64-bit type
+/// `kiln_i64` and writes its literals with `LL` / `ULL` suffixes, and nothing else in it has
+/// those (the unit test `narrowed_sources_keep_no_64_bit_arithmetic` checks both kernels).
+fn narrowed(source: &str) -> String {
+    source
+        .replace("(unsigned long long)", "(unsigned)")
+        .replace("ULL", "u")
+        .replace("LL", "")
+        .replace("kiln_i64", "int")
+}
+
+/// The largest window coordinate of a geometry over spatial extents `extents`: extent x stride
+/// plus the window and the padding.
+fn reach(g: &kiln_core::ops::resample::ResampleGeometry, extents: &[i64]) -> i64 {
+    extents
+        .iter()
+        .enumerate()
+        .map(|(k, &e)| {
+            e.saturating_mul(g.stride[k].abs())
+                .saturating_add(g.window[k].abs())
+                .saturating_add(g.pre_padding[k].abs())
+                .saturating_add(g.post_padding[k].abs())
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// Generates the pooling kernel for `graph` (which [`supports`] accepted).
 pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     supports(graph)?;
@@ -194,8 +246,17 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
             ("TAP", tap),
             ("COMBINE", combine),
             ("FINISH", finish),
+            ("TAP_FACTOR", unroll(g.window_elements()).into()),
         ],
     )?;
+    let mut tensors = vec![x, y];
+    tensors.extend(index);
+    let extents: Vec<i64> = (2..rank).map(|d| x.dims[d].max(y.dims[d])).collect();
+    let kernel = if fits_i32(count, &tensors, reach(g, &extents)) {
+        narrowed(&kernel)
+    } else {
+        kernel
+    };
     let sym = symbol("resample", &kernel);
     let source = kernel.replace("KILN_SYMBOL", &sym);
     let blocks = (count as u64)
@@ -356,8 +417,10 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
             let _ = writeln!(
                 gather,
                 "{indent}float best = {};\n{indent}int arg = -1;\n\
+                 #pragma unroll{}\n\
                  {indent}for (int v = 0; v < {}; ++v) {{",
                 super::float_lit(f64::NEG_INFINITY),
+                unroll(g.window_elements()),
                 g.window_elements()
             );
             let mut inner = 1i64;
@@ -431,6 +494,14 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
             ("STORE", store),
         ],
     )?;
+    let mut tensors = vec![dy, dx];
+    tensors.extend(source.map(|(t, _)| t));
+    let extents: Vec<i64> = (2..rank).map(|d| dx.dims[d].max(dy.dims[d])).collect();
+    let kernel = if fits_i32(count, &tensors, reach(g, &extents)) {
+        narrowed(&kernel)
+    } else {
+        kernel
+    };
     let sym = symbol("resample_backward", &kernel);
     let source = kernel.replace("KILN_SYMBOL", &sym);
     let blocks = (count as u64)
@@ -447,4 +518,52 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
         persistent: false,
         arch_specific: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrowed_sources_keep_no_64_bit_arithmetic() {
+        let wide = "const kiln_i64 q0 = d2 * 2LL - 1LL + (kiln_i64)(w % 3);\n\
+                    if ((unsigned long long)q0 >= 9ULL) { continue; }";
+        assert_eq!(
+            narrowed(wide),
+            "const int q0 = d2 * 2 - 1 + (int)(w % 3);\n\
+             if ((unsigned)q0 >= 9u) { continue; }"
+        );
+        // Both templates: only the placeholders' code and these lines carry the 64-bit forms.
+        for template in [TEMPLATE, BACKWARD_TEMPLATE] {
+            let n = narrowed(template);
+            assert!(!n.contains("kiln_i64") && !n.contains("LL"), "{n}");
+            assert_eq!(
+                template.matches("LL").count(),
+                1,
+                "a template's only LL is its count's suffix"
+            );
+        }
+    }
+
+    #[test]
+    fn offsets_past_2_31_keep_64_bit_arithmetic() {
+        let t = |dims: &[i64]| kiln_core::TensorDesc {
+            uid: 1,
+            name: "x".into(),
+            dims: dims.to_vec(),
+            strides: kiln_core::tensor::packed_strides(dims),
+            data_type: DataType::Bf16,
+            is_virtual: false,
+            alignment: 0,
+            scalar: None,
+        };
+        let small = t(&[32, 64, 112, 112]);
+        assert!(fits_i32(1 << 20, &[&small], 1000));
+        // 2^31 + 2^16 elements: the last offset is past i32.
+        let big = t(&[1, 1, 32769, 65536]);
+        assert!(!fits_i32(1 << 20, &[&small, &big], 1000));
+        // Too many elements for the grid-stride loop's next index, or too far a window reach.
+        assert!(!fits_i32(1 << 30, &[&small], 1000));
+        assert!(!fits_i32(1 << 20, &[&small], 1 << 30));
+    }
 }

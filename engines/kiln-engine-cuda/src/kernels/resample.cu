@@ -3,7 +3,7 @@
 // memory order, so stores are coalesced. Definitions follow kiln_core::ops::resample: padding is
 // never a maximum and counts as zero in averages, NaN propagates, the index is the row-major
 // window position of the first maximum. Placeholders (double braces) are filled by
-// codegen/resample.rs.
+// codegen/resample.rs, which also narrows the index arithmetic to 32 bits when every offset fits.
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) {{SYMBOL}}({{PARAMS}}) {
@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(256) {{SYMBOL}}({{PARAMS}}) {
         float acc = {{INIT}};
         int arg = -1;
         int inside = 0;
-#pragma unroll 4
+#pragma unroll{{TAP_FACTOR}}
         for (int w = 0; w < {{WINDOW}}; ++w) {
 {{TAP}}
             const float v = kiln_ld(p0[x_off]);

@@ -174,6 +174,35 @@ __device__ __forceinline__ void kiln_fa3_rescale(float (&o)[KILN_D_V / 2], const
     }
 }
 
+// The block's batch, query head and first query row. The grid is (query blocks, heads,
+// batches), and the hardware starts blocks in linear order (x fastest). Without a right bound
+// every block sees the same keys: each head's blocks run together (last query block first),
+// sharing its K and V tiles in L2. Under a right bound (causal, band) the last query blocks see
+// the most keys, and a head-by-head order leaves long blocks for the last wave (at 1k, B4 H16:
+// up to 8 key tiles in a wave whose mean is under 6). There, while the keys and values of every
+// head fit in KILN_FA3_LONGEST_FIRST_BYTES (about the H200's 50 MB L2 plus what two blocks of
+// one head reading it in step share), blocks are handed out query block by query block across
+// every (batch, head), longest first; adjacent heads are adjacent blocks, so a GQA group's
+// query heads still read one K/V head together.
+#ifndef KILN_FA3_LONGEST_FIRST_BYTES
+#define KILN_FA3_LONGEST_FIRST_BYTES (96ll << 20)
+#endif
+__device__ __forceinline__ void kiln_fa3_block(int& b, int& h, int& q0) {
+    constexpr long long kv_bytes = (long long)KILN_BATCH * KILN_HEADS_KV * KILN_SEQ_KV * (KILN_D_QK + KILN_D_V) * 2;
+    if (KILN_MASK_HAS_RIGHT && kv_bytes <= KILN_FA3_LONGEST_FIRST_BYTES) {
+        const unsigned long long pairs = (unsigned long long)gridDim.y * gridDim.z;
+        const unsigned long long linear = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+        const unsigned long long hb = linear % pairs;
+        b = (int)(hb / gridDim.y);
+        h = (int)(hb % gridDim.y);
+        q0 = (int)(gridDim.x - 1 - (unsigned)(linear / pairs)) * KILN_FA3_BM;
+    } else {
+        b = blockIdx.z;
+        h = blockIdx.y;
+        q0 = (int)(gridDim.x - 1 - blockIdx.x) * KILN_FA3_BM;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMBOL(KILN_FA3_MAP_PARAMS, KILN_SDPA_PARAMS) {
     extern __shared__ unsigned char kiln_smem_raw[];
     // Swizzle atoms need 1024-byte alignment; the launch asks for 1 KiB of slack.
@@ -203,8 +232,9 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
         kiln_setmaxnreg_dec<KILN_FA3_PRODUCER_REGS>();
         // The block's coordinates and the keys any of its rows may see (tiles of BN from
         // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
-        const int b = blockIdx.z, h = blockIdx.y, hk = h / KILN_GROUP;
-        const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * KILN_FA3_BM;
+        int b, h, q0;
+        kiln_fa3_block(b, h, q0);
+        const int hk = h / KILN_GROUP;
         const int lq = KILN_LEN_Q(b), lkv = KILN_LEN_KV(b);
         int span_lo = 0, span_hi = 0;
         if (q0 < lq) kiln_span(q0, min(q0 + KILN_FA3_BM, lq) - 1, lq, lkv, span_lo, span_hi);
@@ -242,8 +272,8 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
     kiln_setmaxnreg_inc<KILN_FA3_CONSUMER_REGS>();
     // The block's coordinates and the keys any of its rows may see (tiles of BN from
     // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
-    const int b = blockIdx.z, h = blockIdx.y;
-    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * KILN_FA3_BM;
+    int b, h, q0;
+    kiln_fa3_block(b, h, q0);
     const int lq = KILN_LEN_Q(b), lkv = KILN_LEN_KV(b);
     int span_lo = 0, span_hi = 0;
     if (q0 < lq) kiln_span(q0, min(q0 + KILN_FA3_BM, lq) - 1, lq, lkv, span_lo, span_hi);
