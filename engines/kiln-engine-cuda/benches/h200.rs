@@ -1124,8 +1124,18 @@ fn attention_cases(h: &kiln::Handle, sdpa_only: bool) {
             );
             // The Hopper engine's schedule variants (its tile knob; the default above is one of
             // them), same case, at 4k (each variant compiles on the GPU machine).
-            if engine(&g) == kiln_engine_cuda::SDPA_FA3_V1 && s == 4096 && !heuristic_only {
-                for v in 1..=kiln_engine_cuda::codegen::sdpa_fa3::VARIANTS.len() as i64 {
+            // At 1k the persistent variants alone (their gain is per block, so largest there),
+            // also with --heuristic-only.
+            let variants = &kiln_engine_cuda::codegen::sdpa_fa3::VARIANTS;
+            let timed: Vec<i64> = (1..=variants.len() as i64)
+                .filter(|&v| match s {
+                    4096 => !heuristic_only || variants[v as usize - 1].persistent,
+                    1024 => variants[v as usize - 1].persistent,
+                    _ => false,
+                })
+                .collect();
+            if engine(&g) == kiln_engine_cuda::SDPA_FA3_V1 {
+                for v in timed {
                     let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);
                     g.validate().expect("valid");
                     g.build_operation_graph(h).expect("lower");

@@ -1401,8 +1401,12 @@ fn every_fa3_variant_compiles_for_sm_90a() {
             g.validate().expect("valid");
             g.op_graph().expect("graph").clone()
         });
-        for tile in 1..=variants {
-            let og = &graphs[(tile % 2 == 0) as usize];
+        // The last variant (persistent blocks) with both.
+        let runs = (1..=variants)
+            .map(|tile| (tile, (tile % 2 == 0) as usize))
+            .chain([(variants, (variants % 2 == 1) as usize)]);
+        for (tile, masked) in runs {
+            let og = &graphs[masked];
             let k = kiln_engine_cuda::generate_with(kind, og, tile)
                 .unwrap_or_else(|e| panic!("d {d} tile {tile}: {e}"))
                 .remove(0);
@@ -1424,7 +1428,8 @@ fn every_fa3_variant_compiles_for_sm_90a() {
             assert_eq!(c.cubin.get(..4), Some(&b"\x7fELF"[..]), "d {d} tile {tile}");
             if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
                 std::fs::create_dir_all(&dir).expect("dump dir");
-                let path = std::path::Path::new(&dir).join(format!("fa3_d{d}_tile{tile}.cubin"));
+                let path = std::path::Path::new(&dir)
+                    .join(format!("fa3_d{d}_tile{tile}_masked{masked}.cubin"));
                 std::fs::write(path, &c.cubin).expect("dump cubin");
             }
         }

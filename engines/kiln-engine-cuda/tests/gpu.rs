@@ -947,6 +947,19 @@ fn hopper_attention_forward_matches_the_reference() {
             stats: false,
             scale_tensor: false,
         },
+        // More blocks than SMs (18 query blocks x 8 heads = 144 > 132): the persistent
+        // variant's CTAs run two blocks each, the ring and Q carried from one to the next;
+        // causal, so the longest-first order hands them out.
+        Fa3Case {
+            what: "bf16 d64 bshd causal, more blocks than SMs",
+            dt: DataType::Bf16,
+            shape: (1, 8, 8, 2304, 2304, 64),
+            bshd: true,
+            mask: causal,
+            lens: None,
+            stats: true,
+            scale_tensor: false,
+        },
         Fa3Case {
             what: "bf16 d64 one row, one key",
             dt: DataType::Bf16,
@@ -1001,12 +1014,13 @@ fn hopper_attention_forward_matches_the_reference() {
                 "{what}: {name} differs from the reference (worst ratio {w})"
             );
         }
-        // The three-consumer variants (192-row blocks at d = 64), at the same tolerance.
+        // The three-consumer variants (192-row blocks at d = 64) and the persistent one, at the
+        // same tolerance.
         for (v, variant) in kiln_engine_cuda::codegen::sdpa_fa3::VARIANTS
             .iter()
             .enumerate()
         {
-            if !variant.three_consumers || d != 64 {
+            if !(variant.persistent || variant.three_consumers && d == 64) {
                 continue;
             }
             let tile = v as i64 + 1;

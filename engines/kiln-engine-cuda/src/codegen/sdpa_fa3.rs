@@ -49,44 +49,62 @@ pub struct Variant {
     /// Three consumer warpgroups (192 query rows per block) instead of two, at head dim 64
     /// only (their registers: 160 each beside a producer of 24); elsewhere two.
     pub three_consumers: bool,
+    /// A persistent grid (one CTA per SM at most, set at load) that runs blocks one after
+    /// another, loading the next block's Q and first tiles under this one's last tiles and
+    /// epilogue. Without ping-pong only.
+    pub persistent: bool,
 }
 
-pub const VARIANTS: [Variant; 6] = [
+pub const VARIANTS: [Variant; 7] = [
     Variant {
         pingpong: true,
         extra_stage: false,
         narrow_keys: false,
         three_consumers: false,
+        persistent: false,
     },
     Variant {
         pingpong: false,
         extra_stage: false,
         narrow_keys: false,
         three_consumers: false,
+        persistent: false,
     },
     Variant {
         pingpong: true,
         extra_stage: true,
         narrow_keys: false,
         three_consumers: false,
+        persistent: false,
     },
     Variant {
         pingpong: true,
         extra_stage: true,
         narrow_keys: true,
         three_consumers: false,
+        persistent: false,
     },
     Variant {
         pingpong: true,
         extra_stage: false,
         narrow_keys: false,
         three_consumers: true,
+        persistent: false,
     },
     Variant {
         pingpong: false,
         extra_stage: false,
         narrow_keys: false,
         three_consumers: true,
+        persistent: false,
+    },
+    // Not yet run on a GPU (docs/benchmarks/h200-2026-12-01-session5.md).
+    Variant {
+        pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: false,
+        persistent: true,
     },
 ];
 
@@ -344,6 +362,12 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     let maps = vec![map(q, rows)?, map(k, bn)?, map(v, 64)?];
     // Two consecutive head-dim elements of O as one store: a contiguous head dim and even
     // strides elsewhere (so every pair starts at an even element).
+    // Persistent blocks need the consumers without ping-pong and 8 bytes more for their
+    // barrier; a variant that asks for them elsewhere runs one block per CTA.
+    let persistent = variant.persistent
+        && !variant.pingpong
+        && shared_bytes(rows, d, bn, stages) + 8 <= SHARED_LIMIT;
+    let blocks = shape.seq_q.div_ceil(rows);
     let pair = o.strides[3] == 1
         && o.dims[..3]
             .iter()
@@ -356,6 +380,11 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
         ("KILN_FA3_CONSUMER_REGS", consumer_regs.to_string()),
         ("KILN_FA3_PINGPONG", u8::from(variant.pingpong).to_string()),
         ("KILN_FA3_CONSUMERS", consumers.to_string()),
+        (
+            "KILN_FA3_PERSISTENT",
+            u8::from(variant.persistent).to_string(),
+        ),
+        ("KILN_FA3_QBLOCKS", blocks.to_string()),
         ("KILN_O_PAIR", u8::from(pair).to_string()),
         (
             "KILN_FA3_MAP_PARAMS",
@@ -378,17 +407,27 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     src.push_str(&mma_wrappers(bn, shape.dim_v, ty));
     src.push_str("#include \"sdpa_fa3_forward.cuh\"\n");
     let sym = super::symbol("sdpa_fa3_fwd", &src);
-    let blocks = shape.seq_q.div_ceil(rows);
-    let x = u32::try_from(blocks).map_err(|_| "too many query tiles".to_string())?;
+    let too_many = || "too many query tiles".to_string();
+    // Persistent: one linear grid (capped at the SM count at load) and the Q_EMPTY barrier.
+    let (grid, extra) = if persistent {
+        let total = (blocks as u64)
+            .checked_mul(shape.heads_q as u64)
+            .and_then(|v| v.checked_mul(shape.batch as u64))
+            .ok_or_else(too_many)?;
+        ([u32::try_from(total).map_err(|_| too_many())?, 1, 1], 8)
+    } else {
+        let x = u32::try_from(blocks).map_err(|_| too_many())?;
+        ([x, shape.heads_q as u32, shape.batch as u32], 0)
+    };
     Ok(Kernel {
         symbol: sym.clone(),
         source: src.replace("KILN_SYMBOL", &sym),
         args,
-        grid: [x, shape.heads_q as u32, shape.batch as u32],
+        grid,
         block: [128 * (1 + consumers as u32), 1, 1],
-        shared_bytes: shared_bytes(rows, d, bn, stages) as u32,
+        shared_bytes: (shared_bytes(rows, d, bn, stages) + extra) as u32,
         maps,
-        persistent: false,
+        persistent,
         arch_specific: true,
     })
 }

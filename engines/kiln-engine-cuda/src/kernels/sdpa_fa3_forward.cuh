@@ -187,20 +187,40 @@ __device__ __forceinline__ void kiln_fa3_rescale(float (&o)[KILN_D_V / 2], const
 #ifndef KILN_FA3_LONGEST_FIRST_BYTES
 #define KILN_FA3_LONGEST_FIRST_BYTES (96ll << 20)
 #endif
-__device__ __forceinline__ void kiln_fa3_block(int& b, int& h, int& q0) {
+// The blocks a CTA runs, by linear index (query block fastest, then head, then batch): its own
+// one, or, with KILN_FA3_PERSISTENT (a grid of at most one CTA per SM, set at load), every
+// gridDim.x-th from blockIdx.x on, so that the next block's Q and first K/V tiles load while
+// this one's last tiles and epilogue run.
+#if KILN_FA3_PERSISTENT
+#define KILN_FA3_NQ ((unsigned long long)KILN_FA3_QBLOCKS)
+#define KILN_FA3_NH ((unsigned long long)KILN_HEADS_Q)
+#define KILN_FA3_NB ((unsigned long long)KILN_BATCH)
+#define KILN_FA3_FIRST ((unsigned long long)blockIdx.x)
+#define KILN_FA3_STEP ((unsigned long long)gridDim.x)
+#else
+#define KILN_FA3_NQ ((unsigned long long)gridDim.x)
+#define KILN_FA3_NH ((unsigned long long)gridDim.y)
+#define KILN_FA3_NB ((unsigned long long)gridDim.z)
+#define KILN_FA3_FIRST (blockIdx.x + KILN_FA3_NQ * (blockIdx.y + KILN_FA3_NH * blockIdx.z))
+#define KILN_FA3_STEP (KILN_FA3_NQ * KILN_FA3_NH * KILN_FA3_NB)
+#endif
+#define KILN_FA3_TOTAL (KILN_FA3_NQ * KILN_FA3_NH * KILN_FA3_NB)
+
+// Block `linear`'s batch, query head and first query row (see the order above).
+__device__ __forceinline__ void kiln_fa3_block(unsigned long long linear, int& b, int& h, int& q0) {
     constexpr long long kv_bytes = (long long)KILN_BATCH * KILN_HEADS_KV * KILN_SEQ_KV * (KILN_D_QK + KILN_D_V) * 2;
+    unsigned long long qb, hb;
     if (KILN_MASK_HAS_RIGHT && kv_bytes <= KILN_FA3_LONGEST_FIRST_BYTES) {
-        const unsigned long long pairs = (unsigned long long)gridDim.y * gridDim.z;
-        const unsigned long long linear = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-        const unsigned long long hb = linear % pairs;
-        b = (int)(hb / gridDim.y);
-        h = (int)(hb % gridDim.y);
-        q0 = (int)(gridDim.x - 1 - (unsigned)(linear / pairs)) * KILN_FA3_BM;
+        const unsigned long long pairs = KILN_FA3_NH * KILN_FA3_NB;
+        hb = linear % pairs;
+        qb = linear / pairs;
     } else {
-        b = blockIdx.z;
-        h = blockIdx.y;
-        q0 = (int)(gridDim.x - 1 - blockIdx.x) * KILN_FA3_BM;
+        qb = linear % KILN_FA3_NQ;
+        hb = linear / KILN_FA3_NQ;
     }
+    b = (int)(hb / KILN_FA3_NH);
+    h = (int)(hb % KILN_FA3_NH);
+    q0 = (int)(KILN_FA3_NQ - 1 - qb) * KILN_FA3_BM;
 }
 
 extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMBOL(KILN_FA3_MAP_PARAMS, KILN_SDPA_PARAMS) {
@@ -214,6 +234,8 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
 #define KILN_FA3_K_FULL(s) (bars + 8u * (1u + (unsigned)(s)))
 #define KILN_FA3_V_FULL(s) (bars + 8u * (1u + KILN_FA3_STAGES + (unsigned)(s)))
 #define KILN_FA3_EMPTY(s) (bars + 8u * (1u + 2u * KILN_FA3_STAGES + (unsigned)(s)))
+// Persistent: the consumers are done with Q (their last S = Q K^T has retired).
+#define KILN_FA3_Q_EMPTY (bars + 8u * (1u + 3u * KILN_FA3_STAGES))
 #define KILN_FA3_K_ST(s) (ring + (unsigned)(s) * KILN_FA3_STAGE_BYTES)
 #define KILN_FA3_V_ST(s) (KILN_FA3_K_ST(s) + KILN_FA3_K_BYTES)
     if (threadIdx.x == 0) {
@@ -224,31 +246,42 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
             kiln_mbar_init(KILN_FA3_V_FULL(s), 1u);
             kiln_mbar_init(KILN_FA3_EMPTY(s), (unsigned)KILN_FA3_CONSUMERS);
         }
+#if KILN_FA3_PERSISTENT
+        kiln_mbar_init(KILN_FA3_Q_EMPTY, (unsigned)KILN_FA3_CONSUMERS);
+#endif
         kiln_mbar_init_fence();
     }
     __syncthreads();
     const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
     if (wg == 0) {
         kiln_setmaxnreg_dec<KILN_FA3_PRODUCER_REGS>();
-        // The block's coordinates and the keys any of its rows may see (tiles of BN from
-        // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
-        int b, h, q0;
-        kiln_fa3_block(b, h, q0);
-        const int hk = h / KILN_GROUP;
-        const int lq = KILN_LEN_Q(b), lkv = KILN_LEN_KV(b);
-        int span_lo = 0, span_hi = 0;
-        if (q0 < lq) kiln_span(q0, min(q0 + KILN_FA3_BM, lq) - 1, lq, lkv, span_lo, span_hi);
-        const int tiles = span_hi > span_lo ? (span_hi - span_lo + KILN_FA3_BN - 1) / KILN_FA3_BN : 0;
-        if (t == 0 && tiles > 0) {
-            kiln_tma_prefetch_map(&map_q);
-            kiln_tma_prefetch_map(&map_k);
-            kiln_tma_prefetch_map(&map_v);
+        if (t != 0) return;
+        kiln_tma_prefetch_map(&map_q);
+        kiln_tma_prefetch_map(&map_k);
+        kiln_tma_prefetch_map(&map_v);
+        // The ring position continues from block to block.
+        int s = 0;
+        unsigned phase = 0, q_loads = 0;
+#pragma unroll 1
+        for (unsigned long long linear = KILN_FA3_FIRST; linear < KILN_FA3_TOTAL; linear += KILN_FA3_STEP) {
+            // The block's coordinates and the keys any of its rows may see (tiles of BN from
+            // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
+            int b, h, q0;
+            kiln_fa3_block(linear, b, h, q0);
+            const int hk = h / KILN_GROUP;
+            const int lq = KILN_LEN_Q(b), lkv = KILN_LEN_KV(b);
+            int span_lo = 0, span_hi = 0;
+            if (q0 < lq) kiln_span(q0, min(q0 + KILN_FA3_BM, lq) - 1, lq, lkv, span_lo, span_hi);
+            const int tiles = span_hi > span_lo ? (span_hi - span_lo + KILN_FA3_BN - 1) / KILN_FA3_BN : 0;
+            if (tiles == 0) continue;
+#if KILN_FA3_PERSISTENT
+            if (q_loads > 0) kiln_mbar_wait(KILN_FA3_Q_EMPTY, (q_loads - 1u) & 1u);
+#endif
+            ++q_loads;
             kiln_mbar_arrive_expect_tx(KILN_FA3_Q_FULL, KILN_FA3_Q_BYTES);
 #pragma unroll
             for (int c = 0; c < KILN_D_QK / 64; ++c)
                 kiln_fa3_tma_q(q_st + c * (KILN_FA3_BM * 128), &map_q, KILN_FA3_Q_FULL, 64 * c, q0, h, b);
-            int s = 0;
-            unsigned phase = 0;
 #pragma unroll 1
             for (int n = 0; n < tiles; ++n) {
                 const int j0 = span_lo + n * KILN_FA3_BN;
@@ -270,150 +303,165 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
     }
 
     kiln_setmaxnreg_inc<KILN_FA3_CONSUMER_REGS>();
-    // The block's coordinates and the keys any of its rows may see (tiles of BN from
-    // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
-    int b, h, q0;
-    kiln_fa3_block(b, h, q0);
-    const int lq = KILN_LEN_Q(b), lkv = KILN_LEN_KV(b);
-    int span_lo = 0, span_hi = 0;
-    if (q0 < lq) kiln_span(q0, min(q0 + KILN_FA3_BM, lq) - 1, lq, lkv, span_lo, span_hi);
-    const int tiles = span_hi > span_lo ? (span_hi - span_lo + KILN_FA3_BN - 1) / KILN_FA3_BN : 0;
-    const int c = wg - 1;   // consumer index: query rows q0 + 64 c ..
-    const int warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
-    const int r_first = q0 + 64 * c;
-    const int rows[2] = {r_first + 16 * warp + g, r_first + 16 * warp + g + 8};
-    int rlo[2], rhi[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        kiln_keys(rows[r], lq, lkv, rlo[r], rhi[r]);
-        if (rows[r] >= lq) rlo[r] = rhi[r] = 0;
-    }
-    // A tile [j0, j0 + BN) needs no mask when every row of this warpgroup exists and sees all
-    // of it: the band's ends never decrease with the row, so the last row's start and the first
-    // row's end bound it.
-    int wg_lo, wg_hi, ignored;
-    kiln_keys(r_first + 63, lq, lkv, wg_lo, ignored);
-    kiln_keys(r_first, lq, lkv, ignored, wg_hi);
-    const bool wg_rows = r_first + 63 < lq;
-    const float scale_log2 = (KILN_SCALE) * 1.4426950408889634f;
-
-    float m[2] = {KILN_NEG_INF, KILN_NEG_INF}, l[2] = {0.0f, 0.0f};
-    float o[KILN_D_V / 2];
-#pragma unroll
-    for (int i = 0; i < KILN_D_V / 2; ++i) o[i] = 0.0f;
-    float s[KILN_FA3_BN / 2];
-#pragma unroll
-    for (int i = 0; i < KILN_FA3_BN / 2; ++i) s[i] = 0.0f;
-    unsigned p[KILN_FA3_BN / 16][4];
-    float corr[2];
-    if (tiles > 0) {
-        kiln_mbar_wait(KILN_FA3_Q_FULL, 0u);
-        kiln_mbar_wait(KILN_FA3_K_FULL(0), 0u);
-        kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(0), c);
-        kiln_wgmma_wait<0>();
-        kiln_wgmma_hold(s);
-        kiln_fa3_softmax_tile(!(wg_rows && span_lo >= wg_lo && span_lo + KILN_FA3_BN <= wg_hi), s, m, l, corr,
-                              scale_log2, span_lo, rlo, rhi, tq);
-        kiln_fa3_pack_p(s, p);
-#if KILN_FA3_PINGPONG
-        // The first consumer issues first: the last one hands it its first turn.
-        if (c == KILN_FA3_CONSUMERS - 1 && tiles > 1) kiln_sdpa_bar_arrive(KILN_FA3_BAR_TURN, 256);
-#endif
-        int prev = 0, st = 0;
-        unsigned prev_phase = 0, phase = 0;
-        // Iteration n: S of tile n and P V of tile n - 1 on the tensor cores together; the
-        // softmax of tile n while P V runs; P of tile n packed once P V has retired (its
-        // registers are P V's operands until then).
+    // The ring position and the Q loads used continue from block to block.
+    int ring_st = 0;
+    unsigned ring_phase = 0, q_uses = 0;
 #pragma unroll 1
-        for (int n = 1; n < tiles; ++n) {
-            if (++st == KILN_FA3_STAGES) { st = 0; phase ^= 1u; }
-            const int j0 = span_lo + n * KILN_FA3_BN;
-            kiln_mbar_wait(KILN_FA3_K_FULL(st), phase);
-            kiln_mbar_wait(KILN_FA3_V_FULL(prev), prev_phase);
+    for (unsigned long long linear = KILN_FA3_FIRST; linear < KILN_FA3_TOTAL; linear += KILN_FA3_STEP) {
+        // The block's coordinates and the keys any of its rows may see (tiles of BN from
+        // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
+        int b, h, q0;
+        kiln_fa3_block(linear, b, h, q0);
+        const int lq = KILN_LEN_Q(b), lkv = KILN_LEN_KV(b);
+        int span_lo = 0, span_hi = 0;
+        if (q0 < lq) kiln_span(q0, min(q0 + KILN_FA3_BM, lq) - 1, lq, lkv, span_lo, span_hi);
+        const int tiles = span_hi > span_lo ? (span_hi - span_lo + KILN_FA3_BN - 1) / KILN_FA3_BN : 0;
+        const int c = wg - 1;   // consumer index: query rows q0 + 64 c ..
+        const int warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
+        const int r_first = q0 + 64 * c;
+        const int rows[2] = {r_first + 16 * warp + g, r_first + 16 * warp + g + 8};
+        int rlo[2], rhi[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            kiln_keys(rows[r], lq, lkv, rlo[r], rhi[r]);
+            if (rows[r] >= lq) rlo[r] = rhi[r] = 0;
+        }
+        // A tile [j0, j0 + BN) needs no mask when every row of this warpgroup exists and sees all
+        // of it: the band's ends never decrease with the row, so the last row's start and the first
+        // row's end bound it.
+        int wg_lo, wg_hi, ignored;
+        kiln_keys(r_first + 63, lq, lkv, wg_lo, ignored);
+        kiln_keys(r_first, lq, lkv, ignored, wg_hi);
+        const bool wg_rows = r_first + 63 < lq;
+        const float scale_log2 = (KILN_SCALE) * 1.4426950408889634f;
+
+        float m[2] = {KILN_NEG_INF, KILN_NEG_INF}, l[2] = {0.0f, 0.0f};
+        float o[KILN_D_V / 2];
+#pragma unroll
+        for (int i = 0; i < KILN_D_V / 2; ++i) o[i] = 0.0f;
+        float s[KILN_FA3_BN / 2];
+#pragma unroll
+        for (int i = 0; i < KILN_FA3_BN / 2; ++i) s[i] = 0.0f;
+        unsigned p[KILN_FA3_BN / 16][4];
+        float corr[2];
+        if (tiles > 0) {
+            kiln_mbar_wait(KILN_FA3_Q_FULL, q_uses & 1u);
+            kiln_mbar_wait(KILN_FA3_K_FULL(ring_st), ring_phase);
+            kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(ring_st), c);
+            kiln_wgmma_wait<0>();
+            kiln_wgmma_hold(s);
+            kiln_fa3_softmax_tile(!(wg_rows && span_lo >= wg_lo && span_lo + KILN_FA3_BN <= wg_hi), s, m, l, corr,
+                                  scale_log2, span_lo, rlo, rhi, tq);
+            kiln_fa3_pack_p(s, p);
 #if KILN_FA3_PINGPONG
-            kiln_sdpa_bar_sync(KILN_FA3_BAR_TURN + c, 256);
+            // The first consumer issues first: the last one hands it its first turn.
+            if (c == KILN_FA3_CONSUMERS - 1 && tiles > 1) kiln_sdpa_bar_arrive(KILN_FA3_BAR_TURN, 256);
 #endif
-            kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(st), c);
-            // O to tile n - 1's maxima (tile 0: O is zero), then O += P V.
+            int prev = ring_st, st = ring_st;
+            unsigned prev_phase = ring_phase, phase = ring_phase;
+            // Iteration n: S of tile n and P V of tile n - 1 on the tensor cores together; the
+            // softmax of tile n while P V runs; P of tile n packed once P V has retired (its
+            // registers are P V's operands until then).
+#pragma unroll 1
+            for (int n = 1; n < tiles; ++n) {
+                if (++st == KILN_FA3_STAGES) { st = 0; phase ^= 1u; }
+                const int j0 = span_lo + n * KILN_FA3_BN;
+                kiln_mbar_wait(KILN_FA3_K_FULL(st), phase);
+                kiln_mbar_wait(KILN_FA3_V_FULL(prev), prev_phase);
+#if KILN_FA3_PINGPONG
+                kiln_sdpa_bar_sync(KILN_FA3_BAR_TURN + c, 256);
+#endif
+                kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(st), c);
+                // O to tile n - 1's maxima (tile 0: O is zero), then O += P V.
+                kiln_fa3_rescale(o, corr);
+                kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
+#if KILN_FA3_PINGPONG
+                // The next consumer's turn, in a ring; the last one's last turn is answered by none.
+                if (c < KILN_FA3_CONSUMERS - 1 || n + 1 < tiles)
+                    kiln_sdpa_bar_arrive(KILN_FA3_BAR_TURN + (c + 1) % KILN_FA3_CONSUMERS, 256);
+#endif
+                kiln_wgmma_wait<1>();
+                kiln_wgmma_hold(s);
+                kiln_fa3_softmax_tile(!(wg_rows && j0 >= wg_lo && j0 + KILN_FA3_BN <= wg_hi), s, m, l, corr, scale_log2,
+                                      j0, rlo, rhi, tq);
+                kiln_wgmma_wait<0>();
+                kiln_wgmma_hold(o);
+                if (t == 0) kiln_mbar_arrive(KILN_FA3_EMPTY(prev));
+                kiln_fa3_pack_p(s, p);
+                prev = st;
+                prev_phase = phase;
+            }
+#if KILN_FA3_PERSISTENT
+            // Every S = Q K^T of this consumer has retired: the producer may load the next Q.
+            if (t == 0) kiln_mbar_arrive(KILN_FA3_Q_EMPTY);
+#endif
+            kiln_mbar_wait(KILN_FA3_V_FULL(prev), prev_phase);
+            // The last tile's V rows past the block's keys but inside the tensor are real memory
+            // (padding, or keys the band hides): zeros, so that their p = 0 cannot meet a NaN.
+            const int j_last = span_lo + (tiles - 1) * KILN_FA3_BN;
+            const int zero_from = span_hi - j_last, zero_to = min(KILN_FA3_BN, KILN_SEQ_KV - j_last);
+            if (zero_to > zero_from) {
+                const int pieces = (zero_to - zero_from) * (KILN_D_V / 64) * 8;   // 16-byte pieces
+                for (int i = c * 128 + t; i < pieces; i += 128 * KILN_FA3_CONSUMERS) {
+                    const int r = zero_from + i / ((KILN_D_V / 64) * 8), rest = i % ((KILN_D_V / 64) * 8);
+                    const int dc = rest / 8, piece = rest % 8;
+                    // A whole 128-byte row: the swizzle only permutes 16-byte pieces inside it.
+                    const unsigned a = KILN_FA3_V_ST(prev) + ((r / 64) * (KILN_D_V / 64) + dc) * 8192 + (r % 64) * 128 + piece * 16;
+                    asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(a), "r"(0u) : "memory");
+                }
+                kiln_fence_proxy_async();
+                kiln_sdpa_bar_sync(KILN_FA3_BAR_CONSUMERS, 128 * KILN_FA3_CONSUMERS);
+            }
             kiln_fa3_rescale(o, corr);
             kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
-#if KILN_FA3_PINGPONG
-            // The next consumer's turn, in a ring; the last one's last turn is answered by none.
-            if (c < KILN_FA3_CONSUMERS - 1 || n + 1 < tiles)
-                kiln_sdpa_bar_arrive(KILN_FA3_BAR_TURN + (c + 1) % KILN_FA3_CONSUMERS, 256);
-#endif
-            kiln_wgmma_wait<1>();
-            kiln_wgmma_hold(s);
-            kiln_fa3_softmax_tile(!(wg_rows && j0 >= wg_lo && j0 + KILN_FA3_BN <= wg_hi), s, m, l, corr, scale_log2,
-                                  j0, rlo, rhi, tq);
             kiln_wgmma_wait<0>();
             kiln_wgmma_hold(o);
             if (t == 0) kiln_mbar_arrive(KILN_FA3_EMPTY(prev));
-            kiln_fa3_pack_p(s, p);
-            prev = st;
-            prev_phase = phase;
+            // The next block's first tile is the ring's next stage.
+            ring_st = st + 1 == KILN_FA3_STAGES ? 0 : st + 1;
+            ring_phase = st + 1 == KILN_FA3_STAGES ? phase ^ 1u : phase;
+            ++q_uses;
         }
-        kiln_mbar_wait(KILN_FA3_V_FULL(prev), prev_phase);
-        // The last tile's V rows past the block's keys but inside the tensor are real memory
-        // (padding, or keys the band hides): zeros, so that their p = 0 cannot meet a NaN.
-        const int j_last = span_lo + (tiles - 1) * KILN_FA3_BN;
-        const int zero_from = span_hi - j_last, zero_to = min(KILN_FA3_BN, KILN_SEQ_KV - j_last);
-        if (zero_to > zero_from) {
-            const int pieces = (zero_to - zero_from) * (KILN_D_V / 64) * 8;   // 16-byte pieces
-            for (int i = c * 128 + t; i < pieces; i += 128 * KILN_FA3_CONSUMERS) {
-                const int r = zero_from + i / ((KILN_D_V / 64) * 8), rest = i % ((KILN_D_V / 64) * 8);
-                const int dc = rest / 8, piece = rest % 8;
-                // A whole 128-byte row: the swizzle only permutes 16-byte pieces inside it.
-                const unsigned a = KILN_FA3_V_ST(prev) + ((r / 64) * (KILN_D_V / 64) + dc) * 8192 + (r % 64) * 128 + piece * 16;
-                asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(a), "r"(0u) : "memory");
-            }
-            kiln_fence_proxy_async();
-            kiln_sdpa_bar_sync(KILN_FA3_BAR_CONSUMERS, 128 * KILN_FA3_CONSUMERS);
-        }
-        kiln_fa3_rescale(o, corr);
-        kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
-        kiln_wgmma_wait<0>();
-        kiln_wgmma_hold(o);
-        if (t == 0) kiln_mbar_arrive(KILN_FA3_EMPTY(prev));
-    }
 
-    // Epilogue: O / l per row, stats = ln(sum exp(scores)) = m ln 2 + ln(l).
+        // Epilogue: O / l per row, stats = ln(sum exp(scores)) = m ln 2 + ln(l).
 #if KILN_O_PAIR
-    const bool pair = ((unsigned long long)KILN_O % (2 * sizeof(KILN_O_T))) == 0;
+        const bool pair = ((unsigned long long)KILN_O % (2 * sizeof(KILN_O_T))) == 0;
 #endif
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        l[r] += __shfl_xor_sync(0xffffffff, l[r], 1);
-        l[r] += __shfl_xor_sync(0xffffffff, l[r], 2);
-        const int i = rows[r];
-        if (i >= KILN_SEQ_Q) continue;
-        const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+        for (int r = 0; r < 2; ++r) {
+            l[r] += __shfl_xor_sync(0xffffffff, l[r], 1);
+            l[r] += __shfl_xor_sync(0xffffffff, l[r], 2);
+            const int i = rows[r];
+            if (i >= KILN_SEQ_Q) continue;
+            const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
 #pragma unroll
-        for (int j = 0; j < KILN_D_V / 8; ++j) {
-            const int d = 8 * j + 2 * tq;
-            const float v0 = o[4 * j + 2 * r] * inv, v1 = o[4 * j + 2 * r + 1] * inv;
+            for (int j = 0; j < KILN_D_V / 8; ++j) {
+                const int d = 8 * j + 2 * tq;
+                const float v0 = o[4 * j + 2 * r] * inv, v1 = o[4 * j + 2 * r + 1] * inv;
 #if KILN_O_PAIR
-            if (pair) {
-                kiln_vec<KILN_O_T, 2> two;
-                two.v[0] = kiln_st<KILN_O_T>(v0);
-                two.v[1] = kiln_st<KILN_O_T>(v1);
-                *reinterpret_cast<kiln_vec<KILN_O_T, 2>*>(&KILN_O[KILN_O_OFF(b, h, i, d)]) = two;
-                continue;
+                if (pair) {
+                    kiln_vec<KILN_O_T, 2> two;
+                    two.v[0] = kiln_st<KILN_O_T>(v0);
+                    two.v[1] = kiln_st<KILN_O_T>(v1);
+                    *reinterpret_cast<kiln_vec<KILN_O_T, 2>*>(&KILN_O[KILN_O_OFF(b, h, i, d)]) = two;
+                    continue;
+                }
+#endif
+                KILN_O[KILN_O_OFF(b, h, i, d)] = kiln_st<KILN_O_T>(v0);
+                KILN_O[KILN_O_OFF(b, h, i, d + 1)] = kiln_st<KILN_O_T>(v1);
+            }
+#if KILN_HAS_STATS
+            if (tq == 0) {
+                KILN_STATS[KILN_STATS_OFF(b, h, i, 0)] = l[r] > 0.0f ? m[r] * 0.6931471805599453f + logf(l[r]) : KILN_NEG_INF;
             }
 #endif
-            KILN_O[KILN_O_OFF(b, h, i, d)] = kiln_st<KILN_O_T>(v0);
-            KILN_O[KILN_O_OFF(b, h, i, d + 1)] = kiln_st<KILN_O_T>(v1);
         }
-#if KILN_HAS_STATS
-        if (tq == 0) {
-            KILN_STATS[KILN_STATS_OFF(b, h, i, 0)] = l[r] > 0.0f ? m[r] * 0.6931471805599453f + logf(l[r]) : KILN_NEG_INF;
-        }
-#endif
     }
 #undef KILN_FA3_Q_FULL
 #undef KILN_FA3_K_FULL
 #undef KILN_FA3_V_FULL
 #undef KILN_FA3_EMPTY
+#undef KILN_FA3_Q_EMPTY
 #undef KILN_FA3_K_ST
 #undef KILN_FA3_V_ST
 }
