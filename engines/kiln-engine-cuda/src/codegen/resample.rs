@@ -142,6 +142,23 @@ fn reach(g: &kiln_core::ops::resample::ResampleGeometry, extents: &[i64]) -> i64
         .unwrap_or(0)
 }
 
+/// The channels a thread of the forward takes at once: 16 bytes of x's type, when every
+/// tensor has contiguous channels (stride 1, the innermost dim), the channel count and every
+/// other stride are multiples of it, and it is more than one; else `None`.
+fn channel_lanes(x: &kiln_core::TensorDesc, tensors: &[&kiln_core::TensorDesc]) -> Option<usize> {
+    let lanes = 16 / x.data_type.size().max(1);
+    let c = x.dims.get(1).copied()?;
+    let fits = |t: &kiln_core::TensorDesc| {
+        t.strides.get(1) == Some(&1)
+            && t.strides
+                .iter()
+                .zip(&t.dims)
+                .enumerate()
+                .all(|(d, (&st, &n))| d == 1 || n == 1 || st % lanes as i64 == 0)
+    };
+    (lanes > 1 && c % lanes as i64 == 0 && tensors.iter().all(|t| fits(t))).then_some(lanes)
+}
+
 /// Generates the pooling kernel for `graph` (which [`supports`] accepted).
 pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     supports(graph)?;
@@ -234,11 +251,32 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
         let i_off = offset(&t.strides, &|k| format!("d{}", k + 2));
         let _ = write!(finish, "\n        p2[{i_off}] = kiln_st<{ty}>((float)arg);");
     }
+    let mut tensors = vec![x, y];
+    tensors.extend(index);
+    let vector = match channel_lanes(x, &tensors) {
+        Some(lanes) => vector_forward(
+            &VectorForward {
+                x,
+                y,
+                index,
+                lanes,
+                count,
+                spatial,
+                window: g.window_elements(),
+                init: &init,
+                combine: &combine,
+                finish: &finish_value,
+            },
+            &tap,
+        )?,
+        None => String::new(),
+    };
     let kernel = fill(
         TEMPLATE,
         &[
             ("SYMBOL", "KILN_SYMBOL".into()),
             ("PARAMS", params.declare(graph)?),
+            ("VECTOR", vector),
             ("COUNT", count.to_string()),
             ("COORDS", coords),
             ("INIT", init),
@@ -249,8 +287,6 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
             ("TAP_FACTOR", unroll(g.window_elements()).into()),
         ],
     )?;
-    let mut tensors = vec![x, y];
-    tensors.extend(index);
     let extents: Vec<i64> = (2..rank).map(|d| x.dims[d].max(y.dims[d])).collect();
     let kernel = if fits_i32(count, &tensors, reach(g, &extents)) {
         narrowed(&kernel)
@@ -273,6 +309,165 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
         persistent: false,
         arch_specific: false,
     })
+}
+
+/// What the forward's channel-vector path needs of [`generate`]'s pieces.
+struct VectorForward<'a> {
+    x: &'a kiln_core::TensorDesc,
+    y: &'a kiln_core::TensorDesc,
+    index: Option<&'a kiln_core::TensorDesc>,
+    lanes: usize,
+    count: i64,
+    spatial: usize,
+    window: i64,
+    init: &'a str,
+    combine: &'a str,
+    finish: &'a str,
+}
+
+/// `code` with the scalar path's accumulators `acc` and `arg` (whole identifiers) made lane
+/// `j`'s: `acc[j]`, `arg[j]`.
+fn per_lane(code: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match word.as_str() {
+            "acc" | "arg" => {
+                out.push_str(word);
+                out.push_str("[j]");
+            }
+            _ => out.push_str(word),
+        }
+        word.clear();
+    };
+    for ch in code.chars() {
+        if ch.is_alphanumeric() || ch == '_' {
+            word.push(ch);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// The forward's channel-vector path: where x, y (and the index) are aligned for `lanes`
+/// elements at once, it walks y's channel groups (d1 is a group of `lanes` channels, `cg` its
+/// first channel) and returns; the scalar loop after it runs otherwise. `tap` is the scalar
+/// path's window tap (its offsets name channel d1, replaced by cg here).
+fn vector_forward(v: &VectorForward<'_>, tap: &str) -> Result<String, String> {
+    let lanes = v.lanes;
+    let with_cg = |s: &str| s.replace("d1 * ", "cg * ");
+    let x_ty = c_type(v.x.data_type).ok_or("bad x type")?;
+    let y_ty = c_type(v.y.data_type).ok_or("bad y type")?;
+    let mut grouped = v.y.clone();
+    grouped.dims[1] /= lanes as i64;
+    let mut aligned = vec![
+        format!(
+            "(reinterpret_cast<size_t>(p0) & {})",
+            v.x.data_type.size() * lanes - 1
+        ),
+        format!(
+            "(reinterpret_cast<size_t>(p1) & {})",
+            v.y.data_type.size() * lanes - 1
+        ),
+    ];
+    let y_off = with_cg(&offset_terms(&v.y.strides, v.spatial, &|k| {
+        format!("d{}", k + 2)
+    }));
+    let mut body = String::new();
+    let _ = writeln!(body, "    if (({}) == 0) {{", aligned_placeholder());
+    let _ = writeln!(
+        body,
+        "        const kiln_i64 groups = {}LL;",
+        v.count / lanes as i64
+    );
+    let _ = writeln!(
+        body,
+        "        const kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;"
+    );
+    let _ = writeln!(
+        body,
+        "        for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < groups; i += step) {{"
+    );
+    for line in coordinates(&grouped).lines() {
+        let _ = writeln!(body, "    {line}");
+    }
+    let _ = writeln!(body, "            const kiln_i64 cg = d1 * {lanes}LL;");
+    let _ = writeln!(body, "            const kiln_i64 y_off = {y_off};");
+    let _ = writeln!(body, "            float acc[{lanes}];");
+    let _ = writeln!(body, "            int arg[{lanes}];");
+    let _ = writeln!(body, "#pragma unroll");
+    let _ = writeln!(
+        body,
+        "            for (int j = 0; j < {lanes}; ++j) {{ acc[j] = {}; arg[j] = -1; }}",
+        v.init
+    );
+    let _ = writeln!(body, "            int inside = 0;");
+    let _ = writeln!(body, "#pragma unroll{}", unroll(v.window));
+    let _ = writeln!(
+        body,
+        "            for (int w = 0; w < {}; ++w) {{",
+        v.window
+    );
+    for line in with_cg(tap).lines() {
+        let _ = writeln!(body, "    {line}");
+    }
+    let _ = writeln!(
+        body,
+        "                const kiln_vec<{x_ty}, {lanes}> xv = *reinterpret_cast<const kiln_vec<{x_ty}, {lanes}>*>(p0 + x_off);"
+    );
+    let _ = writeln!(body, "                ++inside;");
+    let _ = writeln!(body, "#pragma unroll");
+    let _ = writeln!(body, "                for (int j = 0; j < {lanes}; ++j) {{");
+    let _ = writeln!(
+        body,
+        "                    const float v = kiln_ld(xv.v[j]);"
+    );
+    let _ = writeln!(body, "        {}", per_lane(v.combine));
+    let _ = writeln!(body, "                }}");
+    let _ = writeln!(body, "            }}");
+    let _ = writeln!(body, "            kiln_vec<{y_ty}, {lanes}> yv;");
+    let _ = writeln!(body, "#pragma unroll");
+    let _ = writeln!(
+        body,
+        "            for (int j = 0; j < {lanes}; ++j) yv.v[j] = kiln_st<{y_ty}>({});",
+        per_lane(v.finish)
+    );
+    let _ = writeln!(
+        body,
+        "            *reinterpret_cast<kiln_vec<{y_ty}, {lanes}>*>(p1 + y_off) = yv;"
+    );
+    if let Some(t) = v.index {
+        let ty = c_type(t.data_type).ok_or("bad index type")?;
+        aligned.push(format!(
+            "(reinterpret_cast<size_t>(p2) & {})",
+            t.data_type.size() * lanes - 1
+        ));
+        let i_off = with_cg(&offset_terms(&t.strides, v.spatial, &|k| {
+            format!("d{}", k + 2)
+        }));
+        let _ = writeln!(body, "            kiln_vec<{ty}, {lanes}> iv;");
+        let _ = writeln!(body, "#pragma unroll");
+        let _ = writeln!(
+            body,
+            "            for (int j = 0; j < {lanes}; ++j) iv.v[j] = kiln_st<{ty}>((float)arg[j]);"
+        );
+        let _ = writeln!(
+            body,
+            "            *reinterpret_cast<kiln_vec<{ty}, {lanes}>*>(p2 + ({i_off})) = iv;"
+        );
+    }
+    let _ = writeln!(body, "        }}");
+    let _ = writeln!(body, "        return;");
+    let _ = write!(body, "    }}");
+    Ok(body.replace(&aligned_placeholder(), &aligned.join(" | ")))
+}
+
+/// Stands for the alignment test in [`vector_forward`]'s text until every pointer is known.
+fn aligned_placeholder() -> String {
+    "KILN_ALIGNED_POINTERS".to_string()
 }
 
 /// Most window elements of the backward: every window position is exact in an f32 index.

@@ -4,9 +4,13 @@
 // never a maximum and counts as zero in averages, NaN propagates, the index is the row-major
 // window position of the first maximum. Placeholders (double braces) are filled by
 // codegen/resample.rs, which also narrows the index arithmetic to 32 bits when every offset fits.
+// With channels innermost and contiguous in every tensor (NHWC), a thread takes 16 bytes of
+// x's channels at once where the pointers are aligned for it (the first loop: the coordinate
+// and window arithmetic then serves several channels, and x is loaded 16 bytes at a time).
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) {{SYMBOL}}({{PARAMS}}) {
+{{VECTOR}}
     const kiln_i64 count = {{COUNT}}LL;
     const kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
     for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += step) {
