@@ -134,15 +134,43 @@ def sdpa_backward_peers():
     for causal in [False, True]:
         flops = 2.5 * 4.0 * 4 * 32 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
         run(f"sdpa bwd bf16 B4 Hq32 Hkv8 S4096 D128 causal={str(causal).lower()}", lambda: (bshd(4, 4096, 32, 128), bshd(4, 4096, 8, 128), bshd(4, 4096, 8, 128)), flops, is_causal=causal, enable_gqa=True)
+    ragged_peers(backward=True)
+
+def ragged_peers(backward):
+    """Peers of kiln's ragged attention (one plan over seq_len tensors, lengths 4096, 3072,
+    2048, 1024, H16 D128, bf16): the variable-length kernels PyTorch's nested tensors reach,
+    called directly on packed tokens and cumulative lengths, so that no nested-tensor layout
+    work is timed. flash: aten._flash_attention_forward / _backward (FlashAttention-2 varlen);
+    cudnn: aten._cudnn_attention_forward / _backward with cum_seq (cuDNN's ragged offsets).
+    A peer that this PyTorch cannot call prints its error and the op's schema."""
     lens = [4096, 3072, 2048, 1024]
-    def ragged():
-        def one():
-            parts = [torch.randn(l, 16, 128, device="cuda", dtype=torch.bfloat16) for l in lens]
-            return torch.nested.nested_tensor(parts, layout=torch.jagged, requires_grad=True).transpose(1, 2)
-        return one(), one(), one()
+    total, top = sum(lens), max(lens)
+    cum = torch.tensor([0] + [sum(lens[: i + 1]) for i in range(len(lens))], device="cuda", dtype=torch.int32)
+    q, k, v = (torch.randn(total, 16, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    do = torch.randn_like(q)
+    aten = torch.ops.aten
     for causal in [False, True]:
-        flops = sum(2.5 * 4.0 * 16 * l * l * 128 * (0.5 if causal else 1.0) for l in lens)
-        run(f"sdpa bwd bf16 ragged 4096,3072,2048,1024 H16 D128 causal={str(causal).lower()}", ragged, flops, is_causal=causal)
+        flops = sum(4.0 * 16 * l * l * 128 * (0.5 if causal else 1.0) for l in lens) * (2.5 if backward else 1.0)
+        case = f"sdpa {'bwd' if backward else 'fwd'} bf16 ragged 4096,3072,2048,1024 H16 D128 causal={str(causal).lower()}"
+        def flash():
+            fwd = lambda: aten._flash_attention_forward(q, k, v, cum, cum, top, top, 0.0, causal, False)
+            if not backward:
+                return fwd
+            o, lse, rng, unused, _ = fwd()
+            return lambda: aten._flash_attention_backward(do, q, k, v, o, lse, cum, cum, top, top, 0.0, causal, rng, unused)
+        def cudnn():
+            fwd = lambda: aten._cudnn_attention_forward(q, k, v, None, cum, cum, top, top, backward, 0.0, causal, False)
+            if not backward:
+                return fwd
+            o, lse, _, _, _, _, seed, offset, _ = fwd()
+            return lambda: aten._cudnn_attention_backward(do, q, k, v, o, lse, seed, offset, None, cum, cum, top, top, 0.0, causal)
+        for label, make, op in [("flash", flash, "_flash_attention"), ("cudnn", cudnn, "_cudnn_attention")]:
+            try:
+                emit(f"{case} torch-{label}", timed(make()), flops=flops)
+            except Exception as e:
+                schema = [str(getattr(aten, op + part).default._schema) for part in ("_forward", "_backward") if hasattr(aten, op + part)]
+                print(json.dumps({"case": f"{case} torch-{label}", "error": str(e)[:300], "schema": schema}), flush=True)
+    del q, k, v, do
 
 if "--sdpa-bwd-only" in sys.argv:
     sdpa_backward_peers()
@@ -243,22 +271,8 @@ for backend, label in [(SDPBackend.FLASH_ATTENTION, "flash"), (SDPBackend.CUDNN_
             emit(f"sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true torch-{label}", timed(fwd), flops=flops)
     except RuntimeError as e:
         print(json.dumps({"case": f"sdpa gqa torch-{label}", "error": str(e)[:200]}), flush=True)
-# A ragged batch (kiln: seq_len tensors; PyTorch: a nested jagged tensor), H16 D128.
-lens = [4096, 3072, 2048, 1024]
-def jagged():
-    parts = [torch.randn(l, 16, 128, device="cuda", dtype=torch.bfloat16) for l in lens]
-    return torch.nested.nested_tensor(parts, layout=torch.jagged).transpose(1, 2)
-q, k, v = jagged(), jagged(), jagged()
-for causal in [False, True]:
-    flops = sum(4.0 * 16 * l * l * 128 * (0.5 if causal else 1.0) for l in lens)
-    for backend, label in [(SDPBackend.FLASH_ATTENTION, "flash"), (SDPBackend.CUDNN_ATTENTION, "cudnn")]:
-        try:
-            with sdpa_kernel(backend):
-                fwd = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                emit(f"sdpa fwd bf16 ragged 4096,3072,2048,1024 H16 D128 causal={str(causal).lower()} torch-{label}", timed(fwd), flops=flops)
-        except RuntimeError as e:
-            print(json.dumps({"case": f"sdpa fwd ragged torch-{label}", "error": str(e)[:200]}), flush=True)
-del q, k, v
+# A ragged batch (kiln: seq_len tensors), H16 D128: PyTorch's variable-length kernels.
+ragged_peers(backward=False)
 if not SDPA_ONLY:
     norm_peers()
     pooling_peers()

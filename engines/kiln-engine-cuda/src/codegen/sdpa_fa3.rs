@@ -55,7 +55,7 @@ pub struct Variant {
     pub persistent: bool,
 }
 
-pub const VARIANTS: [Variant; 7] = [
+pub const VARIANTS: [Variant; 8] = [
     Variant {
         pingpong: true,
         extra_stage: false,
@@ -98,12 +98,18 @@ pub const VARIANTS: [Variant; 7] = [
         three_consumers: true,
         persistent: false,
     },
-    // Not yet run on a GPU (docs/benchmarks/h200-2026-12-01-session5.md).
     Variant {
         pingpong: false,
         extra_stage: false,
         narrow_keys: false,
         three_consumers: false,
+        persistent: true,
+    },
+    Variant {
+        pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
         persistent: true,
     },
 ];
@@ -323,14 +329,20 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
     Ok(())
 }
 
-/// The variant the `tile` knob's 0 picks at head dim `d`, measured on an H200
-/// (docs/benchmarks/sdpa-fa3-notes.md): at d = 64 three consumers in ping-pong (1.05-1.20x over
-/// two), at d = 128 two consumers without ping-pong (1.02-1.05x: with three stages the ring, not
-/// the consumers' order, keeps the tensor cores fed), otherwise the first.
-pub fn default_variant(d: usize) -> Variant {
+/// The variant the `tile` knob's 0 picks at head dim `d` over `seq_kv` keys, measured on an
+/// H200 (docs/benchmarks/sdpa-fa3-notes.md):
+/// - d = 128: persistent blocks, two consumers without ping-pong (1.08-1.13x over one block
+///   per CTA at 1k, 1.01-1.03x at 4k; with three stages the ring, not the consumers' order,
+///   keeps the tensor cores fed);
+/// - d = 64: persistent blocks up to 1k keys (1.09-1.18x there), where a block's prologue and
+///   epilogue are a large share of its work; beyond, three consumers in ping-pong (persistent
+///   two-consumer blocks are 0.92-0.95x of them at 4k);
+/// - otherwise the first.
+pub fn default_variant(d: usize, seq_kv: usize) -> Variant {
     match d {
+        64 if seq_kv <= 1024 => VARIANTS[6],
         64 => VARIANTS[4],
-        128 => VARIANTS[1],
+        128 => VARIANTS[6],
         _ => VARIANTS[0],
     }
 }
@@ -341,7 +353,9 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     supports(graph)?;
     let op = forward(graph)?;
     let variant = variant.unwrap_or_else(|| {
-        default_variant(tensor(graph, op.inputs.q).map_or(0, |q| q.dims[3] as usize))
+        let d = tensor(graph, op.inputs.q).map_or(0, |q| q.dims[3] as usize);
+        let seq_kv = tensor(graph, op.inputs.k).map_or(0, |k| k.dims[2] as usize);
+        default_variant(d, seq_kv)
     });
     let Prologue {
         mut src,
