@@ -420,6 +420,40 @@ fn backward_from_x_conforms_on_the_backward_engine_and_the_reference() {
     kiln_conformance::assert_conforms(spec.backward_case(), 5);
 }
 
+/// Channels-last tensors with a channel count that is a multiple of 16 bytes: the CUDA kernels'
+/// channel-vector paths (the random cases above have at most 5 channels). Every mode, forward
+/// and backward, with each index type and without, in each storage type; a 3x3 window of
+/// stride 2 with padding, so windows overlap, cross the edges and cover up to four outputs.
+#[test]
+fn channel_vector_paths_conform() {
+    let modes = [
+        (ResampleMode::MaxPool, None),
+        (ResampleMode::MaxPool, Some(DataType::I32)),
+        (ResampleMode::MaxPool, Some(DataType::I8)),
+        (ResampleMode::MaxPool, Some(DataType::F32)),
+        (ResampleMode::AvgPoolIncludePadding, None),
+        (ResampleMode::AvgPoolExcludePadding, None),
+    ];
+    for dt in [DataType::Bf16, DataType::F16, DataType::F32] {
+        for (mode, index) in modes {
+            let spec = PoolSpec {
+                x: TensorSpec::new(&[2, 16, 9, 10], Layout::channels_last(), dt),
+                mode,
+                geometry: ResampleGeometry {
+                    window: vec![3, 3],
+                    stride: vec![2, 2],
+                    pre_padding: vec![1, 1],
+                    post_padding: vec![1, 0],
+                },
+                index,
+                out_layout: Layout::channels_last(),
+            };
+            kiln_conformance::assert_conforms(spec.case(), 11);
+            kiln_conformance::assert_conforms(spec.backward_case(), 11);
+        }
+    }
+}
+
 /// Bad attributes are refused naming the node and the field.
 #[test]
 fn bad_geometry_is_refused_with_its_field() {

@@ -253,7 +253,8 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     }
     let mut tensors = vec![x, y];
     tensors.extend(index);
-    let vector = match channel_lanes(x, &tensors) {
+    let lanes = channel_lanes(x, &tensors);
+    let vector = match lanes {
         Some(lanes) => vector_forward(
             &VectorForward {
                 x,
@@ -295,9 +296,7 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     };
     let sym = symbol("resample", &kernel);
     let source = kernel.replace("KILN_SYMBOL", &sym);
-    let blocks = (count as u64)
-        .div_ceil(BLOCK as u64)
-        .clamp(1, i32::MAX as u64) as u32;
+    let blocks = grid_blocks(count, lanes);
     Ok(Kernel {
         symbol: sym,
         source,
@@ -309,6 +308,16 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
         persistent: false,
         arch_specific: false,
     })
+}
+
+/// Blocks of a pooling launch: one thread per work item of the path the kernel takes where
+/// its pointers allow (a group of `lanes` channels, or one element); the grid-stride loops
+/// give an unaligned launch of a vector-capable kernel several elements per thread. Sized for
+/// elements instead, seven in eight blocks of a bf16 channel-vector launch would start only to
+/// find no work.
+fn grid_blocks(count: i64, lanes: Option<usize>) -> u32 {
+    let items = count as u64 / lanes.map_or(1, |l| l as u64);
+    items.div_ceil(BLOCK as u64).clamp(1, i32::MAX as u64) as u32
 }
 
 /// What the forward's channel-vector path needs of [`generate`]'s pieces.
@@ -562,23 +571,107 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
         offset(&dx.strides, &|k| format!("d{}", k + 2))
     );
 
-    // Per spatial dim k: the outputs o<k> whose windows cover d<k+2>, and the tap t<k> of
-    // d<k+2> in window o<k>; w is the row-major window position.
+    let spec = Gather {
+        g,
+        mode: r.mode,
+        dy,
+        dx,
+        source,
+        spatial,
+    };
+    let gather = backward_gather(&spec, None)?;
+    let dx_ty = c_type(dx.data_type).ok_or("bad dx type")?;
+    let store = format!("        {dx_param}[dx_off] = kiln_st<{dx_ty}>(acc);");
+    let mut tensors = vec![dy, dx];
+    tensors.extend(source.map(|(t, _)| t));
+    let lanes = channel_lanes(dx, &tensors);
+    let vector = match lanes {
+        Some(lanes) => vector_backward(&spec, lanes, count, &dx_param)?,
+        None => String::new(),
+    };
+    let kernel = fill(
+        BACKWARD_TEMPLATE,
+        &[
+            ("SYMBOL", "KILN_SYMBOL".into()),
+            ("PARAMS", params.declare(graph)?),
+            ("VECTOR", vector),
+            ("COUNT", count.to_string()),
+            ("COORDS", coords),
+            ("GATHER", gather.trim_end().to_string()),
+            ("STORE", store),
+        ],
+    )?;
+    let extents: Vec<i64> = (2..rank).map(|d| dx.dims[d].max(dy.dims[d])).collect();
+    let kernel = if fits_i32(count, &tensors, reach(g, &extents)) {
+        narrowed(&kernel)
+    } else {
+        kernel
+    };
+    let sym = symbol("resample_backward", &kernel);
+    let source = kernel.replace("KILN_SYMBOL", &sym);
+    let blocks = grid_blocks(count, lanes);
+    Ok(Kernel {
+        symbol: sym,
+        source,
+        args: params.list.iter().map(|&(u, _)| u).collect(),
+        grid: [blocks, 1, 1],
+        block: [BLOCK, 1, 1],
+        shared_bytes: 0,
+        maps: Vec::new(),
+        persistent: false,
+        arch_specific: false,
+    })
+}
+
+/// What the backward's gather needs: the geometry, dy and dx, and for max pooling the tensor
+/// that names each window's maximum (`(index, true)` or `(x, false)`).
+struct Gather<'a> {
+    g: &'a kiln_core::ops::resample::ResampleGeometry,
+    mode: ResampleMode,
+    dy: &'a kiln_core::TensorDesc,
+    dx: &'a kiln_core::TensorDesc,
+    source: Option<(&'a kiln_core::TensorDesc, bool)>,
+    spatial: usize,
+}
+
+/// The backward's gather over the windows that cover dx element (d0, d1, d2..): per spatial
+/// dim k the outputs o<k> whose windows cover d<k+2> and the tap t<k> of d<k+2> in window
+/// o<k>; w is the row-major window position. Scalar (`lanes` None): it adds to `acc`. With
+/// `lanes`, channel `cg` and the `lanes` after it at once: 16-byte loads of dy (and of the index
+/// or x), adding to `acc[j]`.
+fn backward_gather(s: &Gather<'_>, lanes: Option<usize>) -> Result<String, String> {
+    let (g, dy, dx, spatial) = (s.g, s.dy, s.dx, s.spatial);
+    // Offsets name the channel d1; the vector path's is its group's first channel, cg.
+    let offset = |strides: &[i64], spatial_name: &dyn Fn(usize) -> String| {
+        let o = offset_terms(strides, spatial, spatial_name);
+        match lanes {
+            Some(_) => o.replace("d1 * ", "cg * "),
+            None => o,
+        }
+    };
+    let vec_load = |ty: &str, ptr: &str, off: &str| {
+        let l = lanes.unwrap_or(1);
+        format!("*reinterpret_cast<const kiln_vec<{ty}, {l}>*>({ptr} + ({off}))")
+    };
+    let dy_ty = c_type(dy.data_type).ok_or("bad dy type")?;
     let mut gather = String::new();
     let mut indent = String::from("        ");
+    if lanes.is_some() {
+        indent.push_str("    ");
+    }
     for k in 0..spatial {
-        let (s, pre, win, out) = (g.stride[k], g.pre_padding[k], g.window[k], dy.dims[k + 2]);
+        let (st, pre, win, out) = (g.stride[k], g.pre_padding[k], g.window[k], dy.dims[k + 2]);
         let _ = writeln!(
             gather,
             "{indent}const kiln_i64 top{k} = d{} + {pre}LL;\n\
              {indent}const kiln_i64 first{k} = top{k} - {}LL;\n\
-             {indent}const kiln_i64 lo{k} = first{k} <= 0 ? 0 : (first{k} + {}LL) / {s}LL;\n\
-             {indent}const kiln_i64 hi{k} = top{k} / {s}LL < {}LL ? top{k} / {s}LL : {}LL;\n\
+             {indent}const kiln_i64 lo{k} = first{k} <= 0 ? 0 : (first{k} + {}LL) / {st}LL;\n\
+             {indent}const kiln_i64 hi{k} = top{k} / {st}LL < {}LL ? top{k} / {st}LL : {}LL;\n\
              {indent}for (kiln_i64 o{k} = lo{k}; o{k} <= hi{k}; ++o{k}) {{\n\
-             {indent}    const kiln_i64 t{k} = top{k} - o{k} * {s}LL;",
+             {indent}    const kiln_i64 t{k} = top{k} - o{k} * {st}LL;",
             k + 2,
             win - 1,
-            s - 1,
+            st - 1,
             out - 1,
             out - 1
         );
@@ -594,27 +687,75 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
         "{indent}const kiln_i64 dy_off = {};",
         offset(&dy.strides, &|k| format!("o{k}"))
     );
-    match (r.mode, source) {
+    // The vector path's dy and its per-lane sum: `add(term)` adds `term` of lane j (`dy` in
+    // it is lane j's dy) where `when` holds (`when` may name lane j as j).
+    let l = lanes.unwrap_or(1);
+    let lane_add = |when: &str, term: &str| {
+        let term = term.replace("DY", "kiln_ld(dyv.v[j])");
+        let body = if when.is_empty() {
+            format!("acc[j] += {term};")
+        } else {
+            format!("if ({when}) {{ acc[j] += {term}; }}")
+        };
+        format!(
+            "{indent}const kiln_vec<{dy_ty}, {l}> dyv = {};\n\
+             #pragma unroll\n\
+             {indent}for (int j = 0; j < {l}; ++j) {{ {body} }}",
+            vec_load(dy_ty, "p0", "dy_off")
+        )
+    };
+    match (s.mode, s.source) {
         (ResampleMode::MaxPool, Some((t, true))) => {
             let i_off = offset(&t.strides, &|k| format!("o{k}"));
-            let cond = if t.data_type == DataType::F32 {
-                format!("p1[{i_off}] == (float)w")
+            if lanes.is_some() {
+                let i_ty = c_type(t.data_type).ok_or("bad index type")?;
+                let cond = if t.data_type == DataType::F32 {
+                    "iv.v[j] == (float)w"
+                } else {
+                    "(int)iv.v[j] == w"
+                };
+                let _ = writeln!(
+                    gather,
+                    "{indent}const kiln_vec<{i_ty}, {l}> iv = {};\n{}",
+                    vec_load(i_ty, "p1", &i_off),
+                    lane_add(cond, "DY")
+                );
             } else {
-                format!("(int)p1[{i_off}] == w")
-            };
-            let _ = writeln!(
-                gather,
-                "{indent}if ({cond}) {{ acc += kiln_ld(p0[dy_off]); }}"
-            );
+                let cond = if t.data_type == DataType::F32 {
+                    format!("p1[{i_off}] == (float)w")
+                } else {
+                    format!("(int)p1[{i_off}] == w")
+                };
+                let _ = writeln!(
+                    gather,
+                    "{indent}if ({cond}) {{ acc += kiln_ld(p0[dy_off]); }}"
+                );
+            }
         }
         (ResampleMode::MaxPool, Some((t, false))) => {
-            // The window's first maximum, as the forward kernel finds it.
+            // The window's first maximum (per lane), as the forward kernel finds it.
+            let (best, arg) = match lanes {
+                Some(_) => ("best[j]", "arg[j]"),
+                None => ("best", "arg"),
+            };
+            if lanes.is_some() {
+                let _ = writeln!(
+                    gather,
+                    "{indent}float best[{l}];\n{indent}int arg[{l}];\n\
+                     #pragma unroll\n\
+                     {indent}for (int j = 0; j < {l}; ++j) {{ best[j] = {}; arg[j] = -1; }}",
+                    super::float_lit(f64::NEG_INFINITY)
+                );
+            } else {
+                let _ = writeln!(
+                    gather,
+                    "{indent}float best = {};\n{indent}int arg = -1;",
+                    super::float_lit(f64::NEG_INFINITY)
+                );
+            }
             let _ = writeln!(
                 gather,
-                "{indent}float best = {};\n{indent}int arg = -1;\n\
-                 #pragma unroll{}\n\
-                 {indent}for (int v = 0; v < {}; ++v) {{",
-                super::float_lit(f64::NEG_INFINITY),
+                "#pragma unroll{}\n{indent}for (int v = 0; v < {}; ++v) {{",
                 unroll(g.window_elements()),
                 g.window_elements()
             );
@@ -628,91 +769,154 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
                 inner *= g.window[k];
             }
             taps.reverse();
-            for l in taps {
-                let _ = writeln!(gather, "{l}");
+            for line in taps {
+                let _ = writeln!(gather, "{line}");
             }
             let outside: Vec<String> = (0..spatial)
                 .map(|k| format!("(unsigned long long)q{k} >= {}ULL", t.dims[k + 2]))
                 .collect();
+            let x_off = offset(&t.strides, &|k| format!("q{k}"));
             let _ = writeln!(
                 gather,
-                "{indent}    if ({}) {{ continue; }}\n\
-                 {indent}    const float x = kiln_ld(p1[{}]);\n\
-                 {indent}    if (arg < 0 || (isnan(x) && !isnan(best)) || x > best) {{ best = x; arg = v; }}\n\
-                 {indent}}}\n\
-                 {indent}if (arg == w) {{ acc += kiln_ld(p0[dy_off]); }}",
-                outside.join(" || "),
-                offset(&t.strides, &|k| format!("q{k}"))
+                "{indent}    if ({}) {{ continue; }}",
+                outside.join(" || ")
             );
+            let better = format!(
+                "if ({arg} < 0 || (isnan(x) && !isnan({best})) || x > {best}) {{ {best} = x; {arg} = v; }}"
+            );
+            if lanes.is_some() {
+                let x_ty = c_type(t.data_type).ok_or("bad x type")?;
+                let _ = writeln!(
+                    gather,
+                    "{indent}    const kiln_vec<{x_ty}, {l}> xv = {};\n\
+                     #pragma unroll\n\
+                     {indent}    for (int j = 0; j < {l}; ++j) {{\n\
+                     {indent}        const float x = kiln_ld(xv.v[j]);\n\
+                     {indent}        {better}\n\
+                     {indent}    }}\n\
+                     {indent}}}\n{}",
+                    vec_load(x_ty, "p1", &x_off),
+                    lane_add("arg[j] == w", "DY")
+                );
+            } else {
+                let _ = writeln!(
+                    gather,
+                    "{indent}    const float x = kiln_ld(p1[{x_off}]);\n\
+                     {indent}    {better}\n\
+                     {indent}}}\n\
+                     {indent}if (arg == w) {{ acc += kiln_ld(p0[dy_off]); }}"
+                );
+            }
         }
         (ResampleMode::AvgPoolIncludePadding, _) => {
-            let _ = writeln!(
-                gather,
-                "{indent}acc += kiln_ld(p0[dy_off]) / {};",
-                super::float_lit(g.window_elements() as f64)
-            );
+            let size = super::float_lit(g.window_elements() as f64);
+            if lanes.is_some() {
+                let _ = writeln!(gather, "{}", lane_add("", &format!("DY / {size}")));
+            } else {
+                let _ = writeln!(gather, "{indent}acc += kiln_ld(p0[dy_off]) / {size};");
+            }
         }
         _ => {
             // The window's elements inside x: the product of the per-dim counts.
             let mut factors = Vec::new();
             for k in 0..spatial {
-                let (s, pre, win, input) =
+                let (st, pre, win, input) =
                     (g.stride[k], g.pre_padding[k], g.window[k], dx.dims[k + 2]);
                 let _ = writeln!(
                     gather,
-                    "{indent}const kiln_i64 s{k} = o{k} * {s}LL - {pre}LL;\n\
+                    "{indent}const kiln_i64 s{k} = o{k} * {st}LL - {pre}LL;\n\
                      {indent}const kiln_i64 n{k} = (s{k} + {win}LL < {input}LL ? s{k} + {win}LL : {input}LL) - (s{k} > 0 ? s{k} : 0);"
                 );
                 factors.push(format!("n{k}"));
             }
-            let _ = writeln!(
-                gather,
-                "{indent}acc += kiln_ld(p0[dy_off]) / (float)({});",
-                factors.join(" * ")
-            );
+            let count = format!("(float)({})", factors.join(" * "));
+            if lanes.is_some() {
+                let _ = writeln!(gather, "{indent}const float inside = {count};");
+                let _ = writeln!(gather, "{}", lane_add("", "DY / inside"));
+            } else {
+                let _ = writeln!(gather, "{indent}acc += kiln_ld(p0[dy_off]) / {count};");
+            }
         }
     }
     for _ in 0..spatial {
         indent.truncate(indent.len() - 4);
         let _ = writeln!(gather, "{indent}}}");
     }
-    let dx_ty = c_type(dx.data_type).ok_or("bad dx type")?;
-    let store = format!("        {dx_param}[dx_off] = kiln_st<{dx_ty}>(acc);");
-    let kernel = fill(
-        BACKWARD_TEMPLATE,
-        &[
-            ("SYMBOL", "KILN_SYMBOL".into()),
-            ("PARAMS", params.declare(graph)?),
-            ("COUNT", count.to_string()),
-            ("COORDS", coords),
-            ("GATHER", gather.trim_end().to_string()),
-            ("STORE", store),
-        ],
-    )?;
-    let mut tensors = vec![dy, dx];
-    tensors.extend(source.map(|(t, _)| t));
-    let extents: Vec<i64> = (2..rank).map(|d| dx.dims[d].max(dy.dims[d])).collect();
-    let kernel = if fits_i32(count, &tensors, reach(g, &extents)) {
-        narrowed(&kernel)
-    } else {
-        kernel
-    };
-    let sym = symbol("resample_backward", &kernel);
-    let source = kernel.replace("KILN_SYMBOL", &sym);
-    let blocks = (count as u64)
-        .div_ceil(BLOCK as u64)
-        .clamp(1, i32::MAX as u64) as u32;
-    Ok(Kernel {
-        symbol: sym,
-        source,
-        args: params.list.iter().map(|&(u, _)| u).collect(),
-        grid: [blocks, 1, 1],
-        block: [BLOCK, 1, 1],
-        shared_bytes: 0,
-        maps: Vec::new(),
-        persistent: false,
-        arch_specific: false,
-    })
+    Ok(gather.trim_end().to_string())
+}
+
+/// The backward's channel-vector path: where dy, dx (and the index or x) are aligned for
+/// `lanes` elements at once, a thread takes a group of `lanes` channels of one dx position (d1
+/// is the group, cg its first channel), so the coordinate and window arithmetic serves them
+/// all, and returns; the scalar loop after it runs otherwise.
+fn vector_backward(
+    s: &Gather<'_>,
+    lanes: usize,
+    count: i64,
+    dx_param: &str,
+) -> Result<String, String> {
+    let dx_ty = c_type(s.dx.data_type).ok_or("bad dx type")?;
+    let mut grouped = s.dx.clone();
+    grouped.dims[1] /= lanes as i64;
+    let mut aligned = vec![
+        format!(
+            "(reinterpret_cast<size_t>(p0) & {})",
+            s.dy.data_type.size() * lanes - 1
+        ),
+        format!(
+            "(reinterpret_cast<size_t>({dx_param}) & {})",
+            s.dx.data_type.size() * lanes - 1
+        ),
+    ];
+    if let Some((t, _)) = s.source {
+        aligned.push(format!(
+            "(reinterpret_cast<size_t>(p1) & {})",
+            t.data_type.size() * lanes - 1
+        ));
+    }
+    let dx_off = offset_terms(&s.dx.strides, s.spatial, &|k| format!("d{}", k + 2))
+        .replace("d1 * ", "cg * ");
+    let mut body = String::new();
+    let _ = writeln!(body, "    if (({}) == 0) {{", aligned.join(" | "));
+    let _ = writeln!(
+        body,
+        "        const kiln_i64 groups = {}LL;",
+        count / lanes as i64
+    );
+    let _ = writeln!(
+        body,
+        "        const kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;"
+    );
+    let _ = writeln!(
+        body,
+        "        for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < groups; i += step) {{"
+    );
+    for line in coordinates(&grouped).lines() {
+        let _ = writeln!(body, "    {line}");
+    }
+    let _ = writeln!(body, "            const kiln_i64 cg = d1 * {lanes}LL;");
+    let _ = writeln!(body, "            const kiln_i64 dx_off = {dx_off};");
+    let _ = writeln!(body, "            float acc[{lanes}];");
+    let _ = writeln!(body, "#pragma unroll");
+    let _ = writeln!(
+        body,
+        "            for (int j = 0; j < {lanes}; ++j) acc[j] = 0.0f;"
+    );
+    let _ = writeln!(body, "{}", backward_gather(s, Some(lanes))?);
+    let _ = writeln!(body, "            kiln_vec<{dx_ty}, {lanes}> out;");
+    let _ = writeln!(body, "#pragma unroll");
+    let _ = writeln!(
+        body,
+        "            for (int j = 0; j < {lanes}; ++j) out.v[j] = kiln_st<{dx_ty}>(acc[j]);"
+    );
+    let _ = writeln!(
+        body,
+        "            *reinterpret_cast<kiln_vec<{dx_ty}, {lanes}>*>({dx_param} + dx_off) = out;"
+    );
+    let _ = writeln!(body, "        }}");
+    let _ = writeln!(body, "        return;");
+    let _ = write!(body, "    }}");
+    Ok(body)
 }
 
 #[cfg(test)]

@@ -6,11 +6,15 @@
 // element's window position), or, without one, the thread finds the window's first maximum in
 // x again (padding never a maximum, NaN the largest value), as the forward kernel does.
 // Averages add dy divided by the window's size (including padding) or by its elements inside x.
+// With channels innermost and contiguous in every tensor (NHWC), a thread takes 16 bytes of
+// dx's channels at once where the pointers are aligned for it (the first loop: the coordinate
+// and window arithmetic then serves several channels, with 16-byte loads and stores).
 // Definitions: kiln_core::ops::resample. Placeholders (double braces) are filled by
 // codegen/resample.rs.
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) {{SYMBOL}}({{PARAMS}}) {
+{{VECTOR}}
     const kiln_i64 count = {{COUNT}}LL;
     const kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
     for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += step) {
