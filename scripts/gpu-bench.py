@@ -26,6 +26,16 @@ def timed(fn, iters=20):
 def emit(case, ms, flops=0.0, nbytes=0.0):
     print(json.dumps({"case": case, "ms": round(ms, 5), "tflops": round(flops / ms / 1e9, 2), "tbps": round(nbytes / ms / 1e9, 3)}), flush=True)
 
+def copy_peer(case, nbytes):
+    """A device copy moving `nbytes` (read + written), as "<case> torch-copy": the bandwidth a
+    memory-bound kernel of that size can reach (launch and ramp included), beside the large
+    copy's ceiling."""
+    n = max(1, int(nbytes // 4))
+    a = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    b = torch.empty_like(a)
+    emit(f"{case} torch-copy", timed(lambda: b.copy_(a)), nbytes=4.0 * n)
+    del a, b
+
 def norm_peers():
     """Peers of kiln's normalization cases (benches/h200.rs norm_benches): eager PyTorch,
     torch.compile of the same function, and a device-to-device copy for the bandwidth ceiling.
@@ -46,6 +56,7 @@ def norm_peers():
             case = f"batchnorm {what} bf16 NHWC N{nb} C{c} H{hw} W{hw}"
             f = lambda: F.batch_norm(x, rm, rv, w, bias, training=training, momentum=0.1, eps=1e-5)
             emit(case + " torch-eager", timed(f), nbytes=4.0 * elems)
+            copy_peer(case, 4.0 * elems)
             try:
                 fc = torch.compile(lambda x: F.batch_norm(x, rm, rv, w, bias, training=training, momentum=0.1, eps=1e-5), dynamic=False)
                 emit(case + " torch-compile", timed(lambda: fc(x)), nbytes=4.0 * elems)
@@ -69,6 +80,7 @@ def norm_peers():
             case = f"{op} fwd bf16 R{rows} H{hidden}"
             with torch.no_grad():
                 emit(case + " torch-eager", timed(lambda: f(x, w, bias)), nbytes=4.0 * elems)
+                copy_peer(case, 4.0 * elems)
                 if (rows, hidden) in compiled:
                     try:
                         fc = torch.compile(f, dynamic=False)
@@ -80,6 +92,7 @@ def norm_peers():
             inputs = (xg, wg, bg) if op == "layernorm" else (xg, wg)
             emit(f"{op} bwd bf16 R{rows} H{hidden} torch-eager",
                  timed(lambda: torch.autograd.grad(y, inputs, dy, retain_graph=True)), nbytes=6.0 * elems)
+            copy_peer(f"{op} bwd bf16 R{rows} H{hidden}", 6.0 * elems)
             del xg, wg, bg, y
         del x, dy, w, bias
 
@@ -93,6 +106,10 @@ def pooling_peers():
     name = "bf16 NHWC N32 C64 H112 3x3 s2 torch-eager"
     with torch.no_grad():
         emit(f"maxpool fwd {name}", timed(lambda: F.max_pool2d(x, 3, 2, 1, return_indices=True)), nbytes=2.0 * nx + 3.0 * ny)
+    base = "bf16 NHWC N32 C64 H112 3x3 s2"
+    copy_peer(f"maxpool fwd {base}", 2.0 * nx + 3.0 * ny)
+    copy_peer(f"avgpool bwd {base}", 2.0 * (nx + ny))
+    copy_peer(f"maxpool bwd index {base}", 2.0 * nx + 3.0 * ny)
     xg = x.detach().clone().requires_grad_()
     y = F.avg_pool2d(xg, 3, 2, 1, count_include_pad=False)
     dy = torch.randn_like(y)
@@ -141,11 +158,15 @@ def ragged_peers(backward):
     2048, 1024, H16 D128, bf16): the variable-length kernels PyTorch's nested tensors reach,
     called directly on packed tokens and cumulative lengths, so that no nested-tensor layout
     work is timed. flash: aten._flash_attention_forward / _backward (FlashAttention-2 varlen);
-    cudnn: aten._cudnn_attention_forward / _backward with cum_seq (cuDNN's ragged offsets).
+    cudnn: one dense cuDNN call per sequence (its graph cached); cudnn-varlen:
+    aten._cudnn_attention_forward / _backward with cum_seq (cuDNN's ragged offsets, a graph
+    built per call).
     A peer that this PyTorch cannot call prints its error and the op's schema."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     lens = [4096, 3072, 2048, 1024]
     total, top = sum(lens), max(lens)
-    cum = torch.tensor([0] + [sum(lens[: i + 1]) for i in range(len(lens))], device="cuda", dtype=torch.int32)
+    offs = [0] + [sum(lens[: i + 1]) for i in range(len(lens))]
+    cum = torch.tensor(offs, device="cuda", dtype=torch.int32)
     q, k, v = (torch.randn(total, 16, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     do = torch.randn_like(q)
     aten = torch.ops.aten
@@ -158,13 +179,31 @@ def ragged_peers(backward):
                 return fwd
             o, lse, rng, unused, _ = fwd()
             return lambda: aten._flash_attention_backward(do, q, k, v, o, lse, cum, cum, top, top, 0.0, causal, rng, unused)
-        def cudnn():
+        def cudnn_varlen():
             fwd = lambda: aten._cudnn_attention_forward(q, k, v, None, cum, cum, top, top, backward, 0.0, causal, False)
             if not backward:
                 return fwd
             o, lse, _, _, _, _, seed, offset, _ = fwd()
             return lambda: aten._cudnn_attention_backward(do, q, k, v, o, lse, seed, offset, None, cum, cum, top, top, 0.0, causal)
-        for label, make, op in [("flash", flash, "_flash_attention"), ("cudnn", cudnn, "_cudnn_attention")]:
+        def cudnn_each():
+            # One dense cuDNN call per sequence (B1), its graph cached: the cuDNN kernels' own
+            # time for this batch. The varlen op above builds a cuDNN graph per call (~50 ms on
+            # the H200, 2026-12-01), which says nothing of its kernels.
+            views = [tuple(t[offs[i]:offs[i + 1]].unsqueeze(0).transpose(1, 2).detach().requires_grad_(backward) for t in (q, k, v)) for i in range(len(lens))]
+            sdpa = torch.nn.functional.scaled_dot_product_attention
+            if not backward:
+                return lambda: [sdpa(*t, is_causal=causal) for t in views]
+            outs = [sdpa(*t, is_causal=causal) for t in views]
+            grads = [torch.randn_like(o) for o in outs]
+            return lambda: [torch.autograd.grad(o, t, g, retain_graph=True) for o, t, g in zip(outs, views, grads)]
+        def cudnn():
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                fn = cudnn_each()
+            def run():
+                with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                    return fn()
+            return run
+        for label, make, op in [("flash", flash, "_flash_attention"), ("cudnn", cudnn, "_cudnn_attention"), ("cudnn-varlen", cudnn_varlen, "_cudnn_attention")]:
             try:
                 emit(f"{case} torch-{label}", timed(make()), flops=flops)
             except Exception as e:

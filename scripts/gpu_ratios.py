@@ -6,7 +6,7 @@ prints one Markdown table of speed ratios, peer_ms / kiln_ms (above 1: kiln is f
 
 kiln's case names end in " [ENGINE]" (or " [ENGINE variant]"); the peers' either match kiln's
 name without it (cuBLAS/cuDNN through aten: matmul, conv, conv gradients) or add
-" torch-<peer>" (flash, cudnn, eager, compile). Only kiln's first engine per case is used
+" torch-<peer>" (flash, cudnn, eager, compile, copy: a device copy of the same bytes). Only kiln's first engine per case is used
 unless --all-engines is given. Standard library only: it runs on the GPU machine (run.sh).
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
         m = re.match(r"(.*) torch-(\w+)$", r["case"])
         name, peer = (m.group(1), m.group(2)) if m else (r["case"], "aten")
         peers.setdefault(normalise(name), {})[peer] = r["ms"]
-    order = ["aten", "flash", "cudnn", "eager", "compile"]
+    order = ["aten", "flash", "cudnn", "eager", "compile", "copy"]
     seen: set[str] = set()
     print("| case | kiln engine | kiln ms | kiln TFLOP/s or TB/s | " + " | ".join(
         f"vs {p}" for p in order) + " |")

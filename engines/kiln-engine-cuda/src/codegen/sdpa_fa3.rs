@@ -51,11 +51,12 @@ pub struct Variant {
     pub three_consumers: bool,
     /// A persistent grid (one CTA per SM at most, set at load) that runs blocks one after
     /// another, loading the next block's Q and first tiles under this one's last tiles and
-    /// epilogue. Without ping-pong only.
+    /// epilogue. With ping-pong, the consumers' turns restart at every block (each block's
+    /// turns are balanced: every arrive is answered within the block).
     pub persistent: bool,
 }
 
-pub const VARIANTS: [Variant; 8] = [
+pub const VARIANTS: [Variant; 10] = [
     Variant {
         pingpong: true,
         extra_stage: false,
@@ -107,6 +108,20 @@ pub const VARIANTS: [Variant; 8] = [
     },
     Variant {
         pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
+        persistent: true,
+    },
+    Variant {
+        pingpong: true,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: false,
+        persistent: true,
+    },
+    Variant {
+        pingpong: true,
         extra_stage: false,
         narrow_keys: false,
         three_consumers: true,
@@ -331,18 +346,20 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
 
 /// The variant the `tile` knob's 0 picks at head dim `d` over `seq_kv` keys, measured on an
 /// H200 (docs/benchmarks/sdpa-fa3-notes.md):
-/// - d = 128: persistent blocks, two consumers without ping-pong (1.08-1.13x over one block
-///   per CTA at 1k, 1.01-1.03x at 4k; with three stages the ring, not the consumers' order,
-///   keeps the tensor cores fed);
-/// - d = 64: persistent blocks up to 1k keys (1.09-1.18x there), where a block's prologue and
+/// - d = 128 up to 4k keys: persistent blocks, two consumers without ping-pong (1.08-1.13x
+///   over one block per CTA at 1k, 1.01-1.03x at 4k); beyond, one block per CTA (persistent
+///   blocks were 0.89x at 16k causal, 0.99x non-causal). With three stages the ring, not the
+///   consumers' order, keeps the tensor cores fed.
+/// - d = 64 up to 1k keys: persistent blocks (1.09-1.18x there), where a block's prologue and
 ///   epilogue are a large share of its work; beyond, three consumers in ping-pong (persistent
-///   two-consumer blocks are 0.92-0.95x of them at 4k);
+///   blocks of two or three consumers are 0.87-0.98x of them at 4k).
 /// - otherwise the first.
 pub fn default_variant(d: usize, seq_kv: usize) -> Variant {
     match d {
         64 if seq_kv <= 1024 => VARIANTS[6],
         64 => VARIANTS[4],
-        128 => VARIANTS[6],
+        128 if seq_kv <= 4096 => VARIANTS[6],
+        128 => VARIANTS[1],
         _ => VARIANTS[0],
     }
 }
@@ -376,11 +393,9 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     let maps = vec![map(q, rows)?, map(k, bn)?, map(v, 64)?];
     // Two consecutive head-dim elements of O as one store: a contiguous head dim and even
     // strides elsewhere (so every pair starts at an even element).
-    // Persistent blocks need the consumers without ping-pong and 8 bytes more for their
-    // barrier; a variant that asks for them elsewhere runs one block per CTA.
-    let persistent = variant.persistent
-        && !variant.pingpong
-        && shared_bytes(rows, d, bn, stages) + 8 <= SHARED_LIMIT;
+    // Persistent blocks need 8 bytes more for their barrier; a variant that asks for them
+    // where those do not fit runs one block per CTA.
+    let persistent = variant.persistent && shared_bytes(rows, d, bn, stages) + 8 <= SHARED_LIMIT;
     let blocks = shape.seq_q.div_ceil(rows);
     let pair = o.strides[3] == 1
         && o.dims[..3]
@@ -394,10 +409,7 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
         ("KILN_FA3_CONSUMER_REGS", consumer_regs.to_string()),
         ("KILN_FA3_PINGPONG", u8::from(variant.pingpong).to_string()),
         ("KILN_FA3_CONSUMERS", consumers.to_string()),
-        (
-            "KILN_FA3_PERSISTENT",
-            u8::from(variant.persistent).to_string(),
-        ),
+        ("KILN_FA3_PERSISTENT", u8::from(persistent).to_string()),
         ("KILN_FA3_QBLOCKS", blocks.to_string()),
         ("KILN_O_PAIR", u8::from(pair).to_string()),
         (
