@@ -868,10 +868,8 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                 let (group, vpt) = wide_row_shape(inner, 2);
                 let wide_uids = [b.x, b.dy, b.dx, b.scale];
                 if wide && inner % 8 == 0 && vpt <= 4 && row_major(graph, &wide_uids) {
-                    // At least 4 rows per group, so its dscale/dbias partial sums (the
-                    // workspace, 8 bytes per column per group) stay a small share of the traffic.
                     let groups = (65536 / i64::from(group))
-                        .min((rows / 4).max(1))
+                        .min((rows / 8).max(1))
                         .clamp(1, rows);
                     let (block, grid) = if group == 32 {
                         (

@@ -811,7 +811,10 @@ fn backward_gather(s: &Gather<'_>, lanes: Option<usize>) -> Result<String, Strin
         (ResampleMode::AvgPoolIncludePadding, _) => {
             let size = super::float_lit(g.window_elements() as f64);
             if lanes.is_some() {
-                let _ = writeln!(gather, "{}", lane_add("", &format!("DY / {size}")));
+                // One reciprocal for the lanes: a product differs from the quotient by at most
+                // an ulp of f32.
+                let rcp = super::float_lit(1.0 / g.window_elements() as f64);
+                let _ = writeln!(gather, "{}", lane_add("", &format!("DY * {rcp}")));
             } else {
                 let _ = writeln!(gather, "{indent}acc += kiln_ld(p0[dy_off]) / {size};");
             }
@@ -831,8 +834,8 @@ fn backward_gather(s: &Gather<'_>, lanes: Option<usize>) -> Result<String, Strin
             }
             let count = format!("(float)({})", factors.join(" * "));
             if lanes.is_some() {
-                let _ = writeln!(gather, "{indent}const float inside = {count};");
-                let _ = writeln!(gather, "{}", lane_add("", "DY / inside"));
+                let _ = writeln!(gather, "{indent}const float per = 1.0f / {count};");
+                let _ = writeln!(gather, "{}", lane_add("", "DY * per"));
             } else {
                 let _ = writeln!(gather, "{indent}acc += kiln_ld(p0[dy_off]) / {count};");
             }

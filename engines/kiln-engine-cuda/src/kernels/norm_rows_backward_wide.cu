@@ -2,9 +2,9 @@
 // first kernel: x, dy, dx and scale packed row-major, INNER a multiple of 8. GROUPS groups of
 // GROUP threads (a warp or the whole block) walk the rows (group g takes rows g, g + GROUPS,
 // ...); per row, x and dy are read once with 16-byte loads and held in registers, two group
-// sums give mean(g) and mean(g * x_hat) (g = dy * scale), and dx is stored. The next row's x,
-// dy and statistics are loaded before this row's sums, so that a group has loads in flight
-// while it waits at its reductions. Each thread also
+// sums give mean(g) and mean(g * x_hat) (g = dy * scale), and dx is stored. Once this row's
+// loads are issued, the group asks L2 for the next row's x and dy (prefetch.global.L2, no
+// registers held), so that the next row's loads wait on L2, not on memory. Each thread also
 // sums dy * x_hat and dy over its rows for its own columns; the group's sums go to the
 // workspace (two [GROUPS][INNER] f32 arrays), which norm_columns_reduce.cu sums in a fixed
 // order (deterministic).
@@ -29,27 +29,9 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
 #pragma unroll
         for (int e = 0; e < 8; ++e) { ds[k][e] = 0.0f; db[k][e] = 0.0f; }
     }
-    decltype(kiln_raw_of({{X}})) xr[VPT];
-    decltype(kiln_raw_of({{DY}})) dr[VPT];
-    float mean_next = 0.0f, inv_next = 0.0f;
-    // The loads of row `at` into xr, dr, mean_next and inv_next.
-    auto load = [&](kiln_i64 at) {
-        const kiln_i64 row = at;
-        mean_next = {{LOAD_MEAN}};
-        inv_next = {{LOAD_INV}};
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-            const int c = lane + k * G;
-            if (c < nvec) {
-                kiln_ld8_raw({{X}} + row * inner + c * 8, wide, xr[k]);
-                kiln_ld8_raw({{DY}} + row * inner + c * 8, wide, dr[k]);
-            }
-        }
-    };
-    if (group < {{ROWS}}LL) { load(group); }
     for (kiln_i64 row = group; row < {{ROWS}}LL; row += {{GROUPS}}LL) {
-        const float mean = mean_next;
-        const float inv = inv_next;
+        const float mean = {{LOAD_MEAN}};
+        const float inv = {{LOAD_INV}};
         float xh[VPT][8], g[VPT][8];
         float sg = 0.0f, sgx = 0.0f;
 #pragma unroll
@@ -57,9 +39,13 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
             const int c = lane + k * G;
             if (c < nvec) {
                 float dy[8], sc[8];
-                kiln_cvt8(xr[k], xh[k]);
-                kiln_cvt8(dr[k], dy);
+                kiln_ld8({{X}} + row * inner + c * 8, wide, xh[k]);
+                kiln_ld8({{DY}} + row * inner + c * 8, wide, dy);
                 kiln_ld8({{SCALE}} + c * 8, wide, sc);
+                if (row + {{GROUPS}}LL < {{ROWS}}LL) {
+                    kiln_prefetch_l2({{X}} + (row + {{GROUPS}}LL) * inner + c * 8);
+                    kiln_prefetch_l2({{DY}} + (row + {{GROUPS}}LL) * inner + c * 8);
+                }
 #pragma unroll
                 for (int e = 0; e < 8; ++e) {
                     xh[k][e] = (xh[k][e] - mean) * inv;
@@ -74,7 +60,6 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
                 for (int e = 0; e < 8; ++e) { xh[k][e] = 0.0f; g[k][e] = 0.0f; }
             }
         }
-        if (row + {{GROUPS}}LL < {{ROWS}}LL) { load(row + {{GROUPS}}LL); }
         kiln_group_sum2<G>(sg, sgx, kiln_sh);
         const float mg = {{RMS}} ? 0.0f : sg / (float)inner;
         const float mgx = sgx / (float)inner;

@@ -20,32 +20,9 @@ __device__ __forceinline__ void kiln_ld8(const T* __restrict__ p, bool wide, flo
     }
 }
 
-// 8 values of T as loaded, converted to f32 later, so that a kernel can issue the next row's
-// loads before this row's reductions (kiln_ld8_raw, then kiln_cvt8). decltype(kiln_raw_of(p))
-// names the holder of p's element type.
-template <typename T> struct kiln_raw8 { T v[8]; };
-template <typename T> __device__ kiln_raw8<T> kiln_raw_of(const T* p);
-
-template <typename T>
-__device__ __forceinline__ void kiln_ld8_raw(const T* __restrict__ p, bool wide, kiln_raw8<T>& r) {
-    if (wide) {
-        constexpr int W = 16 / sizeof(T);
-#pragma unroll
-        for (int c = 0; c < 8 / W; ++c) {
-            const kiln_vec<T, W> q = *reinterpret_cast<const kiln_vec<T, W>*>(p + c * W);
-#pragma unroll
-            for (int e = 0; e < W; ++e) { r.v[c * W + e] = q.v[e]; }
-        }
-    } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) { r.v[e] = p[e]; }
-    }
-}
-
-template <typename T>
-__device__ __forceinline__ void kiln_cvt8(const kiln_raw8<T>& r, float (&o)[8]) {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) { o[e] = kiln_ld(r.v[e]); }
+// Asks L2 to hold the line of p (a hint: no registers, no wait).
+__device__ __forceinline__ void kiln_prefetch_l2(const void* p) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
 template <typename T>
