@@ -2,9 +2,7 @@
 // first kernel: x, dy, dx and scale packed row-major, INNER a multiple of 8. GROUPS groups of
 // GROUP threads (a warp or the whole block) walk the rows (group g takes rows g, g + GROUPS,
 // ...); per row, x and dy are read once with 16-byte loads and held in registers, two group
-// sums give mean(g) and mean(g * x_hat) (g = dy * scale), and dx is stored. Once this row's
-// loads are issued, the group asks L2 for the next row's x and dy (prefetch.global.L2, no
-// registers held), so that the next row's loads wait on L2, not on memory. Each thread also
+// sums give mean(g) and mean(g * x_hat) (g = dy * scale), and dx is stored. Each thread also
 // sums dy * x_hat and dy over its rows for its own columns; the group's sums go to the
 // workspace (two [GROUPS][INNER] f32 arrays), which norm_columns_reduce.cu sums in a fixed
 // order (deterministic).
@@ -42,10 +40,6 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
                 kiln_ld8({{X}} + row * inner + c * 8, wide, xh[k]);
                 kiln_ld8({{DY}} + row * inner + c * 8, wide, dy);
                 kiln_ld8({{SCALE}} + c * 8, wide, sc);
-                if (row + {{GROUPS}}LL < {{ROWS}}LL) {
-                    kiln_prefetch_l2({{X}} + (row + {{GROUPS}}LL) * inner + c * 8);
-                    kiln_prefetch_l2({{DY}} + (row + {{GROUPS}}LL) * inner + c * 8);
-                }
 #pragma unroll
                 for (int e = 0; e < 8; ++e) {
                     xh[k][e] = (xh[k][e] - mean) * inv;

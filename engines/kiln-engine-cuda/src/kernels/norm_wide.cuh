@@ -20,11 +20,6 @@ __device__ __forceinline__ void kiln_ld8(const T* __restrict__ p, bool wide, flo
     }
 }
 
-// Asks L2 to hold the line of p (a hint: no registers, no wait).
-__device__ __forceinline__ void kiln_prefetch_l2(const void* p) {
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
-
 template <typename T>
 __device__ __forceinline__ void kiln_st8(T* __restrict__ p, bool wide, const float (&v)[8]) {
     if (wide) {
