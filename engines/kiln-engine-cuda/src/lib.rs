@@ -104,6 +104,18 @@ pub const HOPPER_ARCH: u32 = 90;
 
 /// Whether engine `name` can run `graph` on `sm_<arch>`, or why not.
 pub fn supports(name: &str, graph: &OpGraph, arch: u32) -> Result<(), String> {
+    if let Some(t) = graph
+        .tensors
+        .iter()
+        .find(|t| codegen::workspace_offset(t.uid).is_some())
+    {
+        return Err(format!(
+            "{} has uid {}; uids from -2^63 to -2^63 + 2^40 are reserved for this provider's \
+             workspace arguments",
+            t.label(),
+            t.uid
+        ));
+    }
     let hopper = || {
         if arch == HOPPER_ARCH {
             Ok(())
@@ -184,7 +196,7 @@ pub fn generate_with(
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
         SDPA_FA3_BWD_V1 => return codegen::sdpa_fa3_bwd::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
-        RESAMPLE_BACKWARD_V1 => codegen::resample::generate_backward(graph)?,
+        RESAMPLE_BACKWARD_V1 => return codegen::resample::generate_backward(graph),
         NORM_V1 => return codegen::norm::generate(graph),
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     };
@@ -574,12 +586,9 @@ impl EnginePlugin for CudaPlugin {
                 shared_bytes: k.shared_bytes,
                 args: (0..k.maps.len() as u32)
                     .map(Argument::TensorMap)
-                    .chain(k.args.iter().map(|&u| {
-                        if u == codegen::WORKSPACE_ARG {
-                            Argument::Workspace(0)
-                        } else {
-                            Argument::Tensor(u)
-                        }
+                    .chain(k.args.iter().map(|&u| match codegen::workspace_offset(u) {
+                        Some(at) => Argument::Workspace(at),
+                        None => Argument::Tensor(u),
                     }))
                     .collect(),
                 tensor_maps: k.maps.clone(),
@@ -609,6 +618,8 @@ impl EnginePlugin for CudaPlugin {
                     })
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 SDPA_FA3_BWD_V1 => codegen::sdpa_fa3_bwd::workspace_bytes(graph)
+                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
+                RESAMPLE_BACKWARD_V1 => codegen::resample::backward_workspace_bytes(graph)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 _ => 0,
             },

@@ -125,6 +125,27 @@ pub const HEADERS: [(&str, &str); 21] = [
 /// parameter is a pointer to the workspace's first byte); never a tensor UID.
 pub const WORKSPACE_ARG: i64 = i64::MIN;
 
+/// Entries of [`Kernel::args`] from [`WORKSPACE_ARG`] up to this many past it stand for the
+/// workspace pointer plus that many bytes ([`workspace_at`]); tensor UIDs in that range are
+/// refused by every engine ([`crate::supports`]).
+pub const WORKSPACE_RESERVED: i64 = 1 << 40;
+
+/// The [`Kernel::args`] entry for the workspace pointer plus `offset` bytes (below
+/// [`WORKSPACE_RESERVED`]).
+pub fn workspace_at(offset: u64) -> Result<i64, String> {
+    i64::try_from(offset)
+        .ok()
+        .filter(|&o| o < WORKSPACE_RESERVED)
+        .map(|o| WORKSPACE_ARG + o)
+        .ok_or_else(|| format!("a workspace offset of {offset} bytes is past 2^40"))
+}
+
+/// The workspace offset an entry of [`Kernel::args`] stands for, or `None` for a tensor UID.
+pub fn workspace_offset(arg: i64) -> Option<u64> {
+    (arg >= WORKSPACE_ARG && arg < WORKSPACE_ARG + WORKSPACE_RESERVED)
+        .then(|| (arg - WORKSPACE_ARG) as u64)
+}
+
 /// One generated kernel and how to launch it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Kernel {

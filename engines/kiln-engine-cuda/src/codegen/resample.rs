@@ -514,16 +514,17 @@ pub fn supports_backward(graph: &OpGraph) -> Result<(), String> {
     Ok(())
 }
 
-/// Generates the pooling backward kernel for `graph` (which [`supports_backward`] accepted).
-pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
-    supports_backward(graph)?;
+/// The pieces of the resample_backward node of `graph`: its typed view, dy and dx.
+fn backward_parts(
+    graph: &OpGraph,
+) -> Result<(ResampleOp, &kiln_core::TensorDesc, &kiln_core::TensorDesc), String> {
     let (op, name) = backward_node(graph)?;
     let what = format!("node '{name}' (resample_backward)");
     let dy = graph
         .tensor(op.inputs.get("dy").copied().unwrap_or_default())
         .ok_or("no dy")?;
     let rank = dy.dims.len();
-    let spatial = rank - 2;
+    let spatial = rank.checked_sub(2).ok_or("dy has fewer than 3 dims")?;
     let r = ResampleOp::from_generic(op, spatial, &what).map_err(|e| e.to_string())?;
     let dx = graph.tensor(r.dx.ok_or("no dx")?).ok_or("no dx")?;
     if dx.dims.len() != rank {
@@ -539,21 +540,167 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
             dy.dims, dx.dims
         ));
     }
+    Ok((r, dy, dx))
+}
+
+/// The workspace of max pooling's backward through x: each window's first maximum as its
+/// window position (`index`, dy's dims in dy's memory order, i8 for windows of up to 127
+/// elements, else i32) at offset 0, and the forward's y (`y`, x's type, the same order) at
+/// `y_offset`, both under uids no tensor of the graph has.
+struct ArgmaxWorkspace {
+    index: kiln_core::TensorDesc,
+    y: kiln_core::TensorDesc,
+    y_offset: u64,
+    bytes: u64,
+}
+
+/// [`ArgmaxWorkspace`] for `graph`, or `None` unless it is a max backward through x.
+fn argmax_workspace(graph: &OpGraph) -> Result<Option<ArgmaxWorkspace>, String> {
+    let (r, dy, _) = backward_parts(graph)?;
+    let x = match (r.mode, r.index, r.x) {
+        (ResampleMode::MaxPool, None, Some(x)) => graph.tensor(x).ok_or("no x")?,
+        _ => return Ok(None),
+    };
+    // Dense strides in dy's memory order (innermost dim first in the product).
+    let mut strides = vec![0i64; dy.dims.len()];
+    let mut step = 1i64;
+    for &d in stride_order(&dy.strides).iter().rev() {
+        strides[d] = step;
+        step = step
+            .checked_mul(dy.dims[d].max(1))
+            .ok_or("dy has too many elements")?;
+    }
+    let top = graph.tensors.iter().map(|t| t.uid).max().unwrap_or(0);
+    let fresh = |n: i64| {
+        top.checked_add(n)
+            .ok_or("no free tensor uid for the workspace")
+    };
+    let desc = |uid: i64, name: &str, data_type: DataType| kiln_core::TensorDesc {
+        uid,
+        name: name.into(),
+        dims: dy.dims.clone(),
+        strides: strides.clone(),
+        data_type,
+        is_virtual: false,
+        alignment: 0,
+        scalar: None,
+    };
+    let index_type = if r.geometry.window_elements() <= 127 {
+        DataType::I8
+    } else {
+        DataType::I32
+    };
+    let index = desc(fresh(1)?, "workspace argmax", index_type);
+    let y = desc(fresh(2)?, "workspace y", x.data_type);
+    let elems = step as u64;
+    let index_bytes = elems
+        .checked_mul(index_type.size() as u64)
+        .ok_or("dy has too many elements")?;
+    // 256-byte aligned, as the allocation itself, so both take 16-byte accesses.
+    let y_offset = index_bytes.div_ceil(256) * 256;
+    let bytes = elems
+        .checked_mul(x.data_type.size() as u64)
+        .and_then(|b| b.checked_add(y_offset))
+        .ok_or("dy has too many elements")?;
+    Ok(Some(ArgmaxWorkspace {
+        index,
+        y,
+        y_offset,
+        bytes,
+    }))
+}
+
+/// Workspace bytes of the backward engine's plan for `graph`: max pooling through x keeps each
+/// window's maximum there ([`generate_backward`]); the other modes need none.
+pub fn backward_workspace_bytes(graph: &OpGraph) -> Result<u64, String> {
+    supports_backward(graph)?;
+    Ok(argmax_workspace(graph)?.map_or(0, |w| w.bytes))
+}
+
+/// Replaces tensor uid `uid` in `args` with `with`.
+fn remap(args: &mut [i64], uid: i64, with: i64) {
+    for a in args.iter_mut().filter(|a| **a == uid) {
+        *a = with;
+    }
+}
+
+/// Generates the pooling backward kernels for `graph` (which [`supports_backward`] accepted):
+/// one gather kernel, or for max pooling through x two: the forward's kernel writing each
+/// window's first maximum (and y) into the workspace, then the gather through that index. One
+/// kernel finding every covering window's maximum again per dx element measured 0.354 ms at
+/// bf16 NHWC x [32, 64, 112, 112], 3x3 stride 2 on an H200, where the index gather alone took
+/// 0.053 (docs/benchmarks/pooling-notes.md).
+pub fn generate_backward(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
+    supports_backward(graph)?;
+    let (r, dy, dx) = backward_parts(graph)?;
+    let Some(ws) = argmax_workspace(graph)? else {
+        return Ok(vec![backward_kernel(graph, &r, dy, dx, None)?]);
+    };
+    let (node_name, x) = (
+        &graph.nodes[0].name,
+        graph.tensor(r.x.ok_or("no x")?).ok_or("no x")?,
+    );
+    let forward = ResampleOp {
+        mode: ResampleMode::MaxPool,
+        geometry: r.geometry.clone(),
+        x: Some(x.uid),
+        y: ws.y.uid,
+        index: Some(ws.index.uid),
+        dx: None,
+    };
+    let forward_graph = OpGraph {
+        name: graph.name.clone(),
+        tensors: vec![x.clone(), ws.y.clone(), ws.index.clone()],
+        nodes: vec![kiln_core::Node {
+            name: format!("{node_name} (argmax)"),
+            compute_type: DataType::F32,
+            op: kiln_core::Op::Generic(forward.to_generic()),
+        }],
+    };
+    let mut argmax = generate(&forward_graph)?;
+    remap(&mut argmax.args, ws.index.uid, super::workspace_at(0)?);
+    remap(
+        &mut argmax.args,
+        ws.y.uid,
+        super::workspace_at(ws.y_offset)?,
+    );
+    let mut with_index = graph.clone();
+    with_index.tensors.push(ws.index.clone());
+    let dy = with_index.tensor(dy.uid).ok_or("no dy")?;
+    let dx = with_index.tensor(dx.uid).ok_or("no dx")?;
+    let index = with_index.tensor(ws.index.uid).ok_or("no index")?;
+    let mut gather = backward_kernel(&with_index, &r, dy, dx, Some(index))?;
+    remap(&mut gather.args, ws.index.uid, super::workspace_at(0)?);
+    Ok(vec![argmax, gather])
+}
+
+/// The gather kernel of the backward: max pooling through `index` when given, else through
+/// the node's index or x.
+fn backward_kernel(
+    graph: &OpGraph,
+    r: &ResampleOp,
+    dy: &kiln_core::TensorDesc,
+    dx: &kiln_core::TensorDesc,
+    index: Option<&kiln_core::TensorDesc>,
+) -> Result<Kernel, String> {
+    let rank = dy.dims.len();
+    let spatial = rank - 2;
     let g = &r.geometry;
     let count: i64 = dx.dims.iter().product();
     if count <= 0 || count >= (1i64 << 62) {
         return Err(format!("{count} dx elements is outside 1..2^62"));
     }
-    // Max pooling reads the index or x as its second parameter.
-    let source = match r.mode {
-        ResampleMode::MaxPool => Some(match r.index {
-            Some(i) => (graph.tensor(i).ok_or("no index")?, true),
-            None => (graph.tensor(r.x.ok_or("no x")?).ok_or("no x")?, false),
-        }),
+    // Max pooling reads its index as the second parameter: the node's, or the workspace's.
+    let source = match (r.mode, index, r.index) {
+        (ResampleMode::MaxPool, Some(t), _) => Some(t),
+        (ResampleMode::MaxPool, None, Some(i)) => Some(graph.tensor(i).ok_or("no index")?),
+        (ResampleMode::MaxPool, None, None) => {
+            return Err("max pooling through x gathers through the workspace's index".into())
+        }
         _ => None,
     };
     let mut list = vec![(dy.uid, false)];
-    if let Some((t, _)) = source {
+    if let Some(t) = source {
         list.push((t.uid, false));
     }
     list.push((dx.uid, true));
@@ -583,7 +730,7 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
     let dx_ty = c_type(dx.data_type).ok_or("bad dx type")?;
     let store = format!("        {dx_param}[dx_off] = kiln_st<{dx_ty}>(acc);");
     let mut tensors = vec![dy, dx];
-    tensors.extend(source.map(|(t, _)| t));
+    tensors.extend(source);
     let lanes = channel_lanes(dx, &tensors);
     let vector = match lanes {
         Some(lanes) => vector_backward(&spec, lanes, count, &dx_param)?,
@@ -623,14 +770,14 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Kernel, String> {
     })
 }
 
-/// What the backward's gather needs: the geometry, dy and dx, and for max pooling the tensor
-/// that names each window's maximum (`(index, true)` or `(x, false)`).
+/// What the backward's gather needs: the geometry, dy and dx, and for max pooling the index
+/// that names each window's maximum.
 struct Gather<'a> {
     g: &'a kiln_core::ops::resample::ResampleGeometry,
     mode: ResampleMode,
     dy: &'a kiln_core::TensorDesc,
     dx: &'a kiln_core::TensorDesc,
-    source: Option<(&'a kiln_core::TensorDesc, bool)>,
+    source: Option<&'a kiln_core::TensorDesc>,
     spatial: usize,
 }
 
@@ -705,7 +852,7 @@ fn backward_gather(s: &Gather<'_>, lanes: Option<usize>) -> Result<String, Strin
         )
     };
     match (s.mode, s.source) {
-        (ResampleMode::MaxPool, Some((t, true))) => {
+        (ResampleMode::MaxPool, Some(t)) => {
             let i_off = offset(&t.strides, &|k| format!("o{k}"));
             if lanes.is_some() {
                 let i_ty = c_type(t.data_type).ok_or("bad index type")?;
@@ -729,82 +876,6 @@ fn backward_gather(s: &Gather<'_>, lanes: Option<usize>) -> Result<String, Strin
                 let _ = writeln!(
                     gather,
                     "{indent}if ({cond}) {{ acc += kiln_ld(p0[dy_off]); }}"
-                );
-            }
-        }
-        (ResampleMode::MaxPool, Some((t, false))) => {
-            // The window's first maximum (per lane), as the forward kernel finds it.
-            let (best, arg) = match lanes {
-                Some(_) => ("best[j]", "arg[j]"),
-                None => ("best", "arg"),
-            };
-            if lanes.is_some() {
-                let _ = writeln!(
-                    gather,
-                    "{indent}float best[{l}];\n{indent}int arg[{l}];\n\
-                     #pragma unroll\n\
-                     {indent}for (int j = 0; j < {l}; ++j) {{ best[j] = {}; arg[j] = -1; }}",
-                    super::float_lit(f64::NEG_INFINITY)
-                );
-            } else {
-                let _ = writeln!(
-                    gather,
-                    "{indent}float best = {};\n{indent}int arg = -1;",
-                    super::float_lit(f64::NEG_INFINITY)
-                );
-            }
-            let _ = writeln!(
-                gather,
-                "#pragma unroll{}\n{indent}for (int v = 0; v < {}; ++v) {{",
-                unroll(g.window_elements()),
-                g.window_elements()
-            );
-            let mut inner = 1i64;
-            let mut taps = Vec::new();
-            for k in (0..spatial).rev() {
-                taps.push(format!(
-                    "{indent}    const kiln_i64 q{k} = o{k} * {}LL - {}LL + (kiln_i64)((v / {inner}) % {});",
-                    g.stride[k], g.pre_padding[k], g.window[k]
-                ));
-                inner *= g.window[k];
-            }
-            taps.reverse();
-            for line in taps {
-                let _ = writeln!(gather, "{line}");
-            }
-            let outside: Vec<String> = (0..spatial)
-                .map(|k| format!("(unsigned long long)q{k} >= {}ULL", t.dims[k + 2]))
-                .collect();
-            let x_off = offset(&t.strides, &|k| format!("q{k}"));
-            let _ = writeln!(
-                gather,
-                "{indent}    if ({}) {{ continue; }}",
-                outside.join(" || ")
-            );
-            let better = format!(
-                "if ({arg} < 0 || (isnan(x) && !isnan({best})) || x > {best}) {{ {best} = x; {arg} = v; }}"
-            );
-            if lanes.is_some() {
-                let x_ty = c_type(t.data_type).ok_or("bad x type")?;
-                let _ = writeln!(
-                    gather,
-                    "{indent}    const kiln_vec<{x_ty}, {l}> xv = {};\n\
-                     #pragma unroll\n\
-                     {indent}    for (int j = 0; j < {l}; ++j) {{\n\
-                     {indent}        const float x = kiln_ld(xv.v[j]);\n\
-                     {indent}        {better}\n\
-                     {indent}    }}\n\
-                     {indent}}}\n{}",
-                    vec_load(x_ty, "p1", &x_off),
-                    lane_add("arg[j] == w", "DY")
-                );
-            } else {
-                let _ = writeln!(
-                    gather,
-                    "{indent}    const float x = kiln_ld(p1[{x_off}]);\n\
-                     {indent}    {better}\n\
-                     {indent}}}\n\
-                     {indent}if (arg == w) {{ acc += kiln_ld(p0[dy_off]); }}"
                 );
             }
         }
@@ -871,7 +942,7 @@ fn vector_backward(
             s.dx.data_type.size() * lanes - 1
         ),
     ];
-    if let Some((t, _)) = s.source {
+    if let Some(t) = s.source {
         aligned.push(format!(
             "(reinterpret_cast<size_t>(p1) & {})",
             t.data_type.size() * lanes - 1

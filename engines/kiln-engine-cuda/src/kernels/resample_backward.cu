@@ -2,9 +2,9 @@
 // the dy of every window that covers it, in row-major order of the windows, so no two threads
 // write one element, no atomics are needed and results are deterministic. Consecutive threads
 // take consecutive elements of dx's memory order (coalesced stores). Max pooling adds dy where
-// the window's maximum is this element: the index input names it (a value equal to the
-// element's window position), or, without one, the thread finds the window's first maximum in
-// x again (padding never a maximum, NaN the largest value), as the forward kernel does.
+// the window's maximum is this element: the index names it (a value equal to the element's
+// window position): the node's index input, or, for max pooling through x, the index that the
+// forward kernel (resample.cu) wrote into the plan's workspace first.
 // Averages add dy divided by the window's size (including padding) or by its elements inside x.
 // With channels innermost and contiguous in every tensor (NHWC), a thread takes 16 bytes of
 // dx's channels at once where the pointers are aligned for it (the first loop: the coordinate
