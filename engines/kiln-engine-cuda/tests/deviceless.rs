@@ -1493,3 +1493,57 @@ fn pooling_kernels_of_small_graphs_index_in_32_bits() {
         );
     }
 }
+
+/// Max pooling's backward through x runs two kernels over the plan's workspace: the forward's
+/// argmax (i8 window positions at offset 0, y 256-byte aligned after them), then the index
+/// gather reading them; through an index, one kernel and no workspace. A tensor uid in the range
+/// reserved for workspace arguments is refused with its name.
+#[test]
+fn max_pooling_backward_through_x_gathers_through_a_workspace_index() {
+    use kiln::ResampleMode;
+    let op_graph = |mut g: Graph| {
+        g.validate().expect("valid");
+        g.op_graph().expect("graph").clone()
+    };
+    let through_x = op_graph(pooling_backward_graph(
+        DataType::Bf16,
+        ResampleMode::MaxPool,
+        true,
+        false,
+    ));
+    let ks = kiln_engine_cuda::generate_with(kiln_engine_cuda::RESAMPLE_BACKWARD_V1, &through_x, 0)
+        .expect("kernels");
+    assert_eq!(ks.len(), 2);
+    let ws = kiln_engine_cuda::codegen::WORKSPACE_ARG;
+    // dy [2, 16, 4, 5]: 640 i8 positions, then 640 bf16 of y from offset 768.
+    assert!(ks[0].args.contains(&ws) && ks[0].args.contains(&(ws + 768)));
+    assert!(ks[1].args.contains(&ws));
+    assert_eq!(
+        kiln_engine_cuda::codegen::resample::backward_workspace_bytes(&through_x),
+        Ok(768 + 640 * 2)
+    );
+    let with_index = op_graph(pooling_backward_graph(
+        DataType::Bf16,
+        ResampleMode::MaxPool,
+        true,
+        true,
+    ));
+    let ks =
+        kiln_engine_cuda::generate_with(kiln_engine_cuda::RESAMPLE_BACKWARD_V1, &with_index, 0)
+            .expect("kernels");
+    assert_eq!(ks.len(), 1);
+    assert!(!ks[0].args.iter().any(|&a| a < 0));
+    assert_eq!(
+        kiln_engine_cuda::codegen::resample::backward_workspace_bytes(&with_index),
+        Ok(0)
+    );
+
+    let mut reserved = through_x.clone();
+    reserved.tensors[0].uid = ws + 5;
+    let err = kiln_engine_cuda::supports(kiln_engine_cuda::RESAMPLE_BACKWARD_V1, &reserved, 90)
+        .expect_err("a reserved uid");
+    assert!(
+        err.contains("reserved") && err.contains(&(ws + 5).to_string()),
+        "{err}"
+    );
+}

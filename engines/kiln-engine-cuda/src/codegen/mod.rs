@@ -142,8 +142,9 @@ pub fn workspace_at(offset: u64) -> Result<i64, String> {
 
 /// The workspace offset an entry of [`Kernel::args`] stands for, or `None` for a tensor UID.
 pub fn workspace_offset(arg: i64) -> Option<u64> {
-    (arg >= WORKSPACE_ARG && arg < WORKSPACE_ARG + WORKSPACE_RESERVED)
-        .then(|| (arg - WORKSPACE_ARG) as u64)
+    (WORKSPACE_ARG..WORKSPACE_ARG + WORKSPACE_RESERVED)
+        .contains(&arg)
+        .then(|| arg.abs_diff(WORKSPACE_ARG))
 }
 
 /// One generated kernel and how to launch it.
