@@ -289,25 +289,40 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
         ],
     )?;
     let extents: Vec<i64> = (2..rank).map(|d| x.dims[d].max(y.dims[d])).collect();
-    let kernel = if fits_i32(count, &tensors, reach(g, &extents)) {
-        narrowed(&kernel)
+    let narrow = fits_i32(count, &tensors, reach(g, &extents));
+    Ok(pooling_kernel(
+        "resample", &kernel, narrow, count, lanes, &params,
+    ))
+}
+
+/// The launch of a filled pooling template `text` (symbol prefix `name`), its index arithmetic
+/// narrowed to 32 bits when `narrow`, over `count` elements taken `lanes` at a time where the
+/// vector path runs.
+fn pooling_kernel(
+    name: &str,
+    text: &str,
+    narrow: bool,
+    count: i64,
+    lanes: Option<usize>,
+    params: &Params,
+) -> Kernel {
+    let text = if narrow {
+        narrowed(text)
     } else {
-        kernel
+        text.to_string()
     };
-    let sym = symbol("resample", &kernel);
-    let source = kernel.replace("KILN_SYMBOL", &sym);
-    let blocks = grid_blocks(count, lanes);
-    Ok(Kernel {
+    let sym = symbol(name, &text);
+    Kernel {
+        source: text.replace("KILN_SYMBOL", &sym),
         symbol: sym,
-        source,
         args: params.list.iter().map(|&(u, _)| u).collect(),
-        grid: [blocks, 1, 1],
+        grid: [grid_blocks(count, lanes), 1, 1],
         block: [BLOCK, 1, 1],
         shared_bytes: 0,
         maps: Vec::new(),
         persistent: false,
         arch_specific: false,
-    })
+    }
 }
 
 /// Blocks of a pooling launch: one thread per work item of the path the kernel takes where
@@ -749,25 +764,15 @@ fn backward_kernel(
         ],
     )?;
     let extents: Vec<i64> = (2..rank).map(|d| dx.dims[d].max(dy.dims[d])).collect();
-    let kernel = if fits_i32(count, &tensors, reach(g, &extents)) {
-        narrowed(&kernel)
-    } else {
-        kernel
-    };
-    let sym = symbol("resample_backward", &kernel);
-    let source = kernel.replace("KILN_SYMBOL", &sym);
-    let blocks = grid_blocks(count, lanes);
-    Ok(Kernel {
-        symbol: sym,
-        source,
-        args: params.list.iter().map(|&(u, _)| u).collect(),
-        grid: [blocks, 1, 1],
-        block: [BLOCK, 1, 1],
-        shared_bytes: 0,
-        maps: Vec::new(),
-        persistent: false,
-        arch_specific: false,
-    })
+    let narrow = fits_i32(count, &tensors, reach(g, &extents));
+    Ok(pooling_kernel(
+        "resample_backward",
+        &kernel,
+        narrow,
+        count,
+        lanes,
+        &params,
+    ))
 }
 
 /// What the backward's gather needs: the geometry, dy and dx, and for max pooling the index
