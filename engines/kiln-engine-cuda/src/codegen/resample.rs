@@ -400,25 +400,7 @@ fn vector_forward(v: &VectorForward<'_>, tap: &str) -> Result<String, String> {
     let y_off = with_cg(&offset_terms(&v.y.strides, v.spatial, &|k| {
         format!("d{}", k + 2)
     }));
-    let mut body = String::new();
-    let _ = writeln!(body, "    if (({}) == 0) {{", aligned_placeholder());
-    let _ = writeln!(
-        body,
-        "        const kiln_i64 groups = {}LL;",
-        v.count / lanes as i64
-    );
-    let _ = writeln!(
-        body,
-        "        const kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;"
-    );
-    let _ = writeln!(
-        body,
-        "        for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < groups; i += step) {{"
-    );
-    for line in coordinates(&grouped).lines() {
-        let _ = writeln!(body, "    {line}");
-    }
-    let _ = writeln!(body, "            const kiln_i64 cg = d1 * {lanes}LL;");
+    let mut body = vector_loop_head(&aligned_placeholder(), v.count, &grouped, lanes);
     let _ = writeln!(body, "            const kiln_i64 y_off = {y_off};");
     let _ = writeln!(body, "            float acc[{lanes}];");
     let _ = writeln!(body, "            int arg[{lanes}];");
@@ -487,6 +469,38 @@ fn vector_forward(v: &VectorForward<'_>, tap: &str) -> Result<String, String> {
     let _ = writeln!(body, "        return;");
     let _ = write!(body, "    }}");
     Ok(body.replace(&aligned_placeholder(), &aligned.join(" | ")))
+}
+
+/// The opening of a channel-vector path: where `aligned` (an expression of the pointers' low
+/// bits) is 0, a grid-stride loop over the `count / lanes` channel groups of `grouped` (a
+/// tensor whose channel dim counts groups), with its coordinates d<k> and `cg`, the group's
+/// first channel. The caller closes the loop, returns and closes the branch.
+fn vector_loop_head(
+    aligned: &str,
+    count: i64,
+    grouped: &kiln_core::TensorDesc,
+    lanes: usize,
+) -> String {
+    let mut head = String::new();
+    let _ = writeln!(head, "    if (({aligned}) == 0) {{");
+    let _ = writeln!(
+        head,
+        "        const kiln_i64 groups = {}LL;",
+        count / lanes as i64
+    );
+    let _ = writeln!(
+        head,
+        "        const kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;"
+    );
+    let _ = writeln!(
+        head,
+        "        for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < groups; i += step) {{"
+    );
+    for line in coordinates(grouped).lines() {
+        let _ = writeln!(head, "    {line}");
+    }
+    let _ = writeln!(head, "            const kiln_i64 cg = d1 * {lanes}LL;");
+    head
 }
 
 /// Stands for the alignment test in [`vector_forward`]'s text until every pointer is known.
@@ -955,25 +969,7 @@ fn vector_backward(
     }
     let dx_off = offset_terms(&s.dx.strides, s.spatial, &|k| format!("d{}", k + 2))
         .replace("d1 * ", "cg * ");
-    let mut body = String::new();
-    let _ = writeln!(body, "    if (({}) == 0) {{", aligned.join(" | "));
-    let _ = writeln!(
-        body,
-        "        const kiln_i64 groups = {}LL;",
-        count / lanes as i64
-    );
-    let _ = writeln!(
-        body,
-        "        const kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;"
-    );
-    let _ = writeln!(
-        body,
-        "        for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < groups; i += step) {{"
-    );
-    for line in coordinates(&grouped).lines() {
-        let _ = writeln!(body, "    {line}");
-    }
-    let _ = writeln!(body, "            const kiln_i64 cg = d1 * {lanes}LL;");
+    let mut body = vector_loop_head(&aligned.join(" | "), count, &grouped, lanes);
     let _ = writeln!(body, "            const kiln_i64 dx_off = {dx_off};");
     let _ = writeln!(body, "            float acc[{lanes}];");
     let _ = writeln!(body, "#pragma unroll");
