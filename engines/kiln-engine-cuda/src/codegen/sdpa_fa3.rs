@@ -346,13 +346,13 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
 
 /// The variant the `tile` knob's 0 picks at head dim `d` over `seq_kv` keys, measured on an
 /// H200 (docs/benchmarks/sdpa-fa3-notes.md):
-/// - d = 128 up to 4k keys: persistent blocks, two consumers without ping-pong (1.08-1.13x
+/// - d = 128 up to 4k keys: persistent blocks, two consumers without ping-pong (1.09-1.12x
 ///   over one block per CTA at 1k, 1.01-1.03x at 4k); beyond, one block per CTA (persistent
 ///   blocks were 0.89x at 16k causal, 0.99x non-causal). With three stages the ring, not the
 ///   consumers' order, keeps the tensor cores fed.
 /// - d = 64 up to 1k keys: persistent blocks (1.09-1.18x there), where a block's prologue and
 ///   epilogue are a large share of its work; beyond, three consumers in ping-pong (persistent
-///   blocks of two or three consumers are 0.87-0.98x of them at 4k).
+///   blocks of two or three consumers are 0.82-0.98x of them at 4k).
 /// - otherwise the first.
 pub fn default_variant(d: usize, seq_kv: usize) -> Variant {
     match d {
