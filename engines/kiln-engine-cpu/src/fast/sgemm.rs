@@ -126,6 +126,79 @@ unsafe fn wide(
     }
 }
 
+/// The micro-kernel of one instruction-set level, for callers that pack both operands
+/// themselves (Winograd packs its transformed filters once per execute and writes its
+/// transformed input straight into slivers): no packing, no edges, whole `mr`×`nr` tiles.
+#[derive(Clone, Copy, Debug)]
+pub struct Packed {
+    /// Rows of a left sliver (output rows of one tile).
+    pub mr: usize,
+    /// Columns of a right sliver (output columns of one tile).
+    pub nr: usize,
+    tile: unsafe fn(usize, *const f32, *const f32, *mut f32, usize, bool),
+}
+
+impl Packed {
+    /// The kernel of `isa`: AVX-512 8×32, AVX2 4×24, portable 4×16 (the AMX level's f32
+    /// kernel is the AVX-512 one).
+    ///
+    /// # Safety
+    /// `isa` is available on this processor ([`Isa::is_available`]).
+    pub unsafe fn for_isa(isa: Isa) -> Packed {
+        let (mr, nr) = Self::dims_of(isa);
+        let tile = match isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 | Isa::Amx => x86::avx512_tile_8x32,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => x86::avx2_tile_4x24,
+            _ => Portable::tile,
+        };
+        Packed { mr, nr, tile }
+    }
+
+    /// The portable kernel, which every processor runs.
+    pub fn portable() -> Packed {
+        // SAFETY: the portable level needs nothing of the processor.
+        unsafe { Self::for_isa(Isa::Portable) }
+    }
+
+    /// `(mr, nr)` of the kernel of `isa`, on any processor.
+    pub fn dims_of(isa: Isa) -> (usize, usize) {
+        match isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 | Isa::Amx => (8, 32),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => (4, 24),
+            _ => (Portable::MR, Portable::NR),
+        }
+    }
+
+    /// `(mr, nr)` of this kernel.
+    pub fn dims(&self) -> (usize, usize) {
+        (self.mr, self.nr)
+    }
+
+    /// `c[mr][nr]` (row stride `ldc`, column stride 1) = (`first` ? 0 : c) + a·b over `kc`
+    /// steps of a left sliver (`mr` values per step) and a right one (`nr` per step).
+    ///
+    /// # Safety
+    /// `a` and `b` address `kc` packed steps; `c` addresses the whole tile; the kernel came
+    /// from [`Packed::for_isa`] on this processor.
+    #[inline(always)]
+    pub unsafe fn tile(
+        &self,
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        ldc: usize,
+        first: bool,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { (self.tile)(kc, a, b, c, ldc, first) }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Send3(MatMut, MatRef, MatRef);
 // SAFETY: the pointers are only dereferenced under sgemm's contract, by tasks writing disjoint
@@ -354,7 +427,14 @@ unsafe fn pack_b<K: Kernel>(
         for p in 0..kc {
             let dst = &mut sliver[p * K::NR..(p + 1) * K::NR];
             let row = base.wrapping_offset(p as isize * b.1);
-            if b.2 == 1 {
+            if b.2 == 1 && cols == K::NR {
+                // A whole sliver row, copied inline (a call to memmove per 16 or 32 values
+                // cost more than the copy).
+                for (j, d) in dst.iter_mut().enumerate() {
+                    // SAFETY: `NR` consecutive elements of row p0 + p of B.
+                    *d = unsafe { row.add(j).read() };
+                }
+            } else if b.2 == 1 {
                 // SAFETY: `cols` consecutive elements of row p0 + p of B.
                 let src = unsafe { std::slice::from_raw_parts(row, cols) };
                 dst[..cols].copy_from_slice(src);
@@ -476,6 +556,86 @@ mod x86 {
             }
         }
     }
+
+    /// Broadcasts `R` left values per step against `H` vectors of `L` lanes of the right
+    /// sliver: the body shared by the packed kernels of both levels.
+    macro_rules! packed_tile {
+        ($name:ident, $feat:literal, $vec:ty, $lanes:literal, $rows:literal, $vecs:literal,
+         $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident) => {
+            /// The packed micro-kernel (see [`super::Packed::tile`]).
+            ///
+            /// # Safety
+            /// As for [`super::Packed::tile`]; the processor has the function's features.
+            #[target_feature(enable = $feat)]
+            pub(super) unsafe fn $name(
+                kc: usize,
+                a: *const f32,
+                b: *const f32,
+                c: *mut f32,
+                ldc: usize,
+                first: bool,
+            ) {
+                let mut acc: [[$vec; $vecs]; $rows] = [[$zero(); $vecs]; $rows];
+                let (mut a, mut b) = (a, b);
+                for _ in 0..kc {
+                    // SAFETY: one packed step: $rows values of a, $vecs·$lanes of b.
+                    unsafe {
+                        let mut bv: [$vec; $vecs] = [$zero(); $vecs];
+                        for (h, v) in bv.iter_mut().enumerate() {
+                            *v = $load(b.add($lanes * h));
+                        }
+                        for (r, row) in acc.iter_mut().enumerate() {
+                            let x = $set1(*a.add(r));
+                            for (o, v) in row.iter_mut().zip(&bv) {
+                                *o = $fmadd(x, *v, *o);
+                            }
+                        }
+                        a = a.add($rows);
+                        b = b.add($vecs * $lanes);
+                    }
+                }
+                for (r, row) in acc.iter().enumerate() {
+                    for (h, v) in row.iter().enumerate() {
+                        // SAFETY: $lanes floats of row r of the tile.
+                        unsafe {
+                            let o = c.add(r * ldc + $lanes * h);
+                            let v = if first { *v } else { $add($load(o), *v) };
+                            $store(o, v);
+                        }
+                    }
+                }
+            }
+        };
+    }
+
+    packed_tile!(
+        avx512_tile_8x32,
+        "avx512f",
+        __m512,
+        16,
+        8,
+        2,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_set1_ps,
+        _mm512_fmadd_ps,
+        _mm512_add_ps,
+        _mm512_storeu_ps
+    );
+    packed_tile!(
+        avx2_tile_4x24,
+        "avx2,fma",
+        __m256,
+        8,
+        4,
+        3,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_set1_ps,
+        _mm256_fmadd_ps,
+        _mm256_add_ps,
+        _mm256_storeu_ps
+    );
 }
 
 #[cfg(test)]
@@ -551,6 +711,43 @@ mod tests {
                                 (*g as f64 - (w + base)).abs() <= tol,
                                 "{isa} {m}x{n}x{k} t={transposed_a} acc={accumulate}: [{i}] {g} vs {}",
                                 w + base
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_packed_kernel_multiplies_its_slivers() {
+        let mut seed = 11u64;
+        for isa in Isa::ALL.into_iter().filter(|i| i.is_available()) {
+            // SAFETY: the level is available.
+            let kern = unsafe { Packed::for_isa(isa) };
+            assert_eq!(kern.dims(), Packed::dims_of(isa), "{isa}");
+            for kc in [1, 7, 64, 129] {
+                let a: Vec<f32> = (0..kc * kern.mr).map(|_| lcg(&mut seed)).collect();
+                let b: Vec<f32> = (0..kc * kern.nr).map(|_| lcg(&mut seed)).collect();
+                let ldc = kern.nr + 5;
+                for first in [true, false] {
+                    let mut c = vec![0.25f32; kern.mr * ldc];
+                    // SAFETY: the slivers hold kc steps, c the whole tile at row stride ldc.
+                    unsafe { kern.tile(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, first) };
+                    for i in 0..kern.mr {
+                        for j in 0..ldc {
+                            let got = c[i * ldc + j] as f64;
+                            if j >= kern.nr {
+                                assert_eq!(got, 0.25, "{isa}: ({i},{j}) outside the tile written");
+                                continue;
+                            }
+                            let dot: f64 = (0..kc)
+                                .map(|p| a[p * kern.mr + i] as f64 * b[p * kern.nr + j] as f64)
+                                .sum();
+                            let want = dot + if first { 0.0 } else { 0.25 };
+                            assert!(
+                                (got - want).abs() <= 1e-5 * (kc as f64 + 1.0),
+                                "{isa} kc={kc} first={first}: ({i},{j}) {got} vs {want}"
                             );
                         }
                     }

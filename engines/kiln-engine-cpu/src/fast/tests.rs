@@ -815,7 +815,7 @@ fn conv_fprop_larger_case_spans_many_tiles() {
 
 /// Winograd F(2x2, 3x3) (`conv_algo = 2`) on the shapes it applies to: odd sizes, padding 0 to
 /// 2 on either side, several images, channel counts that fill no tile evenly, every layout,
-/// f16/bf16 and every epilogue, with default and small blocks.
+/// f16/bf16 and every epilogue, with default and small blocks, at every instruction-set level.
 #[test]
 fn conv_fprop_winograd_matches_reference() {
     let b = ConvCase::basic();
@@ -876,6 +876,12 @@ fn conv_fprop_winograd_matches_reference() {
             ..b.clone()
         });
     }
+    // Every instruction-set level this processor runs, in turn.
+    let levels: Vec<i64> = super::isa::Isa::ALL
+        .into_iter()
+        .filter(|l| l.is_available())
+        .map(|l| l as i64)
+        .collect();
     let mut runs = 0;
     for (i, case) in cases.iter().enumerate() {
         // Inputs smaller than the filter need padding to make an output at all.
@@ -898,10 +904,25 @@ fn conv_fprop_winograd_matches_reference() {
                 g.name
             );
             let tile = [0, 16, 64][(i + j) % 3];
+            // Each level lays U and V out in its own kernel's slivers; the workspace is the
+            // same at every level (a plan restored on another processor keeps its size).
+            // Level 4 (amx) is left out: with bf16 tensors it asks for the AMX path instead.
+            let sizes: Vec<usize> = (1..=3)
+                .map(|isa| {
+                    let plan = ConvFpropEngine.prepare(&g, &[2, tile, 0, isa]).unwrap();
+                    plan.workspace_size()
+                })
+                .collect();
+            assert!(
+                sizes.windows(2).all(|w| w[0] == w[1]),
+                "{}: workspace by level {sizes:?}",
+                g.name
+            );
+            let isa = levels[(i + j) % levels.len()];
             check(
                 &ConvFpropEngine,
                 g,
-                &[2, tile],
+                &[2, tile, 0, isa],
                 tol_of(dt),
                 reduction.sqrt(),
                 seed,

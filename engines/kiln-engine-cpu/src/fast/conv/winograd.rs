@@ -5,8 +5,14 @@
 //! A 3x3, stride-1, undilated, ungrouped 2-D convolution is computed on 2x2 output tiles. Each
 //! 4x4 input tile `d` becomes `V = Bᵀ d B`, each 3x3 filter `g` becomes `U = G g Gᵀ`, the 16
 //! element positions ξ of the transformed tiles are multiplied as 16 independent GEMMs over the
-//! channels (`M_ξ[K x tiles] = U_ξ[K x C] · V_ξ[C x tiles]`, through the `gemm` crate), and each
-//! output tile is `Y = Aᵀ M A`: 16 multiplies for 4 outputs instead of 36.
+//! channels (`M_ξ[K x tiles] = U_ξ[K x C] · V_ξ[C x tiles]`), and each output tile is
+//! `Y = Aᵀ M A`: 16 multiplies for 4 outputs instead of 36.
+//!
+//! The GEMMs run kiln's micro-kernel of the plan's level ([`Packed`]) on operands that are
+//! already in its slivers, so nothing is packed between the transforms and the multiplies: the
+//! filter transform writes U as left slivers (`mr` filters side by side), the input transform
+//! writes V as right slivers (`nr` tiles side by side), and K and each block's tiles are padded
+//! to whole slivers (the padding is zeros; its results are never read).
 //!
 //! The work is cut into blocks of whole rows of tiles (a block may run over several images).
 //! Workers take blocks one at a time; each transforms its block's input into its own slice of
@@ -25,7 +31,8 @@ use super::geometry::Shape;
 use crate::fast::element_io::{load, SharedPtr};
 use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, Tile};
 use crate::fast::isa::Isa;
-use crate::fast::sgemm::sgemm;
+use crate::fast::sgemm::Packed;
+use kiln_core::DataType;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -33,8 +40,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const XI: usize = 16;
 /// Lanes the transforms work in (one AVX2 register of f32).
 const LANES: usize = 8;
-/// Tiles one block aims for: wide enough for GEMM, small enough to stay in cache.
-const TARGET_TILES: usize = 128;
+/// Bytes of transformed input and GEMM output (V and M) one block aims for, so that both stay
+/// in a core's L2 cache.
+const TARGET_BLOCK_BYTES: usize = 1 << 20;
+/// Channels of the GEMMs' depth multiplied per pass, so that a right sliver stays in L1.
+const KC: usize = 128;
 /// Buffers start on a multiple of this many floats (64 bytes).
 const FLOAT_ALIGN: usize = 16;
 
@@ -67,8 +77,13 @@ pub(crate) struct WinogradPlan {
     /// Rows of tiles per block, and the number of blocks.
     block_rows: usize,
     blocks: usize,
-    /// Tile stride of the V and M buffers (room for a full last chunk of lanes).
+    /// Tile stride of the M buffer (room for a full last chunk of lanes and for whole
+    /// micro-kernel tiles).
     ld: usize,
+    /// Tiles of a block rounded up to whole right slivers of the kernel.
+    tpad: usize,
+    /// Output channels rounded up to whole left slivers of the kernel.
+    kpad: usize,
     /// Floats per staging row of the input transform.
     row_len: usize,
     /// Most output positions one image contributes to a block.
@@ -76,6 +91,10 @@ pub(crate) struct WinogradPlan {
     slots: usize,
     /// The instruction set the GEMMs run with.
     isa: Isa,
+    /// Its micro-kernel; U and V are packed in its slivers.
+    kernel: Packed,
+    /// Floats of workspace: the most that any level's layout of this convolution needs.
+    workspace: usize,
 }
 
 /// One worker's buffers.
@@ -88,8 +107,9 @@ struct Slot<'a> {
 }
 
 impl WinogradPlan {
-    /// Plans the convolution `s` (which must be [`eligible`]) for `slots` workers. `tile_knob`,
-    /// when non-zero, is the output positions a block aims for (four per tile).
+    /// Plans the convolution `s` (which must be [`eligible`]) for `slots` workers, running the
+    /// kernels of `isa`. `tile_knob`, when non-zero, is the output positions a block aims for
+    /// (four per tile).
     pub fn new(
         s: &Shape,
         rows_are_positions: bool,
@@ -97,20 +117,56 @@ impl WinogradPlan {
         slots: usize,
         isa: Isa,
     ) -> Self {
+        // SAFETY: the plan's level is one this processor runs (isa_to_run).
+        let kernel = unsafe { Packed::for_isa(isa) };
+        let mut plan = Self::layout(s, rows_are_positions, tile_knob, slots, isa, kernel.dims());
+        plan.kernel = kernel;
+        // The workspace a plan asks for must not depend on the level it runs here (a plan
+        // restored on another processor keeps its size), so it is the most any level's layout
+        // needs.
+        plan.workspace = Isa::ALL
+            .into_iter()
+            .map(|level| {
+                let dims = Packed::dims_of(level);
+                Self::layout(s, rows_are_positions, tile_knob, slots, level, dims).own_floats()
+            })
+            .max()
+            .unwrap_or(0);
+        plan
+    }
+
+    /// The blocks and buffers of the convolution for a kernel of `(mr, nr)`.
+    fn layout(
+        s: &Shape,
+        rows_are_positions: bool,
+        tile_knob: usize,
+        slots: usize,
+        isa: Isa,
+        (mr, nr): (usize, usize),
+    ) -> Self {
         let slots = slots.max(1);
         let (oh, ow) = (s.output[1], s.output[2]);
-        let (tiles_h, tiles_w) = (oh.div_ceil(2), ow.div_ceil(2));
+        let (tiles_h, tiles_w) = (oh.div_ceil(2), ow.div_ceil(2).max(1));
         let total_rows = (s.n * tiles_h).max(1);
-        let target = if tile_knob > 0 {
-            (tile_knob / 4).max(1)
-        } else {
-            TARGET_TILES
-        };
         // Enough blocks to keep every worker busy twice over, when there are that many rows.
-        let block_rows = target
-            .div_ceil(tiles_w.max(1))
-            .min(total_rows.div_ceil(2 * slots))
-            .max(1);
+        let most = total_rows.div_ceil(2 * slots).max(1);
+        let block_rows = if tile_knob > 0 {
+            (tile_knob / 4).max(1).div_ceil(tiles_w).min(most)
+        } else {
+            // V and M take 16 floats per tile and channel: 128 tiles at 64 + 64 channels,
+            // 32 at 256 + 256. Between half and twice that, the rows of tiles that fill the
+            // kernel's slivers best (rows of 7 tiles: 49 pad to 64 columns, 63 to 64).
+            let target = (TARGET_BLOCK_BYTES / (XI * 4 * (s.cg + s.kg).max(1))).clamp(32, 256);
+            let most = (2 * target).div_ceil(tiles_w).min(most);
+            let least = (target / 2 / tiles_w).clamp(1, most);
+            let fill = |r: usize| (r * tiles_w) as f64 / (r * tiles_w).next_multiple_of(nr) as f64;
+            let near = |r: usize| (r * tiles_w).abs_diff(target);
+            (least..=most)
+                .max_by(|&a, &b| fill(a).total_cmp(&fill(b)).then(near(b).cmp(&near(a))))
+                .unwrap_or(1)
+        };
+        let block_tiles = block_rows * tiles_w;
+        let tpad = block_tiles.next_multiple_of(nr);
         WinogradPlan {
             s: s.clone(),
             rows_are_positions,
@@ -118,16 +174,20 @@ impl WinogradPlan {
             tiles_w,
             block_rows,
             blocks: total_rows.div_ceil(block_rows),
-            ld: (block_rows * tiles_w).next_multiple_of(LANES) + LANES,
+            ld: tpad.max(block_tiles.next_multiple_of(LANES) + LANES),
+            tpad,
+            kpad: s.kg.next_multiple_of(mr),
             row_len: (2 * tiles_w + 2).next_multiple_of(LANES) + LANES,
             segment: block_rows.min(tiles_h) * 2 * ow,
             slots,
             isa,
+            kernel: Packed::portable(),
+            workspace: 0,
         }
     }
 
     fn filter_floats(&self) -> usize {
-        (self.s.kg * XI * self.s.cg).next_multiple_of(FLOAT_ALIGN)
+        (self.kpad * XI * self.s.cg).next_multiple_of(FLOAT_ALIGN)
     }
 
     /// Floats of one worker's buffers: V, M, the output tile, epilogue scratch, staging rows.
@@ -135,8 +195,8 @@ impl WinogradPlan {
         let round = |v: usize| v.next_multiple_of(FLOAT_ALIGN);
         let (c, k) = (self.s.cg, self.s.kg);
         [
-            round(XI * c * self.ld),
-            round(XI * k * self.ld),
+            round(XI * c * self.tpad),
+            round(XI * self.kpad * self.ld),
             round(k * self.segment),
             round(self.segment.max(k)),
             round(16 * self.row_len),
@@ -147,8 +207,14 @@ impl WinogradPlan {
         self.slot_parts().iter().sum()
     }
 
-    /// f32 values of workspace `execute` needs (from a 64-byte aligned start).
+    /// f32 values of workspace `execute` needs (from a 64-byte aligned start), at whatever
+    /// level it runs.
     pub fn workspace_floats(&self) -> usize {
+        self.workspace
+    }
+
+    /// f32 values of workspace this layout uses.
+    fn own_floats(&self) -> usize {
         self.filter_floats() + self.slots.min(self.blocks) * self.slot_floats()
     }
 
@@ -204,44 +270,82 @@ impl WinogradPlan {
         }
     }
 
-    /// Writes `U = G g Gᵀ` of every filter as f32 `[K][ξ][C]`.
+    /// Writes `U = G g Gᵀ` of every filter as f32 left slivers of the plan's kernel:
+    /// `[K / mr][ξ][C][mr]`, the filters past K as zeros.
     ///
     /// # Safety
     /// `w` is the bound weight pointer of a live execute call.
     unsafe fn transform_filters(&self, w: SharedPtr, u: &mut [f32]) {
+        let u = &mut u[..self.kpad * XI * self.s.cg];
+        let chunk = XI * self.s.cg * self.kernel.mr;
+        u.par_chunks_mut(chunk)
+            .enumerate()
+            .for_each(|(sliver, us)| match self.kernel.mr {
+                // SAFETY (both arms): forwarded contract.
+                8 => unsafe { self.transform_sliver::<8>(w, sliver, us) },
+                _ => unsafe { self.transform_sliver::<4>(w, sliver, us) },
+            });
+    }
+
+    /// [`Self::transform_filters`] for the `MR` filters of left sliver `sliver`, computed side
+    /// by side (the compiler vectorises across them) and stored as `MR` consecutive values.
+    ///
+    /// # Safety
+    /// As for [`Self::transform_filters`]; `MR` is the kernel's `mr`.
+    unsafe fn transform_sliver<const MR: usize>(
+        &self,
+        w: SharedPtr,
+        sliver: usize,
+        us: &mut [f32],
+    ) {
         let s = &self.s;
         let c_count = s.cg;
-        let u = &mut u[..s.kg * XI * c_count];
-        u.par_chunks_mut(XI * c_count)
-            .enumerate()
-            .for_each(|(k, uk)| {
-                for c in 0..c_count {
-                    let mut g = [0f32; 9];
-                    for (r, row) in g.chunks_exact_mut(3).enumerate() {
-                        let off =
-                            k as isize * s.ws.0 + c as isize * s.ws.1 + r as isize * s.ws.2[1];
+        let filters = MR.min(s.kg.saturating_sub(sliver * MR));
+        let (rs, cs) = (s.ws.2[1], s.ws.2[2]);
+        let mut row = [0f32; 3];
+        for c in 0..c_count {
+            // g[3 i + j][r]: tap (i, j) of filter sliver·MR + r; filters past K stay zero.
+            let mut g = [[0f32; MR]; 9];
+            for r in 0..filters {
+                let base = (sliver * MR + r) as isize * s.ws.0 + c as isize * s.ws.1;
+                for i in 0..3 {
+                    let off = base + i as isize * rs;
+                    if s.w_type == DataType::F32 {
+                        let p = (w.get() as *const f32).wrapping_offset(off);
+                        for (j, tap) in g[3 * i..3 * i + 3].iter_mut().enumerate() {
+                            // SAFETY: tap (i, j) of an in-range filter, in w's own layout.
+                            tap[r] = unsafe { p.offset(j as isize * cs).read_unaligned() };
+                        }
+                    } else {
                         // SAFETY: three in-range filter columns of w's own layout.
-                        unsafe { load(w.get(), s.w_type, off, s.ws.2[2], row) };
-                    }
-                    // G g: rows g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2 (per column).
-                    let mut t = [[0f32; 3]; 4];
-                    for j in 0..3 {
-                        let (a, b, c2) = (g[j], g[3 + j], g[6 + j]);
-                        t[0][j] = a;
-                        t[1][j] = 0.5 * (a + b + c2);
-                        t[2][j] = 0.5 * (a - b + c2);
-                        t[3][j] = c2;
-                    }
-                    // (G g) Gᵀ: the same combination along each row.
-                    for (i, row) in t.iter().enumerate() {
-                        let (a, b, c2) = (row[0], row[1], row[2]);
-                        let vals = [a, 0.5 * (a + b + c2), 0.5 * (a - b + c2), c2];
-                        for (j, &val) in vals.iter().enumerate() {
-                            uk[(4 * i + j) * c_count + c] = val;
+                        unsafe { load(w.get(), s.w_type, off, cs, &mut row) };
+                        for (tap, &v) in g[3 * i..3 * i + 3].iter_mut().zip(&row) {
+                            tap[r] = v;
                         }
                     }
                 }
-            });
+            }
+            // G g: rows g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2 (per column), then the
+            // same combination along each row: (G g) Gᵀ.
+            let combine = |a: &[f32; MR], b: &[f32; MR], c2: &[f32; MR]| {
+                let mut out = [[0f32; MR]; 4];
+                for r in 0..MR {
+                    out[0][r] = a[r];
+                    out[1][r] = 0.5 * (a[r] + b[r] + c2[r]);
+                    out[2][r] = 0.5 * (a[r] - b[r] + c2[r]);
+                    out[3][r] = c2[r];
+                }
+                out
+            };
+            let cols: [[[f32; MR]; 4]; 3] =
+                std::array::from_fn(|j| combine(&g[j], &g[3 + j], &g[6 + j]));
+            for i in 0..4 {
+                let vals = combine(&cols[0][i], &cols[1][i], &cols[2][i]);
+                for (j, v) in vals.iter().enumerate() {
+                    us[((4 * i + j) * c_count + c) * MR..][..MR].copy_from_slice(v);
+                }
+            }
+        }
     }
 
     /// Loads `dst.len()` columns of input row `ih` (of image `n`, channel `c`) from column
@@ -249,6 +353,7 @@ impl WinogradPlan {
     ///
     /// # Safety
     /// `x` is the bound input pointer of a live execute call.
+    #[inline(always)]
     unsafe fn load_row(&self, x: SharedPtr, n: usize, c: usize, ih: isize, dst: &mut [f32]) {
         let s = &self.s;
         let (in_h, in_w, pad) = (s.input[1] as isize, s.input[2] as isize, s.pad[2]);
@@ -266,8 +371,15 @@ impl WinogradPlan {
         if j0 < j1 {
             let off =
                 n as isize * s.xs.0 + c as isize * s.xs.1 + ih * s.xs.2[1] + (j0 - pad) * s.xs.2[2];
-            // SAFETY: entries j0..j1 read in-range input columns of row ih.
-            unsafe { load(x.get(), s.x_type, off, s.xs.2[2], &mut dst[j0u..j1u]) };
+            let run = &mut dst[j0u..j1u];
+            if s.x_type == DataType::F32 && s.xs.2[2] == 1 {
+                let p = (x.get() as *const f32).wrapping_offset(off);
+                // SAFETY: entries j0..j1 read in-range, consecutive input columns of row ih.
+                unsafe { copy_run(p, run) };
+            } else {
+                // SAFETY: entries j0..j1 read in-range input columns of row ih.
+                unsafe { load(x.get(), s.x_type, off, s.xs.2[2], run) };
+            }
         }
     }
 
@@ -362,8 +474,9 @@ impl WinogradPlan {
         let g1 = (g0 + self.block_rows).min(total_rows);
         let tiles = (g1 - g0) * tw_count;
 
-        // Input transform: V[ξ][c][t]. Rows of the input are staged whole, combined into
-        // Bᵀ d, then split into even and odd columns.
+        // Input transform: V[ξ] as right slivers of the kernel, [tiles / nr][c][nr]. Rows of
+        // the input are staged whole, combined into Bᵀ d, then split into even and odd columns.
+        let (nr, tpad) = (self.kernel.nr, self.tpad);
         let rl = self.row_len;
         let width = tw_count + 1;
         let (stage, rest) = slot.rows.split_at_mut(4 * rl);
@@ -389,48 +502,65 @@ impl WinogradPlan {
                         *o = pair[1];
                     }
                 }
-                // (Bᵀ d) B along each row, for every tile of the row.
+                // (Bᵀ d) B along each row, for every tile of the row, in runs that stay
+                // inside one sliver.
                 let t0 = (g - g0) * tw_count;
-                for i in 0..4 {
-                    let e = &eo[2 * i * rl..][..width];
-                    let o = &eo[(2 * i + 1) * rl..][..width];
-                    let (e0, e1) = (&e[..tw_count], &e[1..]);
-                    let (o0, o1) = (&o[..tw_count], &o[1..]);
-                    let at = |j: usize| (4 * i + j) * c_count * ld + c * ld + t0;
-                    let v = &mut *slot.v;
-                    for ((d, &a), &b) in v[at(0)..at(0) + tw_count].iter_mut().zip(e0).zip(e1) {
-                        *d = a - b;
+                let mut j0 = 0;
+                while j0 < tw_count {
+                    let t = t0 + j0;
+                    let len = (nr - t % nr).min(tw_count - j0);
+                    let base = (t / nr) * c_count * nr + c * nr + t % nr;
+                    for i in 0..4 {
+                        let e = &eo[2 * i * rl..][j0..j0 + len + 1];
+                        let o = &eo[(2 * i + 1) * rl..][j0..j0 + len + 1];
+                        let (e0, e1) = (&e[..len], &e[1..]);
+                        let (o0, o1) = (&o[..len], &o[1..]);
+                        let at = |j: usize| (4 * i + j) * c_count * tpad + base;
+                        let v = &mut *slot.v;
+                        lanewise(&mut v[at(0)..at(0) + len], e0, e1, |a, b| a - b);
+                        lanewise(&mut v[at(1)..at(1) + len], o0, e1, |a, b| a + b);
+                        lanewise(&mut v[at(2)..at(2) + len], e1, o0, |a, b| a - b);
+                        lanewise(&mut v[at(3)..at(3) + len], o0, o1, |a, b| a - b);
                     }
-                    for ((d, &a), &b) in v[at(1)..at(1) + tw_count].iter_mut().zip(o0).zip(e1) {
-                        *d = a + b;
-                    }
-                    for ((d, &a), &b) in v[at(2)..at(2) + tw_count].iter_mut().zip(e1).zip(o0) {
-                        *d = a - b;
-                    }
-                    for ((d, &a), &b) in v[at(3)..at(3) + tw_count].iter_mut().zip(o0).zip(o1) {
-                        *d = a - b;
-                    }
+                    j0 += len;
+                }
+            }
+        }
+        // The tiles past the block's last one, to the end of its last sliver: zeros, so that
+        // the kernel multiplies no stale (perhaps subnormal) values into columns nobody reads.
+        if tiles < tpad {
+            let (last, off) = ((tiles / nr) * c_count * nr, tiles % nr);
+            for xi in 0..XI {
+                let sliver = &mut slot.v[xi * c_count * tpad + last..][..c_count * nr];
+                for step in sliver.chunks_exact_mut(nr) {
+                    step[off..].fill(0.0);
                 }
             }
         }
 
-        // M_ξ[K x tiles] = U_ξ[K x C] · V_ξ[C x tiles], for the 16 positions.
+        // M_ξ[K x tiles] = U_ξ[K x C] · V_ξ[C x tiles], for the 16 positions, in whole
+        // kernel tiles (K and the tiles padded to slivers), KC channels per pass.
+        let (mr, kpad) = (self.kernel.mr, self.kpad);
+        let used = tiles.div_ceil(nr);
         for xi in 0..XI {
-            // SAFETY: lhs is U_ξ inside u ([K][ξ][C]: row stride 16 C), rhs V_ξ ([C][ld]) and
-            // dst M_ξ ([K][ld]) inside this worker's buffers; tiles <= ld.
-            unsafe {
-                sgemm(
-                    self.isa,
-                    k_count,
-                    tiles,
-                    c_count,
-                    (slot.m.as_mut_ptr().add(xi * k_count * ld), ld as isize, 1),
-                    (u.as_ptr().add(xi * c_count), (XI * c_count) as isize, 1),
-                    (slot.v.as_ptr().add(xi * c_count * ld), ld as isize, 1),
-                    false,
-                    1,
-                )
-            };
+            for p0 in (0..c_count).step_by(KC) {
+                let kc = KC.min(c_count - p0);
+                // A left sliver stays in L1 while the block's right slivers (in L2) pass by:
+                // U is read once per block, and may be larger than L2.
+                for ks in 0..kpad / mr {
+                    let a = u[ks * XI * c_count * mr + xi * c_count * mr + p0 * mr..].as_ptr();
+                    for js in 0..used {
+                        let b =
+                            slot.v[xi * c_count * tpad + js * c_count * nr + p0 * nr..].as_ptr();
+                        let c = slot.m[(xi * kpad + ks * mr) * ld + js * nr..].as_mut_ptr();
+                        // SAFETY: a and b address kc packed steps of one sliver each (U holds
+                        // kpad / mr slivers of XI·C steps, V_ξ tpad / nr slivers of C steps);
+                        // the tile's mr rows of nr columns lie inside M_ξ (kpad rows of ld
+                        // >= tpad columns); the kernel is this processor's (new).
+                        unsafe { self.kernel.tile(kc, a, b, c, ld, p0 == 0) };
+                    }
+                }
+            }
         }
 
         // Output transform and epilogue, one image's rows of tiles at a time.
@@ -459,7 +589,7 @@ impl WinogradPlan {
                         let mut m = [[0f32; LANES]; XI];
                         for (xi, lane) in m.iter_mut().enumerate() {
                             lane.copy_from_slice(
-                                &slot.m[(xi * k_count + k) * ld + t0 + tw0..][..LANES],
+                                &slot.m[(xi * self.kpad + k) * ld + t0 + tw0..][..LANES],
                             );
                         }
                         let y = output_tiles(&m);
@@ -512,6 +642,54 @@ impl WinogradPlan {
             unsafe { epilogue.apply(ptrs, tile, slot.scratch) };
             g = seg_end;
         }
+    }
+}
+
+/// Copies `dst.len()` consecutive f32 values from `src` in fixed groups of 16 (a row of a few
+/// dozen values: a call to `memcpy` per row cost more than the copy).
+///
+/// # Safety
+/// `src` addresses `dst.len()` readable f32 values (any alignment).
+#[inline(always)]
+unsafe fn copy_run(src: *const f32, dst: &mut [f32]) {
+    let mut chunks = dst.chunks_exact_mut(16);
+    let mut at = src;
+    for chunk in &mut chunks {
+        // SAFETY: 16 readable values (the caller's contract).
+        let v = unsafe { at.cast::<[f32; 16]>().read_unaligned() };
+        chunk.copy_from_slice(&v);
+        at = at.wrapping_add(16);
+    }
+    for (i, d) in chunks.into_remainder().iter_mut().enumerate() {
+        // SAFETY: as above, the last few values.
+        *d = unsafe { at.add(i).read_unaligned() };
+    }
+}
+
+/// `dst[i] = f(a[i], b[i])` over short runs (a tile row, often under 32): in fixed groups of
+/// 16 and 8 lanes, which the compiler keeps whole in vector registers (its own loop would run
+/// such lengths in its 4-lane remainder), then one by one.
+#[inline(always)]
+fn lanewise(dst: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
+    let n = dst.len();
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut i = 0;
+    while i + 16 <= n {
+        let (d, x, y) = (&mut dst[i..i + 16], &a[i..i + 16], &b[i..i + 16]);
+        for l in 0..16 {
+            d[l] = f(x[l], y[l]);
+        }
+        i += 16;
+    }
+    if i + 8 <= n {
+        let (d, x, y) = (&mut dst[i..i + 8], &a[i..i + 8], &b[i..i + 8]);
+        for l in 0..8 {
+            d[l] = f(x[l], y[l]);
+        }
+        i += 8;
+    }
+    for l in i..n {
+        dst[l] = f(a[l], b[l]);
     }
 }
 
