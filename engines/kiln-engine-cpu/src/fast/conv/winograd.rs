@@ -493,14 +493,7 @@ impl WinogradPlan {
                 for i in 0..4 {
                     let src = &comb[i * rl..][..2 * width];
                     let (e, o) = eo[2 * i * rl..][..2 * rl].split_at_mut(rl);
-                    for ((pair, e), o) in src
-                        .chunks_exact(2)
-                        .zip(&mut e[..width])
-                        .zip(&mut o[..width])
-                    {
-                        *e = pair[0];
-                        *o = pair[1];
-                    }
+                    deinterleave(src, e, o);
                 }
                 // (Bᵀ d) B along each row, for every tile of the row, in runs that stay
                 // inside one sliver.
@@ -584,8 +577,17 @@ impl WinogradPlan {
                     let oh = 2 * (gg % self.tiles_h);
                     let two_rows = oh + 1 < oh_count;
                     let t0 = (gg - g0) * tw_count;
-                    let mut tw0 = 0;
-                    while tw0 < tw_count {
+                    // Chunks of LANES tiles; when the row holds at least that many, the last
+                    // chunk ends at the row's end and overlaps the one before (its outputs are
+                    // written twice, with the same values), so every chunk is whole.
+                    let mut at = 0;
+                    while at < tw_count {
+                        let tw0 = if tw_count >= LANES {
+                            at.min(tw_count - LANES)
+                        } else {
+                            at
+                        };
+                        at = tw0 + LANES;
                         let mut m = [[0f32; LANES]; XI];
                         for (xi, lane) in m.iter_mut().enumerate() {
                             lane.copy_from_slice(
@@ -602,7 +604,6 @@ impl WinogradPlan {
                                 let q = q + ow_count;
                                 interleave(&y[2], &y[3], &mut out[base + q..][..2 * LANES]);
                             }
-                            tw0 += LANES;
                             continue;
                         }
                         let lanes = LANES.min(tw_count - tw0);
@@ -620,7 +621,6 @@ impl WinogradPlan {
                                 }
                             }
                         }
-                        tw0 += LANES;
                     }
                 }
             }
@@ -645,63 +645,96 @@ impl WinogradPlan {
     }
 }
 
-/// Copies `dst.len()` consecutive f32 values from `src` in fixed groups of 16 (a row of a few
-/// dozen values: a call to `memcpy` per row cost more than the copy).
+/// Runs `$body::<W>(args.., start)` for groups of `W` consecutive indices that cover `0..$n`,
+/// `W` the widest of 16, 8 and 1 that fits: starts `0, W, 2W, ...`, the last group ending at
+/// `$n` and overlapping the one before when `W` does not divide it. A body that writes only its
+/// outputs, from inputs it does not write, may run twice on an index; the short rows of these
+/// transforms (a few dozen values) then run whole in vector registers, with no scalar
+/// remainder. (A macro, not a function taking a closure: the closure would be compiled apart,
+/// for the baseline instruction set, outside the caller's AVX-512 or AVX2 copy.)
+macro_rules! in_groups {
+    ($n:expr, $body:ident($($arg:expr),*)) => {{
+        let n: usize = $n;
+        if n >= 16 {
+            in_groups!(@run n, 16, $body($($arg),*));
+        } else if n >= 8 {
+            in_groups!(@run n, 8, $body($($arg),*));
+        } else if n > 0 {
+            in_groups!(@run n, 1, $body($($arg),*));
+        }
+    }};
+    (@run $n:ident, $w:literal, $body:ident($($arg:expr),*)) => {{
+        let mut at = 0usize;
+        loop {
+            let start = at.min($n - $w);
+            $body::<$w>($($arg,)* start);
+            if start + $w >= $n {
+                break;
+            }
+            at += $w;
+        }
+    }};
+}
+
+/// Copies `dst.len()` consecutive f32 values from `src` (a row of a few dozen values: a call
+/// to `memcpy` per row cost more than the copy).
 ///
 /// # Safety
 /// `src` addresses `dst.len()` readable f32 values (any alignment).
 #[inline(always)]
 unsafe fn copy_run(src: *const f32, dst: &mut [f32]) {
-    let mut chunks = dst.chunks_exact_mut(16);
-    let mut at = src;
-    for chunk in &mut chunks {
-        // SAFETY: 16 readable values (the caller's contract).
-        let v = unsafe { at.cast::<[f32; 16]>().read_unaligned() };
-        chunk.copy_from_slice(&v);
-        at = at.wrapping_add(16);
+    #[inline(always)]
+    fn group<const W: usize>(src: *const f32, dst: &mut [f32], at: usize) {
+        // SAFETY: values at..at + W of the run, which copy_run's caller made readable.
+        let v = unsafe { src.add(at).cast::<[f32; W]>().read_unaligned() };
+        dst[at..at + W].copy_from_slice(&v);
     }
-    for (i, d) in chunks.into_remainder().iter_mut().enumerate() {
-        // SAFETY: as above, the last few values.
-        *d = unsafe { at.add(i).read_unaligned() };
-    }
+    in_groups!(dst.len(), group(src, dst));
 }
 
-/// `dst[i] = f(a[i], b[i])` over short runs (a tile row, often under 32): in fixed groups of
-/// 16 and 8 lanes, which the compiler keeps whole in vector registers (its own loop would run
-/// such lengths in its 4-lane remainder), then one by one.
+/// `dst[i] = f(a[i], b[i])` over a short run (a row of tiles, often under 32).
 #[inline(always)]
 fn lanewise(dst: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
+    #[inline(always)]
+    fn group<const W: usize>(
+        dst: &mut [f32],
+        a: &[f32],
+        b: &[f32],
+        f: &impl Fn(f32, f32) -> f32,
+        at: usize,
+    ) {
+        // Through local arrays, which the compiler knows alias nothing, so it keeps them in
+        // vector registers.
+        let x: [f32; W] = a[at..at + W].try_into().expect("W values");
+        let y: [f32; W] = b[at..at + W].try_into().expect("W values");
+        let d: [f32; W] = std::array::from_fn(|l| f(x[l], y[l]));
+        dst[at..at + W].copy_from_slice(&d);
+    }
     let n = dst.len();
     let (a, b) = (&a[..n], &b[..n]);
-    let mut i = 0;
-    while i + 16 <= n {
-        let (d, x, y) = (&mut dst[i..i + 16], &a[i..i + 16], &b[i..i + 16]);
-        for l in 0..16 {
-            d[l] = f(x[l], y[l]);
-        }
-        i += 16;
-    }
-    if i + 8 <= n {
-        let (d, x, y) = (&mut dst[i..i + 8], &a[i..i + 8], &b[i..i + 8]);
-        for l in 0..8 {
-            d[l] = f(x[l], y[l]);
-        }
-        i += 8;
-    }
-    for l in i..n {
-        dst[l] = f(a[l], b[l]);
-    }
+    in_groups!(n, group(dst, a, b, &f));
 }
 
 /// `Bᵀ d` for `width` columns of four staged rows (each `rl` floats apart) into `dst`.
 #[inline(always)]
 fn combine_rows(src: &[f32], dst: &mut [f32], rl: usize, width: usize) {
-    let (r0, r1, r2, r3) = (
+    #[inline(always)]
+    fn group<const W: usize>(r: [&[f32]; 4], d: [&mut [f32]; 4], at: usize) {
+        // Through local arrays, as in `lanewise`.
+        let row = |i: usize| -> [f32; W] { r[i][at..at + W].try_into().expect("W values") };
+        let (a, b, c, e) = (row(0), row(1), row(2), row(3));
+        let [d0, d1, d2, d3] = d;
+        d0[at..at + W].copy_from_slice(&std::array::from_fn::<f32, W, _>(|j| a[j] - c[j]));
+        d1[at..at + W].copy_from_slice(&std::array::from_fn::<f32, W, _>(|j| b[j] + c[j]));
+        d2[at..at + W].copy_from_slice(&std::array::from_fn::<f32, W, _>(|j| c[j] - b[j]));
+        d3[at..at + W].copy_from_slice(&std::array::from_fn::<f32, W, _>(|j| b[j] - e[j]));
+    }
+    let r = [
         &src[..width],
         &src[rl..rl + width],
         &src[2 * rl..2 * rl + width],
         &src[3 * rl..3 * rl + width],
-    );
+    ];
     let (d0, rest) = dst.split_at_mut(rl);
     let (d1, rest) = rest.split_at_mut(rl);
     let (d2, d3) = rest.split_at_mut(rl);
@@ -711,13 +744,27 @@ fn combine_rows(src: &[f32], dst: &mut [f32], rl: usize, width: usize) {
         &mut d2[..width],
         &mut d3[..width],
     );
-    for j in 0..width {
-        let (a, b, c, d) = (r0[j], r1[j], r2[j], r3[j]);
-        d0[j] = a - c;
-        d1[j] = b + c;
-        d2[j] = c - b;
-        d3[j] = b - d;
+    in_groups!(width, group(r, [&mut *d0, &mut *d1, &mut *d2, &mut *d3]));
+}
+
+/// Splits `src[..2 n]` into its even values `e[..n]` and odd ones `o[..n]`.
+#[inline(always)]
+fn deinterleave(src: &[f32], e: &mut [f32], o: &mut [f32]) {
+    #[inline(always)]
+    fn group<const W: usize>(src: &[f32], e: &mut [f32], o: &mut [f32], at: usize) {
+        let (pairs, e, o) = (
+            &src[2 * at..2 * at + 2 * W],
+            &mut e[at..at + W],
+            &mut o[at..at + W],
+        );
+        for j in 0..W {
+            e[j] = pairs[2 * j];
+            o[j] = pairs[2 * j + 1];
+        }
     }
+    let n = src.len() / 2;
+    let (e, o) = (&mut e[..n], &mut o[..n]);
+    in_groups!(n, group(src, e, o));
 }
 
 /// Writes `a[0], b[0], a[1], b[1], ...` into `dst`.
