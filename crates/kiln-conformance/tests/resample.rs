@@ -425,7 +425,10 @@ fn backward_from_x_conforms_on_the_backward_engine_and_the_reference() {
 /// Channels-last tensors with a channel count that is a multiple of 16 bytes: the CUDA kernels'
 /// channel-vector paths (the random cases above have at most 5 channels). Every mode, forward
 /// and backward, with each index type and without, in each storage type; a 3x3 window of
-/// stride 2 with padding, so windows overlap, cross the edges and cover up to four outputs.
+/// stride 2 with padding, so windows overlap, cross the edges and cover up to four outputs,
+/// and a 2x4 window of stride 1 (windows overlapping by three columns). The widths take the
+/// kernels' runs of adjacent positions along W past the end: odd and even outputs (5, 12) and
+/// odd and even dx widths (13, 10).
 #[test]
 fn channel_vector_paths_conform() {
     let modes = [
@@ -436,22 +439,39 @@ fn channel_vector_paths_conform() {
         (ResampleMode::AvgPoolIncludePadding, None),
         (ResampleMode::AvgPoolExcludePadding, None),
     ];
-    for dt in [DataType::Bf16, DataType::F16, DataType::F32] {
-        for (mode, index) in modes {
-            let spec = PoolSpec {
-                x: TensorSpec::new(&[2, 16, 9, 10], Layout::channels_last(), dt),
-                mode,
-                geometry: ResampleGeometry {
-                    window: vec![3, 3],
-                    stride: vec![2, 2],
-                    pre_padding: vec![1, 1],
-                    post_padding: vec![1, 0],
-                },
-                index,
-                out_layout: Layout::channels_last(),
-            };
-            kiln_conformance::assert_conforms(spec.case(), 11);
-            kiln_conformance::assert_conforms(spec.backward_case(), 11);
+    let shapes = [
+        (
+            [2, 16, 9, 10],
+            ResampleGeometry {
+                window: vec![3, 3],
+                stride: vec![2, 2],
+                pre_padding: vec![1, 1],
+                post_padding: vec![1, 0],
+            },
+        ),
+        (
+            [1, 8, 7, 13],
+            ResampleGeometry {
+                window: vec![2, 4],
+                stride: vec![1, 1],
+                pre_padding: vec![1, 2],
+                post_padding: vec![0, 0],
+            },
+        ),
+    ];
+    for (dims, geometry) in shapes {
+        for dt in [DataType::Bf16, DataType::F16, DataType::F32] {
+            for (mode, index) in modes {
+                let spec = PoolSpec {
+                    x: TensorSpec::new(&dims, Layout::channels_last(), dt),
+                    mode,
+                    geometry: geometry.clone(),
+                    index,
+                    out_layout: Layout::channels_last(),
+                };
+                kiln_conformance::assert_conforms(spec.case(), 11);
+                kiln_conformance::assert_conforms(spec.backward_case(), 11);
+            }
         }
     }
 }

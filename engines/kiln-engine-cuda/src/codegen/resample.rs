@@ -254,14 +254,16 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     let mut tensors = vec![x, y];
     tensors.extend(index);
     let lanes = channel_lanes(x, &tensors);
-    let vector = match lanes {
-        Some(lanes) => vector_forward(
+    // One output per thread: runs of two or four along W measured slower
+    // (docs/benchmarks/pooling-notes.md, 2026-12-02).
+    let run = lanes.map(|lanes| VectorRun::along_w(y, lanes, 1));
+    let vector = match run {
+        Some(run) => vector_forward(
             &VectorForward {
                 x,
                 y,
                 index,
-                lanes,
-                count,
+                run,
                 spatial,
                 window: g.window_elements(),
                 init: &init,
@@ -288,24 +290,29 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
             ("TAP_FACTOR", unroll(g.window_elements()).into()),
         ],
     )?;
-    let extents: Vec<i64> = (2..rank).map(|d| x.dims[d].max(y.dims[d])).collect();
+    let extents = padded_extents(x, y, run);
     let narrow = fits_i32(count, &tensors, reach(g, &extents));
-    Ok(pooling_kernel(
-        "resample", &kernel, narrow, count, lanes, &params,
-    ))
+    let items = run.map_or(count, |r| r.items(y));
+    Ok(pooling_kernel("resample", &kernel, narrow, items, &params))
+}
+
+/// The spatial extents of `a` and `b` (the larger of each), each plus the positions past the
+/// first that a thread of the channel-vector path `run` takes: its last ones may lie past the
+/// end.
+fn padded_extents(
+    a: &kiln_core::TensorDesc,
+    b: &kiln_core::TensorDesc,
+    run: Option<VectorRun>,
+) -> Vec<i64> {
+    let extra = run.map_or(0, |r| r.outputs as i64 - 1);
+    (2..a.dims.len())
+        .map(|d| a.dims[d].max(b.dims[d]) + extra)
+        .collect()
 }
 
 /// The launch of a filled pooling template `text` (symbol prefix `name`), its index arithmetic
-/// narrowed to 32 bits when `narrow`, over `count` elements taken `lanes` at a time where the
-/// vector path runs.
-fn pooling_kernel(
-    name: &str,
-    text: &str,
-    narrow: bool,
-    count: i64,
-    lanes: Option<usize>,
-    params: &Params,
-) -> Kernel {
+/// narrowed to 32 bits when `narrow`, over `items` work items (one per thread).
+fn pooling_kernel(name: &str, text: &str, narrow: bool, items: i64, params: &Params) -> Kernel {
     let text = if narrow {
         narrowed(text)
     } else {
@@ -316,7 +323,7 @@ fn pooling_kernel(
         source: text.replace("KILN_SYMBOL", &sym),
         symbol: sym,
         args: params.list.iter().map(|&(u, _)| u).collect(),
-        grid: [grid_blocks(count, lanes), 1, 1],
+        grid: [grid_blocks(items), 1, 1],
         block: [BLOCK, 1, 1],
         shared_bytes: 0,
         maps: Vec::new(),
@@ -326,13 +333,68 @@ fn pooling_kernel(
 }
 
 /// Blocks of a pooling launch: one thread per work item of the path the kernel takes where
-/// its pointers allow (a group of `lanes` channels, or one element); the grid-stride loops
-/// give an unaligned launch of a vector-capable kernel several elements per thread. Sized for
+/// its pointers allow (a run of channel groups, or one element); the grid-stride loops give an
+/// unaligned launch of a vector-capable kernel several elements per thread. Sized for
 /// elements instead, seven in eight blocks of a bf16 channel-vector launch would start only to
 /// find no work.
-fn grid_blocks(count: i64, lanes: Option<usize>) -> u32 {
-    let items = count as u64 / lanes.map_or(1, |l| l as u64);
-    items.div_ceil(BLOCK as u64).clamp(1, i32::MAX as u64) as u32
+fn grid_blocks(items: i64) -> u32 {
+    (items.max(1) as u64)
+        .div_ceil(BLOCK as u64)
+        .clamp(1, i32::MAX as u64) as u32
+}
+
+/// Adjacent dx positions along W that a thread of the backward's channel-vector path takes:
+/// each covering window's dy (and index) is loaded once for all of them, and the coordinate
+/// and window arithmetic serves them all. At 3x3 stride 2 a run of four is covered by three
+/// windows per row where one position at a time loads 1.5 on average, with the even and odd
+/// positions of a warp diverging in trip count. Measured on an H200
+/// (docs/benchmarks/pooling-notes.md, 2026-12-02): 2 took the index gather from 0.053 to 0.035
+/// ms, 4 to 0.031. At most 32 accumulators a thread (fp8's 16 lanes take two positions).
+const DX_ALONG_W: usize = 4;
+
+/// The work item of a channel-vector path: `lanes` channels (16 bytes) at `outputs` adjacent
+/// positions of logical dim `dim`, the spatial dim innermost in memory (W of NHWC).
+#[derive(Clone, Copy)]
+struct VectorRun {
+    lanes: usize,
+    dim: usize,
+    outputs: usize,
+}
+
+impl VectorRun {
+    /// The run of up to `outputs` positions over `t` (the tensor whose positions the threads
+    /// take): W is the spatial dim of the smallest stride (dims of extent 1 last); at most
+    /// 32 / `lanes` positions, one where W has one.
+    fn along_w(t: &kiln_core::TensorDesc, lanes: usize, outputs: usize) -> VectorRun {
+        let dim = (2..t.dims.len())
+            .min_by_key(|&d| (t.dims[d] == 1, t.strides[d], std::cmp::Reverse(d)))
+            .unwrap_or(2);
+        let outputs = if t.dims.get(dim).copied().unwrap_or(1) > 1 {
+            outputs.min(32 / lanes).max(1)
+        } else {
+            1
+        };
+        VectorRun {
+            lanes,
+            dim,
+            outputs,
+        }
+    }
+
+    /// `t` with its channel dim counting groups of `lanes` and its W counting runs of
+    /// `outputs` (the last run may reach past the end).
+    fn grouped(&self, t: &kiln_core::TensorDesc) -> kiln_core::TensorDesc {
+        let mut g = t.clone();
+        g.dims[1] /= self.lanes as i64;
+        let n = self.outputs as i64;
+        g.dims[self.dim] = (g.dims[self.dim] + n - 1) / n;
+        g
+    }
+
+    /// Work items (threads' worth) over `t`.
+    fn items(&self, t: &kiln_core::TensorDesc) -> i64 {
+        self.grouped(t).dims.iter().product()
+    }
 }
 
 /// What the forward's channel-vector path needs of [`generate`]'s pieces.
@@ -340,8 +402,7 @@ struct VectorForward<'a> {
     x: &'a kiln_core::TensorDesc,
     y: &'a kiln_core::TensorDesc,
     index: Option<&'a kiln_core::TensorDesc>,
-    lanes: usize,
-    count: i64,
+    run: VectorRun,
     spatial: usize,
     window: i64,
     init: &'a str,
@@ -381,12 +442,10 @@ fn per_lane(code: &str) -> String {
 /// first channel) and returns; the scalar loop after it runs otherwise. `tap` is the scalar
 /// path's window tap (its offsets name channel d1, replaced by cg here).
 fn vector_forward(v: &VectorForward<'_>, tap: &str) -> Result<String, String> {
-    let lanes = v.lanes;
+    let lanes = v.run.lanes;
     let with_cg = |s: &str| s.replace("d1 * ", "cg * ");
     let x_ty = c_type(v.x.data_type).ok_or("bad x type")?;
     let y_ty = c_type(v.y.data_type).ok_or("bad y type")?;
-    let mut grouped = v.y.clone();
-    grouped.dims[1] /= lanes as i64;
     let mut aligned = vec![
         format!(
             "(reinterpret_cast<size_t>(p0) & {})",
@@ -400,7 +459,7 @@ fn vector_forward(v: &VectorForward<'_>, tap: &str) -> Result<String, String> {
     let y_off = with_cg(&offset_terms(&v.y.strides, v.spatial, &|k| {
         format!("d{}", k + 2)
     }));
-    let mut body = vector_loop_head(&aligned_placeholder(), v.count, &grouped, lanes);
+    let mut body = vector_loop_head(&aligned_placeholder(), &v.run.grouped(v.y), v.run);
     let _ = writeln!(body, "            const kiln_i64 y_off = {y_off};");
     let _ = writeln!(body, "            float acc[{lanes}];");
     let _ = writeln!(body, "            int arg[{lanes}];");
@@ -472,21 +531,17 @@ fn vector_forward(v: &VectorForward<'_>, tap: &str) -> Result<String, String> {
 }
 
 /// The opening of a channel-vector path: where `aligned` (an expression of the pointers' low
-/// bits) is 0, a grid-stride loop over the `count / lanes` channel groups of `grouped` (a
-/// tensor whose channel dim counts groups), with its coordinates d<k> and `cg`, the group's
-/// first channel. The caller closes the loop, returns and closes the branch.
-fn vector_loop_head(
-    aligned: &str,
-    count: i64,
-    grouped: &kiln_core::TensorDesc,
-    lanes: usize,
-) -> String {
+/// bits) is 0, a grid-stride loop over the work items of `run` over `grouped` (the tensor of
+/// [`VectorRun::grouped`]), with their coordinates d<k> (d1 the channel group, d<W> the run's
+/// first position) and `cg`, the group's first channel. The caller closes the loop, returns and
+/// closes the branch.
+fn vector_loop_head(aligned: &str, grouped: &kiln_core::TensorDesc, run: VectorRun) -> String {
     let mut head = String::new();
     let _ = writeln!(head, "    if (({aligned}) == 0) {{");
     let _ = writeln!(
         head,
         "        const kiln_i64 groups = {}LL;",
-        count / lanes as i64
+        grouped.dims.iter().product::<i64>()
     );
     let _ = writeln!(
         head,
@@ -496,10 +551,28 @@ fn vector_loop_head(
         head,
         "        for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < groups; i += step) {{"
     );
+    let run_start = format!("const kiln_i64 d{} = ", run.dim);
     for line in coordinates(grouped).lines() {
+        // The coordinate of W counts runs: its positions start `outputs` apart.
+        let line = if run.outputs > 1 {
+            line.replacen(&run_start, &format!("const kiln_i64 u{} = ", run.dim), 1)
+        } else {
+            line.to_string()
+        };
         let _ = writeln!(head, "    {line}");
     }
-    let _ = writeln!(head, "            const kiln_i64 cg = d1 * {lanes}LL;");
+    if run.outputs > 1 {
+        let _ = writeln!(
+            head,
+            "            const kiln_i64 d{} = u{} * {}LL;",
+            run.dim, run.dim, run.outputs
+        );
+    }
+    let _ = writeln!(
+        head,
+        "            const kiln_i64 cg = d1 * {}LL;",
+        run.lanes
+    );
     head
 }
 
@@ -760,9 +833,9 @@ fn backward_kernel(
     let store = format!("        {dx_param}[dx_off] = kiln_st<{dx_ty}>(acc);");
     let mut tensors = vec![dy, dx];
     tensors.extend(source);
-    let lanes = channel_lanes(dx, &tensors);
-    let vector = match lanes {
-        Some(lanes) => vector_backward(&spec, lanes, count, &dx_param)?,
+    let run = channel_lanes(dx, &tensors).map(|lanes| VectorRun::along_w(dx, lanes, DX_ALONG_W));
+    let vector = match run {
+        Some(run) => vector_backward(&spec, run, &dx_param)?,
         None => String::new(),
     };
     let kernel = fill(
@@ -777,14 +850,14 @@ fn backward_kernel(
             ("STORE", store),
         ],
     )?;
-    let extents: Vec<i64> = (2..rank).map(|d| dx.dims[d].max(dy.dims[d])).collect();
+    let extents = padded_extents(dx, dy, run);
     let narrow = fits_i32(count, &tensors, reach(g, &extents));
+    let items = run.map_or(count, |r| r.items(dx));
     Ok(pooling_kernel(
         "resample_backward",
         &kernel,
         narrow,
-        count,
-        lanes,
+        items,
         &params,
     ))
 }
@@ -802,37 +875,42 @@ struct Gather<'a> {
 
 /// The backward's gather over the windows that cover dx element (d0, d1, d2..): per spatial
 /// dim k the outputs o<k> whose windows cover d<k+2> and the tap t<k> of d<k+2> in window
-/// o<k>; w is the row-major window position. Scalar (`lanes` None): it adds to `acc`. With
-/// `lanes`, channel `cg` and the `lanes` after it at once: 16-byte loads of dy (and of the index
-/// or x), adding to `acc[j]`.
-fn backward_gather(s: &Gather<'_>, lanes: Option<usize>) -> Result<String, String> {
+/// o<k>; w is the row-major window position. Scalar (`run` None): it adds to `acc`. With a
+/// channel-vector `run`, channel `cg` and the `lanes` after it at `outputs` adjacent dx
+/// positions along W (the first at d<W>) at once: the windows covering any of them, each with
+/// one 16-byte load of dy (and of the index), adding to `acc[p][j]` for position p where its
+/// tap t<W> + p lies in the window.
+fn backward_gather(s: &Gather<'_>, run: Option<VectorRun>) -> Result<String, String> {
     let (g, dy, dx, spatial) = (s.g, s.dy, s.dx, s.spatial);
     // Offsets name the channel d1; the vector path's is its group's first channel, cg.
     let offset = |strides: &[i64], spatial_name: &dyn Fn(usize) -> String| {
         let o = offset_terms(strides, spatial, spatial_name);
-        match lanes {
+        match run {
             Some(_) => o.replace("d1 * ", "cg * "),
             None => o,
         }
     };
-    let vec_load = |ty: &str, ptr: &str, off: &str| {
-        let l = lanes.unwrap_or(1);
-        format!("*reinterpret_cast<const kiln_vec<{ty}, {l}>*>({ptr} + ({off}))")
-    };
     let dy_ty = c_type(dy.data_type).ok_or("bad dy type")?;
     let mut gather = String::new();
     let mut indent = String::from("        ");
-    if lanes.is_some() {
+    if run.is_some() {
         indent.push_str("    ");
     }
+    // The W dim of the run and the positions past the first that it covers.
+    let (wk, more) = run.map_or((usize::MAX, 0), |r| (r.dim - 2, r.outputs as i64 - 1));
     for k in 0..spatial {
         let (st, pre, win, out) = (g.stride[k], g.pre_padding[k], g.window[k], dy.dims[k + 2]);
+        let last = if k == wk && more > 0 {
+            format!("(top{k} + {more}LL)")
+        } else {
+            format!("top{k}")
+        };
         let _ = writeln!(
             gather,
             "{indent}const kiln_i64 top{k} = d{} + {pre}LL;\n\
              {indent}const kiln_i64 first{k} = top{k} - {}LL;\n\
              {indent}const kiln_i64 lo{k} = first{k} <= 0 ? 0 : (first{k} + {}LL) / {st}LL;\n\
-             {indent}const kiln_i64 hi{k} = top{k} / {st}LL < {}LL ? top{k} / {st}LL : {}LL;\n\
+             {indent}const kiln_i64 hi{k} = {last} / {st}LL < {}LL ? {last} / {st}LL : {}LL;\n\
              {indent}for (kiln_i64 o{k} = lo{k}; o{k} <= hi{k}; ++o{k}) {{\n\
              {indent}    const kiln_i64 t{k} = top{k} - o{k} * {st}LL;",
             k + 2,
@@ -843,93 +921,63 @@ fn backward_gather(s: &Gather<'_>, lanes: Option<usize>) -> Result<String, Strin
         );
         indent.push_str("    ");
     }
-    let mut w = String::from("t0");
-    for k in 1..spatial {
-        w = format!("({w}) * {}LL + t{k}", g.window[k]);
-    }
-    let _ = writeln!(gather, "{indent}const int w = (int)({w});");
+    let window_position = |tw: &str| {
+        let t = |k: usize| {
+            if k == wk {
+                tw.to_string()
+            } else {
+                format!("t{k}")
+            }
+        };
+        let mut w = t(0);
+        for k in 1..spatial {
+            w = format!("({w}) * {}LL + {}", g.window[k], t(k));
+        }
+        w
+    };
     let _ = writeln!(
         gather,
         "{indent}const kiln_i64 dy_off = {};",
         offset(&dy.strides, &|k| format!("o{k}"))
     );
-    // The vector path's dy and its per-lane sum: `add(term)` adds `term` of lane j (`dy` in
-    // it is lane j's dy) where `when` holds (`when` may name lane j as j).
-    let l = lanes.unwrap_or(1);
-    let lane_add = |when: &str, term: &str| {
-        let term = term.replace("DY", "kiln_ld(dyv.v[j])");
-        let body = if when.is_empty() {
-            format!("acc[j] += {term};")
-        } else {
-            format!("if ({when}) {{ acc[j] += {term}; }}")
-        };
-        format!(
-            "{indent}const kiln_vec<{dy_ty}, {l}> dyv = {};\n\
-             #pragma unroll\n\
-             {indent}for (int j = 0; j < {l}; ++j) {{ {body} }}",
-            vec_load(dy_ty, "p0", "dy_off")
-        )
-    };
-    match (s.mode, s.source) {
-        (ResampleMode::MaxPool, Some(t)) => {
-            let i_off = offset(&t.strides, &|k| format!("o{k}"));
-            if lanes.is_some() {
-                let i_ty = c_type(t.data_type).ok_or("bad index type")?;
-                let cond = if t.data_type == DataType::F32 {
-                    "iv.v[j] == (float)w"
-                } else {
-                    "(int)iv.v[j] == w"
-                };
-                let _ = writeln!(
-                    gather,
-                    "{indent}const kiln_vec<{i_ty}, {l}> iv = {};\n{}",
-                    vec_load(i_ty, "p1", &i_off),
-                    lane_add(cond, "DY")
-                );
-            } else {
-                let cond = if t.data_type == DataType::F32 {
-                    format!("p1[{i_off}] == (float)w")
-                } else {
-                    format!("(int)p1[{i_off}] == w")
-                };
-                let _ = writeln!(
-                    gather,
-                    "{indent}if ({cond}) {{ acc += kiln_ld(p0[dy_off]); }}"
-                );
-            }
+    // The window's elements inside x (average excluding padding): the product of the per-dim
+    // counts.
+    let mut inside = Vec::new();
+    if !matches!(
+        s.mode,
+        ResampleMode::MaxPool | ResampleMode::AvgPoolIncludePadding
+    ) {
+        for k in 0..spatial {
+            let (st, pre, win, input) =
+                (g.stride[k], g.pre_padding[k], g.window[k], dx.dims[k + 2]);
+            let _ = writeln!(
+                gather,
+                "{indent}const kiln_i64 s{k} = o{k} * {st}LL - {pre}LL;\n\
+                 {indent}const kiln_i64 n{k} = (s{k} + {win}LL < {input}LL ? s{k} + {win}LL : {input}LL) - (s{k} > 0 ? s{k} : 0);"
+            );
+            inside.push(format!("n{k}"));
         }
-        (ResampleMode::AvgPoolIncludePadding, _) => {
-            let size = super::float_lit(g.window_elements() as f64);
-            if lanes.is_some() {
-                // One reciprocal for the lanes: a product differs from the quotient by at most
-                // an ulp of f32.
-                let rcp = super::float_lit(1.0 / g.window_elements() as f64);
-                let _ = writeln!(gather, "{}", lane_add("", &format!("DY * {rcp}")));
-            } else {
-                let _ = writeln!(gather, "{indent}acc += kiln_ld(p0[dy_off]) / {size};");
-            }
+    }
+    let inside = format!("(float)({})", inside.join(" * "));
+    match run {
+        None => {
+            let _ = writeln!(
+                gather,
+                "{indent}const int w = (int)({});",
+                window_position("")
+            );
+            scalar_add(&mut gather, s, &indent, &offset, &inside)?;
         }
-        _ => {
-            // The window's elements inside x: the product of the per-dim counts.
-            let mut factors = Vec::new();
-            for k in 0..spatial {
-                let (st, pre, win, input) =
-                    (g.stride[k], g.pre_padding[k], g.window[k], dx.dims[k + 2]);
-                let _ = writeln!(
-                    gather,
-                    "{indent}const kiln_i64 s{k} = o{k} * {st}LL - {pre}LL;\n\
-                     {indent}const kiln_i64 n{k} = (s{k} + {win}LL < {input}LL ? s{k} + {win}LL : {input}LL) - (s{k} > 0 ? s{k} : 0);"
-                );
-                factors.push(format!("n{k}"));
-            }
-            let count = format!("(float)({})", factors.join(" * "));
-            if lanes.is_some() {
-                let _ = writeln!(gather, "{indent}const float per = 1.0f / {count};");
-                let _ = writeln!(gather, "{}", lane_add("", "DY * per"));
-            } else {
-                let _ = writeln!(gather, "{indent}acc += kiln_ld(p0[dy_off]) / {count};");
-            }
-        }
+        Some(run) => vector_add(
+            &mut gather,
+            s,
+            run,
+            &indent,
+            dy_ty,
+            &offset,
+            &inside,
+            &window_position,
+        )?,
     }
     for _ in 0..spatial {
         indent.truncate(indent.len() - 4);
@@ -938,19 +986,145 @@ fn backward_gather(s: &Gather<'_>, lanes: Option<usize>) -> Result<String, Strin
     Ok(gather.trim_end().to_string())
 }
 
-/// The backward's channel-vector path: where dy, dx (and the index or x) are aligned for
-/// `lanes` elements at once, a thread takes a group of `lanes` channels of one dx position (d1
-/// is the group, cg its first channel), so the coordinate and window arithmetic serves them
-/// all, and returns; the scalar loop after it runs otherwise.
-fn vector_backward(
+/// The gather's offset of a tensor with the given strides at the spatial coordinates named by
+/// the closure (channel d1, or the vector path's cg).
+type Offsets<'a> = &'a dyn Fn(&[i64], &dyn Fn(usize) -> String) -> String;
+
+/// The scalar gather's addition of window (o0, o1..)'s dy to `acc` (`inside`: the window's
+/// element count inside x, for averages excluding padding).
+fn scalar_add(
+    gather: &mut String,
     s: &Gather<'_>,
-    lanes: usize,
-    count: i64,
-    dx_param: &str,
-) -> Result<String, String> {
+    indent: &str,
+    offset: Offsets<'_>,
+    inside: &str,
+) -> Result<(), String> {
+    match (s.mode, s.source) {
+        (ResampleMode::MaxPool, Some(t)) => {
+            let i_off = offset(&t.strides, &|k| format!("o{k}"));
+            let cond = if t.data_type == DataType::F32 {
+                format!("p1[{i_off}] == (float)w")
+            } else {
+                format!("(int)p1[{i_off}] == w")
+            };
+            let _ = writeln!(
+                gather,
+                "{indent}if ({cond}) {{ acc += kiln_ld(p0[dy_off]); }}"
+            );
+        }
+        (ResampleMode::MaxPool, None) => {
+            return Err("max pooling's gather reads an index".into());
+        }
+        (ResampleMode::AvgPoolIncludePadding, _) => {
+            let size = super::float_lit(s.g.window_elements() as f64);
+            let _ = writeln!(gather, "{indent}acc += kiln_ld(p0[dy_off]) / {size};");
+        }
+        (ResampleMode::AvgPoolExcludePadding, _) => {
+            let _ = writeln!(gather, "{indent}acc += kiln_ld(p0[dy_off]) / {inside};");
+        }
+    }
+    Ok(())
+}
+
+/// The channel-vector gather's addition of window (o0, o1..): one 16-byte load of dy (and of
+/// the index), then for each position p of `run` whose W tap t<W> + p lies in the window, lane
+/// j's term added to `acc[p][j]` (`window_position` of the W tap: the position in the window).
+#[allow(clippy::too_many_arguments)]
+fn vector_add(
+    gather: &mut String,
+    s: &Gather<'_>,
+    run: VectorRun,
+    indent: &str,
+    dy_ty: &str,
+    offset: Offsets<'_>,
+    inside: &str,
+    window_position: &dyn Fn(&str) -> String,
+) -> Result<(), String> {
+    let VectorRun {
+        lanes: l,
+        dim,
+        outputs,
+    } = run;
+    let wk = dim - 2;
+    let vec_load = |ty: &str, ptr: &str, off: &str| {
+        format!("*reinterpret_cast<const kiln_vec<{ty}, {l}>*>({ptr} + ({off}))")
+    };
+    let _ = writeln!(
+        gather,
+        "{indent}const kiln_vec<{dy_ty}, {l}> dyv = {};",
+        vec_load(dy_ty, "p0", "dy_off")
+    );
+    // The per-lane condition (may name lane j and the window position w) and term.
+    let (cond, term) = match (s.mode, s.source) {
+        (ResampleMode::MaxPool, Some(t)) => {
+            let i_ty = c_type(t.data_type).ok_or("bad index type")?;
+            let _ = writeln!(
+                gather,
+                "{indent}const kiln_vec<{i_ty}, {l}> iv = {};",
+                vec_load(i_ty, "p1", &offset(&t.strides, &|k| format!("o{k}")))
+            );
+            let cond = if t.data_type == DataType::F32 {
+                "iv.v[j] == (float)w"
+            } else {
+                "(int)iv.v[j] == w"
+            };
+            (cond.to_string(), "kiln_ld(dyv.v[j])".to_string())
+        }
+        (ResampleMode::MaxPool, None) => {
+            return Err("max pooling's gather reads an index".into());
+        }
+        (ResampleMode::AvgPoolIncludePadding, _) => {
+            // One reciprocal for the lanes: a product differs from the quotient by at most an
+            // ulp of f32.
+            let rcp = super::float_lit(1.0 / s.g.window_elements() as f64);
+            (String::new(), format!("kiln_ld(dyv.v[j]) * {rcp}"))
+        }
+        (ResampleMode::AvgPoolExcludePadding, _) => {
+            let _ = writeln!(gather, "{indent}const float per = 1.0f / {inside};");
+            (String::new(), "kiln_ld(dyv.v[j]) * per".to_string())
+        }
+    };
+    let add = if cond.is_empty() {
+        format!("acc[p][j] += {term};")
+    } else {
+        format!("if ({cond}) {{ acc[p][j] += {term}; }}")
+    };
+    let _ = writeln!(gather, "#pragma unroll");
+    let _ = writeln!(gather, "{indent}for (int p = 0; p < {outputs}; ++p) {{");
+    let _ = writeln!(gather, "{indent}    const kiln_i64 tp = t{wk} + p;");
+    let _ = writeln!(
+        gather,
+        "{indent}    if ((unsigned long long)tp >= {}ULL) {{ continue; }}",
+        s.g.window[wk]
+    );
+    if !cond.is_empty() {
+        let _ = writeln!(
+            gather,
+            "{indent}    const int w = (int)({});",
+            window_position("tp")
+        );
+    }
+    let _ = writeln!(gather, "#pragma unroll");
+    let _ = writeln!(
+        gather,
+        "{indent}    for (int j = 0; j < {l}; ++j) {{ {add} }}"
+    );
+    let _ = writeln!(gather, "{indent}}}");
+    Ok(())
+}
+
+/// The backward's channel-vector path: where dy, dx (and the index or x) are aligned for
+/// `lanes` elements at once, a thread takes a group of `lanes` channels (d1 the group, cg its
+/// first channel) at the `outputs` adjacent dx positions along W of `run`, so the coordinate
+/// and window arithmetic and each covering window's loads serve them all, and returns; the
+/// scalar loop after it runs otherwise.
+fn vector_backward(s: &Gather<'_>, run: VectorRun, dx_param: &str) -> Result<String, String> {
+    let VectorRun {
+        lanes,
+        dim,
+        outputs,
+    } = run;
     let dx_ty = c_type(s.dx.data_type).ok_or("bad dx type")?;
-    let mut grouped = s.dx.clone();
-    grouped.dims[1] /= lanes as i64;
     let mut aligned = vec![
         format!(
             "(reinterpret_cast<size_t>(p0) & {})",
@@ -969,25 +1143,35 @@ fn vector_backward(
     }
     let dx_off = offset_terms(&s.dx.strides, s.spatial, &|k| format!("d{}", k + 2))
         .replace("d1 * ", "cg * ");
-    let mut body = vector_loop_head(&aligned.join(" | "), count, &grouped, lanes);
+    let mut body = vector_loop_head(&aligned.join(" | "), &run.grouped(s.dx), run);
     let _ = writeln!(body, "            const kiln_i64 dx_off = {dx_off};");
-    let _ = writeln!(body, "            float acc[{lanes}];");
+    let _ = writeln!(body, "            float acc[{outputs}][{lanes}];");
     let _ = writeln!(body, "#pragma unroll");
     let _ = writeln!(
         body,
-        "            for (int j = 0; j < {lanes}; ++j) acc[j] = 0.0f;"
+        "            for (int p = 0; p < {outputs}; ++p) for (int j = 0; j < {lanes}; ++j) acc[p][j] = 0.0f;"
     );
-    let _ = writeln!(body, "{}", backward_gather(s, Some(lanes))?);
-    let _ = writeln!(body, "            kiln_vec<{dx_ty}, {lanes}> out;");
+    let _ = writeln!(body, "{}", backward_gather(s, Some(run))?);
+    // Positions past the end of W gather windows too (clamped to dy) but are not stored.
+    let _ = writeln!(body, "#pragma unroll");
+    let _ = writeln!(body, "            for (int p = 0; p < {outputs}; ++p) {{");
+    let _ = writeln!(
+        body,
+        "                if (d{dim} + p >= {}LL) {{ break; }}",
+        s.dx.dims[dim]
+    );
+    let _ = writeln!(body, "                kiln_vec<{dx_ty}, {lanes}> out;");
     let _ = writeln!(body, "#pragma unroll");
     let _ = writeln!(
         body,
-        "            for (int j = 0; j < {lanes}; ++j) out.v[j] = kiln_st<{dx_ty}>(acc[j]);"
+        "                for (int j = 0; j < {lanes}; ++j) out.v[j] = kiln_st<{dx_ty}>(acc[p][j]);"
     );
     let _ = writeln!(
         body,
-        "            *reinterpret_cast<kiln_vec<{dx_ty}, {lanes}>*>({dx_param} + dx_off) = out;"
+        "                *reinterpret_cast<kiln_vec<{dx_ty}, {lanes}>*>({dx_param} + dx_off + p * {}LL) = out;",
+        s.dx.strides[dim]
     );
+    let _ = writeln!(body, "            }}");
     let _ = writeln!(body, "        }}");
     let _ = writeln!(body, "        return;");
     let _ = write!(body, "    }}");

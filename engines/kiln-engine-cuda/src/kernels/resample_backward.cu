@@ -7,8 +7,9 @@
 // forward kernel (resample.cu) wrote into the plan's workspace first.
 // Averages add dy divided by the window's size (including padding) or by its elements inside x.
 // With channels innermost and contiguous in every tensor (NHWC), a thread takes 16 bytes of
-// dx's channels at once where the pointers are aligned for it (the first loop: the coordinate
-// and window arithmetic then serves several channels, with 16-byte loads and stores).
+// dx's channels at four adjacent dx positions along W at once where the pointers are aligned
+// for it (the first loop: the coordinate and window arithmetic then serves them all, each
+// covering window's dy and index is loaded once for the four, in 16-byte loads and stores).
 // Definitions: kiln_core::ops::resample. Placeholders (double braces) are filled by
 // codegen/resample.rs.
 #include "common.cuh"
