@@ -511,54 +511,12 @@ mod x86 {
             first: bool,
         ) {
             // SAFETY: the caller checked that this processor has AVX2 and FMA.
-            unsafe { avx2_tile(kc, a, b, c, ldc, first) }
+            unsafe { avx2_tile_6x16(kc, a, b, c, ldc, first) }
         }
     }
 
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn avx2_tile(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        ldc: usize,
-        first: bool,
-    ) {
-        const MR: usize = 6;
-        let mut acc = [[_mm256_setzero_ps(); 2]; MR];
-        let (mut a, mut b) = (a, b);
-        for _ in 0..kc {
-            // SAFETY: one packed step: 6 values of a, 16 of b.
-            unsafe {
-                let b0 = _mm256_loadu_ps(b);
-                let b1 = _mm256_loadu_ps(b.add(8));
-                for (r, row) in acc.iter_mut().enumerate() {
-                    let x = _mm256_broadcast_ss(&*a.add(r));
-                    row[0] = _mm256_fmadd_ps(x, b0, row[0]);
-                    row[1] = _mm256_fmadd_ps(x, b1, row[1]);
-                }
-                a = a.add(MR);
-                b = b.add(16);
-            }
-        }
-        for (r, row) in acc.iter().enumerate() {
-            for (h, v) in row.iter().enumerate() {
-                // SAFETY: 8 floats of row r of the tile.
-                unsafe {
-                    let o = c.add(r * ldc + 8 * h);
-                    let v = if first {
-                        *v
-                    } else {
-                        _mm256_add_ps(_mm256_loadu_ps(o), *v)
-                    };
-                    _mm256_storeu_ps(o, v);
-                }
-            }
-        }
-    }
-
-    /// Broadcasts `R` left values per step against `H` vectors of `L` lanes of the right
-    /// sliver: the body shared by the packed kernels of both levels.
+    /// Broadcasts `$rows` left values per step against `$vecs` vectors of `$lanes` lanes of
+    /// the right sliver: the body of the AVX-512 and AVX2 micro-kernels.
     macro_rules! packed_tile {
         ($name:ident, $feat:literal, $vec:ty, $lanes:literal, $rows:literal, $vecs:literal,
          $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident) => {
@@ -629,6 +587,20 @@ mod x86 {
         8,
         4,
         3,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_set1_ps,
+        _mm256_fmadd_ps,
+        _mm256_add_ps,
+        _mm256_storeu_ps
+    );
+    packed_tile!(
+        avx2_tile_6x16,
+        "avx2,fma",
+        __m256,
+        8,
+        6,
+        2,
         _mm256_setzero_ps,
         _mm256_loadu_ps,
         _mm256_set1_ps,
