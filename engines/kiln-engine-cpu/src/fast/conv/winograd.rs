@@ -278,6 +278,8 @@ impl WinogradPlan {
     unsafe fn transform_filters(&self, w: SharedPtr, u: &mut [f32]) {
         let u = &mut u[..self.kpad * XI * self.s.cg];
         let chunk = XI * self.s.cg * self.kernel.mr;
+        // Every level's kernel has 8 or 4 rows (Packed::dims_of).
+        debug_assert!(matches!(self.kernel.mr, 4 | 8));
         u.par_chunks_mut(chunk)
             .enumerate()
             .for_each(|(sliver, us)| match self.kernel.mr {
