@@ -518,6 +518,40 @@ mod x86 {
     /// Broadcasts `$rows` left values per step against `$vecs` vectors of `$lanes` lanes of
     /// the right sliver: the body of the AVX-512 and AVX2 micro-kernels.
     macro_rules! packed_tile {
+        // The two instruction sets' spellings: 16-lane zmm with AVX-512 F, 8-lane ymm with
+        // AVX2 + FMA.
+        (avx512: $name:ident, $rows:literal rows, $vecs:literal vectors) => {
+            packed_tile!(
+                $name,
+                "avx512f",
+                __m512,
+                16,
+                $rows,
+                $vecs,
+                _mm512_setzero_ps,
+                _mm512_loadu_ps,
+                _mm512_set1_ps,
+                _mm512_fmadd_ps,
+                _mm512_add_ps,
+                _mm512_storeu_ps
+            );
+        };
+        (avx2: $name:ident, $rows:literal rows, $vecs:literal vectors) => {
+            packed_tile!(
+                $name,
+                "avx2,fma",
+                __m256,
+                8,
+                $rows,
+                $vecs,
+                _mm256_setzero_ps,
+                _mm256_loadu_ps,
+                _mm256_set1_ps,
+                _mm256_fmadd_ps,
+                _mm256_add_ps,
+                _mm256_storeu_ps
+            );
+        };
         ($name:ident, $feat:literal, $vec:ty, $lanes:literal, $rows:literal, $vecs:literal,
          $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident) => {
             /// The packed micro-kernel (see [`super::Packed::tile`]).
@@ -566,48 +600,9 @@ mod x86 {
         };
     }
 
-    packed_tile!(
-        avx512_tile_8x32,
-        "avx512f",
-        __m512,
-        16,
-        8,
-        2,
-        _mm512_setzero_ps,
-        _mm512_loadu_ps,
-        _mm512_set1_ps,
-        _mm512_fmadd_ps,
-        _mm512_add_ps,
-        _mm512_storeu_ps
-    );
-    packed_tile!(
-        avx2_tile_4x24,
-        "avx2,fma",
-        __m256,
-        8,
-        4,
-        3,
-        _mm256_setzero_ps,
-        _mm256_loadu_ps,
-        _mm256_set1_ps,
-        _mm256_fmadd_ps,
-        _mm256_add_ps,
-        _mm256_storeu_ps
-    );
-    packed_tile!(
-        avx2_tile_6x16,
-        "avx2,fma",
-        __m256,
-        8,
-        6,
-        2,
-        _mm256_setzero_ps,
-        _mm256_loadu_ps,
-        _mm256_set1_ps,
-        _mm256_fmadd_ps,
-        _mm256_add_ps,
-        _mm256_storeu_ps
-    );
+    packed_tile!(avx512: avx512_tile_8x32, 8 rows, 2 vectors);
+    packed_tile!(avx2: avx2_tile_4x24, 4 rows, 3 vectors);
+    packed_tile!(avx2: avx2_tile_6x16, 6 rows, 2 vectors);
 }
 
 #[cfg(test)]
