@@ -1084,6 +1084,41 @@ fn attention_backward_cases(h: &kiln::Handle) {
     }
 }
 
+/// The Hopper attention variants (tile knob values) listed in KILN_BENCH_FA3_VARIANTS.
+fn fa3_variants_from_env() -> Option<Vec<i64>> {
+    std::env::var("KILN_BENCH_FA3_VARIANTS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+}
+
+/// " tile=v" for a variant other than the heuristics' choice (0).
+fn variant_label(v: i64) -> String {
+    if v == 0 {
+        String::new()
+    } else {
+        format!(" tile={v}")
+    }
+}
+
+/// Builds `g` with the heuristics' choice, with the Hopper attention engine's tile knob set to
+/// `v` when `v` is not 0.
+fn build_fa3_variant(g: &mut Graph, h: &kiln::Handle, v: i64) {
+    if v == 0 {
+        g.build(h, &[HeurMode::A]).expect("build sdpa");
+        return;
+    }
+    g.validate().expect("valid");
+    g.build_operation_graph(h).expect("lower");
+    g.create_execution_plans(&[HeurMode::A]).expect("configs");
+    g.set_knob(
+        kiln_engine_cuda::SDPA_FA3_V1,
+        kiln_engine_cuda::KNOB_TILE,
+        v,
+    );
+    g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+        .expect("build sdpa variant");
+}
+
 fn attention_cases(h: &kiln::Handle, sdpa_only: bool) {
     // Attention, B,S,H,D layout, batch 4 x 16 heads, random data. FLOPs as FlashAttention counts
     // them: 4 B H S^2 D forward (halved when causal), 2.5 times that backward. The forward runs
@@ -1126,14 +1161,17 @@ fn attention_cases(h: &kiln::Handle, sdpa_only: bool) {
             // them), same case, at 4k (each variant compiles on the GPU machine).
             // At 1k the persistent variants alone (their gain is per block, so largest there),
             // also with --heuristic-only.
+            // KILN_BENCH_FA3_VARIANTS=v,v,... times those variants instead, at every size.
             let variants = &kiln_engine_cuda::codegen::sdpa_fa3::VARIANTS;
-            let timed: Vec<i64> = (1..=variants.len() as i64)
-                .filter(|&v| match s {
-                    4096 => !heuristic_only || variants[v as usize - 1].persistent,
-                    1024 => variants[v as usize - 1].persistent,
-                    _ => false,
-                })
-                .collect();
+            let timed: Vec<i64> = fa3_variants_from_env().unwrap_or_else(|| {
+                (1..=variants.len() as i64)
+                    .filter(|&v| match s {
+                        4096 => !heuristic_only || variants[v as usize - 1].persistent,
+                        1024 => variants[v as usize - 1].persistent,
+                        _ => false,
+                    })
+                    .collect()
+            });
             if engine(&g) == kiln_engine_cuda::SDPA_FA3_V1 {
                 for v in timed {
                     let mut g = sdpa_graph(DataType::Bf16, 4, 16, 16, s, s, d, causal, false);
@@ -1187,32 +1225,40 @@ fn attention_cases(h: &kiln::Handle, sdpa_only: bool) {
             }
         }
     }
-    let mut g = sdpa_graph(DataType::Bf16, 4, 32, 8, 4096, 4096, 128, true, false);
-    g.build(h, &[HeurMode::A]).expect("build sdpa gqa");
-    time_graph(
-        &format!(
-            "sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true [{}]",
-            engine(&g)
-        ),
-        &g,
-        h,
-        4.0 * (4i64 * 32 * 4096 * 4096 * 128) as f64 * 0.5,
-        0.0,
-    );
+    for v in std::iter::once(0).chain(fa3_variants_from_env().unwrap_or_default()) {
+        let mut g = sdpa_graph(DataType::Bf16, 4, 32, 8, 4096, 4096, 128, true, false);
+        build_fa3_variant(&mut g, h, v);
+        time_graph(
+            &format!(
+                "sdpa fwd bf16 B4 Hq32 Hkv8 S4096 D128 causal=true [{}{}]",
+                engine(&g),
+                variant_label(v)
+            ),
+            &g,
+            h,
+            4.0 * (4i64 * 32 * 4096 * 4096 * 128) as f64 * 0.5,
+            0.0,
+        );
+    }
     // A ragged batch: lengths 4096, 3072, 2048, 1024 from seq_len tensors, H16 D128 (the
     // backward's ragged case); FLOPs per batch at its own length.
     let lens = [4096.0f64, 3072.0, 2048.0, 1024.0];
-    for causal in [false, true] {
+    for (causal, v) in [false, true].into_iter().flat_map(|c| {
+        std::iter::once(0)
+            .chain(fa3_variants_from_env().unwrap_or_default())
+            .map(move |v| (c, v))
+    }) {
         let mut g = sdpa_ragged_graph(4, 16, 4096, 128, causal);
-        g.build(h, &[HeurMode::A]).expect("build sdpa ragged");
+        build_fa3_variant(&mut g, h, v);
         let flops: f64 = lens
             .iter()
             .map(|l| 4.0 * 16.0 * l * l * 128.0 * if causal { 0.5 } else { 1.0 })
             .sum();
         time_graph_filled(
             &format!(
-                "sdpa fwd bf16 ragged 4096,3072,2048,1024 H16 D128 causal={causal} [{}]",
-                engine(&g)
+                "sdpa fwd bf16 ragged 4096,3072,2048,1024 H16 D128 causal={causal} [{}{}]",
+                engine(&g),
+                variant_label(v)
             ),
             &g,
             h,

@@ -54,15 +54,24 @@ pub struct Variant {
     /// epilogue. With ping-pong, the consumers' turns restart at every block (each block's
     /// turns are balanced: every arrive is answered within the block).
     pub persistent: bool,
+    /// Persistent CTAs take their blocks in a snake order (odd rounds backwards) instead of
+    /// round-robin, which balances blocks of unequal lengths (causal, ragged).
+    pub snake: bool,
+    /// Persistent CTAs load the next block's Q earlier: a consumer releases Q once its
+    /// block's last S = Q K^T has retired (not after the last softmax), and Q is
+    /// double-buffered where shared memory allows (d = 64), so that it loads a block ahead.
+    pub early_q: bool,
 }
 
-pub const VARIANTS: [Variant; 10] = [
+pub const VARIANTS: [Variant; 15] = [
     Variant {
         pingpong: true,
         extra_stage: false,
         narrow_keys: false,
         three_consumers: false,
         persistent: false,
+        snake: false,
+        early_q: false,
     },
     Variant {
         pingpong: false,
@@ -70,6 +79,8 @@ pub const VARIANTS: [Variant; 10] = [
         narrow_keys: false,
         three_consumers: false,
         persistent: false,
+        snake: false,
+        early_q: false,
     },
     Variant {
         pingpong: true,
@@ -77,6 +88,8 @@ pub const VARIANTS: [Variant; 10] = [
         narrow_keys: false,
         three_consumers: false,
         persistent: false,
+        snake: false,
+        early_q: false,
     },
     Variant {
         pingpong: true,
@@ -84,6 +97,8 @@ pub const VARIANTS: [Variant; 10] = [
         narrow_keys: true,
         three_consumers: false,
         persistent: false,
+        snake: false,
+        early_q: false,
     },
     Variant {
         pingpong: true,
@@ -91,6 +106,8 @@ pub const VARIANTS: [Variant; 10] = [
         narrow_keys: false,
         three_consumers: true,
         persistent: false,
+        snake: false,
+        early_q: false,
     },
     Variant {
         pingpong: false,
@@ -98,6 +115,8 @@ pub const VARIANTS: [Variant; 10] = [
         narrow_keys: false,
         three_consumers: true,
         persistent: false,
+        snake: false,
+        early_q: false,
     },
     Variant {
         pingpong: false,
@@ -105,6 +124,8 @@ pub const VARIANTS: [Variant; 10] = [
         narrow_keys: false,
         three_consumers: false,
         persistent: true,
+        snake: false,
+        early_q: false,
     },
     Variant {
         pingpong: false,
@@ -112,6 +133,8 @@ pub const VARIANTS: [Variant; 10] = [
         narrow_keys: false,
         three_consumers: true,
         persistent: true,
+        snake: false,
+        early_q: false,
     },
     Variant {
         pingpong: true,
@@ -119,6 +142,8 @@ pub const VARIANTS: [Variant; 10] = [
         narrow_keys: false,
         three_consumers: false,
         persistent: true,
+        snake: false,
+        early_q: false,
     },
     Variant {
         pingpong: true,
@@ -126,6 +151,53 @@ pub const VARIANTS: [Variant; 10] = [
         narrow_keys: false,
         three_consumers: true,
         persistent: true,
+        snake: false,
+        early_q: false,
+    },
+    Variant {
+        pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: false,
+        persistent: true,
+        snake: true,
+        early_q: false,
+    },
+    Variant {
+        pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: false,
+        persistent: true,
+        snake: true,
+        early_q: true,
+    },
+    Variant {
+        pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
+        persistent: true,
+        snake: true,
+        early_q: false,
+    },
+    Variant {
+        pingpong: true,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
+        persistent: true,
+        snake: true,
+        early_q: false,
+    },
+    Variant {
+        pingpong: true,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
+        persistent: true,
+        snake: true,
+        early_q: true,
     },
 ];
 
@@ -344,20 +416,30 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
     Ok(())
 }
 
-/// The variant the `tile` knob's 0 picks at head dim `d` over `seq_kv` keys, measured on an
-/// H200 (docs/benchmarks/sdpa-fa3-notes.md):
-/// - d = 128 up to 4k keys: persistent blocks, two consumers without ping-pong (1.09-1.12x
-///   over one block per CTA at 1k, 1.01-1.03x at 4k); beyond, one block per CTA (persistent
-///   blocks were 0.89x at 16k causal, 0.99x non-causal). With three stages the ring, not the
-///   consumers' order, keeps the tensor cores fed.
-/// - d = 64 up to 1k keys: persistent blocks (1.09-1.18x there), where a block's prologue and
-///   epilogue are a large share of its work; beyond, three consumers in ping-pong (persistent
-///   blocks of two or three consumers are 0.82-0.98x of them at 4k).
+/// The variant the `tile` knob's 0 picks at head dim `d` over `seq_kv` keys, `right` when the
+/// mask has a right bound (causal, band) and `ragged` when per-batch lengths come from seq_len
+/// tensors, measured on an H200 (docs/benchmarks/sdpa-fa3-notes.md, sessions 6 and 8):
+/// - blocks of unequal lengths (`right` or `ragged`), d = 64 up to 1k keys and d = 128 up to
+///   4k: persistent blocks of two consumers, handed out in a snake, with the early Q release
+///   (variant 12: 1.04-1.12x over round-robin persistent blocks at 1k causal, 1.08x at 4k d128
+///   causal, 1.06x on the ragged batch); d = 64 causal up to 4k keys: three consumers in
+///   ping-pong, persistent, in a snake (variant 14, 1.02x over one block per CTA).
+/// - equal blocks, d = 128 up to 4k keys and d = 64 up to 1k: persistent blocks, two
+///   consumers without ping-pong (1.09-1.12x over one block per CTA at 1k, 1.01-1.03x at 4k);
+///   the snake and the early Q release gain nothing there (within 1%, the snake 0.8% slower at
+///   4k d128).
+/// - beyond: one block per CTA, at d = 128 without ping-pong (persistent blocks were 0.89x at
+///   16k causal, 0.99x non-causal), at d = 64 three consumers in ping-pong (persistent blocks
+///   0.82-0.98x of them at 4k non-causal).
 /// - otherwise the first.
-pub fn default_variant(d: usize, seq_kv: usize) -> Variant {
+pub fn default_variant(d: usize, seq_kv: usize, right: bool, ragged: bool) -> Variant {
+    let uneven = right || ragged;
     match d {
+        64 if seq_kv <= 1024 && uneven => VARIANTS[11],
         64 if seq_kv <= 1024 => VARIANTS[6],
+        64 if seq_kv <= 4096 && right => VARIANTS[13],
         64 => VARIANTS[4],
+        128 if seq_kv <= 4096 && uneven => VARIANTS[11],
         128 if seq_kv <= 4096 => VARIANTS[6],
         128 => VARIANTS[1],
         _ => VARIANTS[0],
@@ -372,7 +454,8 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     let variant = variant.unwrap_or_else(|| {
         let d = tensor(graph, op.inputs.q).map_or(0, |q| q.dims[3] as usize);
         let seq_kv = tensor(graph, op.inputs.k).map_or(0, |k| k.dims[2] as usize);
-        default_variant(d, seq_kv)
+        let ragged = op.inputs.seq_len_q.is_some() || op.inputs.seq_len_kv.is_some();
+        default_variant(d, seq_kv, op.inputs.mask.right.is_some(), ragged)
     });
     let Prologue {
         mut src,
@@ -383,7 +466,6 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     let (bn, stages) = tiles(d, variant).ok_or("no tile configuration")?;
     let consumers = consumers(d, variant);
     let rows = CONSUMER_ROWS * consumers;
-    let (producer_regs, consumer_regs) = registers(consumers);
     let (q, k, v, o) = (
         tensor(graph, op.inputs.q)?,
         tensor(graph, op.inputs.k)?,
@@ -394,8 +476,17 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     // Two consecutive head-dim elements of O as one store: a contiguous head dim and even
     // strides elsewhere (so every pair starts at an even element).
     // Persistent blocks need 8 bytes more for their barrier; a variant that asks for them
-    // where those do not fit runs one block per CTA.
+    // where those do not fit runs one block per CTA. Early Q release double-buffers Q where a
+    // second Q buffer and its two barriers fit.
     let persistent = variant.persistent && shared_bytes(rows, d, bn, stages) + 8 <= SHARED_LIMIT;
+    let early_q = persistent && variant.early_q;
+    let (producer_regs, consumer_regs) = registers(consumers);
+    let q_bytes = rows * d * 2;
+    let qbufs = if early_q && shared_bytes(rows, d, bn, stages) + 8 + q_bytes + 16 <= SHARED_LIMIT {
+        2
+    } else {
+        1
+    };
     let blocks = shape.seq_q.div_ceil(rows);
     let pair = o.strides[3] == 1
         && o.dims[..3]
@@ -411,6 +502,12 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
         ("KILN_FA3_CONSUMERS", consumers.to_string()),
         ("KILN_FA3_PERSISTENT", u8::from(persistent).to_string()),
         ("KILN_FA3_QBLOCKS", blocks.to_string()),
+        (
+            "KILN_FA3_SNAKE",
+            u8::from(persistent && variant.snake).to_string(),
+        ),
+        ("KILN_FA3_EARLY_Q", u8::from(early_q).to_string()),
+        ("KILN_FA3_QBUFS", qbufs.to_string()),
         ("KILN_O_PAIR", u8::from(pair).to_string()),
         (
             "KILN_FA3_MAP_PARAMS",
@@ -440,7 +537,10 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
             .checked_mul(shape.heads_q as u64)
             .and_then(|v| v.checked_mul(shape.batch as u64))
             .ok_or_else(too_many)?;
-        ([u32::try_from(total).map_err(|_| too_many())?, 1, 1], 8)
+        (
+            [u32::try_from(total).map_err(|_| too_many())?, 1, 1],
+            8 + (qbufs - 1) * (q_bytes + 16),
+        )
     } else {
         let x = u32::try_from(blocks).map_err(|_| too_many())?;
         ([x, shape.heads_q as u32, shape.batch as u32], 0)

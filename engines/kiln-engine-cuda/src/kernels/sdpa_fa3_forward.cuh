@@ -42,6 +42,16 @@
 //   KILN_O_PAIR                                   1 when two consecutive head-dim elements of O
 //                                                 may be stored as one access (taken when the
 //                                                 pointer is aligned for it).
+//   KILN_FA3_PERSISTENT                           1 for a grid of at most one CTA per SM that runs
+//                                                 blocks one after another;
+//   KILN_FA3_SNAKE                                1 to hand persistent CTAs their blocks in a
+//                                                 snake order (see kiln_fa3_linear);
+//   KILN_FA3_EARLY_Q                              1 (persistent only): a consumer releases Q as
+//                                                 soon as its block's last S = Q K^T has retired
+//                                                 (not after the block's last softmax);
+//   KILN_FA3_QBUFS                                Q buffers (2, with KILN_FA3_EARLY_Q: the next
+//                                                 block's Q loads while this block's last tiles
+//                                                 run).
 #include "sdpa_common.cuh"
 #include "hopper_ptx.cuh"
 
@@ -51,6 +61,21 @@
 
 #if !defined(KILN_FA3_CONSUMERS) || KILN_FA3_CONSUMERS < 2 || KILN_FA3_CONSUMERS > 3
 #error "KILN_FA3_CONSUMERS is 2 or 3"
+#endif
+#ifndef KILN_FA3_SNAKE
+#define KILN_FA3_SNAKE 0
+#endif
+#ifndef KILN_FA3_EARLY_Q
+#define KILN_FA3_EARLY_Q 0
+#endif
+#ifndef KILN_FA3_QBUFS
+#define KILN_FA3_QBUFS 1
+#endif
+#if KILN_FA3_EARLY_Q && !KILN_FA3_PERSISTENT
+#error "KILN_FA3_EARLY_Q needs KILN_FA3_PERSISTENT"
+#endif
+#if KILN_FA3_QBUFS < 1 || KILN_FA3_QBUFS > 2 || (KILN_FA3_QBUFS == 2 && !KILN_FA3_EARLY_Q)
+#error "KILN_FA3_QBUFS is 1, or 2 with KILN_FA3_EARLY_Q"
 #endif
 #define KILN_FA3_BM (64 * KILN_FA3_CONSUMERS)
 #define KILN_FA3_THREADS (128 * (1 + KILN_FA3_CONSUMERS))
@@ -206,6 +231,20 @@ __device__ __forceinline__ void kiln_fa3_rescale(float (&o)[KILN_D_V / 2], const
 #endif
 #define KILN_FA3_TOTAL (KILN_FA3_NQ * KILN_FA3_NH * KILN_FA3_NB)
 
+// The linear index of the k-th block of this CTA (KILN_FA3_TOTAL or more: none). Persistent CTAs
+// take every gridDim.x-th block; with KILN_FA3_SNAKE the odd rounds go backwards, so that the CTA
+// that took a round's first (longest, in the longest-first order) block takes the next round's
+// last one. Run round-robin, the blocks of a causal or ragged batch, sorted longest first, give
+// the first CTAs 6-10% more work than the mean; in a snake, under 2% (a list schedule).
+__device__ __forceinline__ unsigned long long kiln_fa3_linear(unsigned k) {
+#if KILN_FA3_PERSISTENT
+    const unsigned long long i = (KILN_FA3_SNAKE && (k & 1u)) ? gridDim.x - 1u - blockIdx.x : blockIdx.x;
+    return (unsigned long long)k * KILN_FA3_STEP + i;
+#else
+    return k == 0 ? KILN_FA3_FIRST : KILN_FA3_TOTAL;
+#endif
+}
+
 // Block `linear`'s batch, query head and first query row (see the order above).
 __device__ __forceinline__ void kiln_fa3_block(unsigned long long linear, int& b, int& h, int& q0) {
     constexpr long long kv_bytes = (long long)KILN_BATCH * KILN_HEADS_KV * KILN_SEQ_KV * (KILN_D_QK + KILN_D_V) * 2;
@@ -228,9 +267,13 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
     // Swizzle atoms need 1024-byte alignment; the launch asks for 1 KiB of slack.
     unsigned char* smem = (unsigned char*)(((unsigned long long)kiln_smem_raw + 1023ull) & ~1023ull);
     const unsigned q_st = kiln_smem(smem);
-    const unsigned ring = q_st + KILN_FA3_Q_BYTES;
+    const unsigned ring = q_st + KILN_FA3_QBUFS * KILN_FA3_Q_BYTES;
     const unsigned bars = ring + KILN_FA3_STAGES * KILN_FA3_STAGE_BYTES;
 #define KILN_FA3_Q_FULL (bars)
+// Q buffer i (i < KILN_FA3_QBUFS) at q_st + i Q_BYTES, its barriers (buffer 0's are Q_FULL and
+// Q_EMPTY).
+#define KILN_FA3_Q_FULL_AT(i) (bars + (unsigned)(i) * 8u * (2u + 3u * KILN_FA3_STAGES))
+#define KILN_FA3_Q_EMPTY_AT(i) (bars + 8u * (1u + 3u * KILN_FA3_STAGES) + 16u * (unsigned)(i))
 #define KILN_FA3_K_FULL(s) (bars + 8u * (1u + (unsigned)(s)))
 #define KILN_FA3_V_FULL(s) (bars + 8u * (1u + KILN_FA3_STAGES + (unsigned)(s)))
 #define KILN_FA3_EMPTY(s) (bars + 8u * (1u + 2u * KILN_FA3_STAGES + (unsigned)(s)))
@@ -249,6 +292,10 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
 #if KILN_FA3_PERSISTENT
         kiln_mbar_init(KILN_FA3_Q_EMPTY, (unsigned)KILN_FA3_CONSUMERS);
 #endif
+#if KILN_FA3_QBUFS == 2
+        kiln_mbar_init(KILN_FA3_Q_FULL_AT(1), 1u);
+        kiln_mbar_init(KILN_FA3_Q_EMPTY_AT(1), (unsigned)KILN_FA3_CONSUMERS);
+#endif
         kiln_mbar_init_fence();
     }
     __syncthreads();
@@ -263,7 +310,9 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
         int s = 0;
         unsigned phase = 0, q_loads = 0;
 #pragma unroll 1
-        for (unsigned long long linear = KILN_FA3_FIRST; linear < KILN_FA3_TOTAL; linear += KILN_FA3_STEP) {
+        for (unsigned k = 0;; ++k) {
+            const unsigned long long linear = kiln_fa3_linear(k);
+            if (linear >= KILN_FA3_TOTAL) break;
             // The block's coordinates and the keys any of its rows may see (tiles of BN from
             // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
             int b, h, q0;
@@ -274,14 +323,15 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
             if (q0 < lq) kiln_span(q0, min(q0 + KILN_FA3_BM, lq) - 1, lq, lkv, span_lo, span_hi);
             const int tiles = span_hi > span_lo ? (span_hi - span_lo + KILN_FA3_BN - 1) / KILN_FA3_BN : 0;
             if (tiles == 0) continue;
+            // Q of the block into buffer qb (the blocks take the buffers in turn).
+            const unsigned qb = q_loads % KILN_FA3_QBUFS;
 #if KILN_FA3_PERSISTENT
-            if (q_loads > 0) kiln_mbar_wait(KILN_FA3_Q_EMPTY, (q_loads - 1u) & 1u);
+            if (q_loads >= KILN_FA3_QBUFS) kiln_mbar_wait(KILN_FA3_Q_EMPTY_AT(qb), (q_loads / KILN_FA3_QBUFS - 1u) & 1u);
 #endif
-            ++q_loads;
-            kiln_mbar_arrive_expect_tx(KILN_FA3_Q_FULL, KILN_FA3_Q_BYTES);
+            kiln_mbar_arrive_expect_tx(KILN_FA3_Q_FULL_AT(qb), KILN_FA3_Q_BYTES);
 #pragma unroll
             for (int c = 0; c < KILN_D_QK / 64; ++c)
-                kiln_fa3_tma_q(q_st + c * (KILN_FA3_BM * 128), &map_q, KILN_FA3_Q_FULL, 64 * c, q0, h, b);
+                kiln_fa3_tma_q(q_st + qb * KILN_FA3_Q_BYTES + c * (KILN_FA3_BM * 128), &map_q, KILN_FA3_Q_FULL_AT(qb), 64 * c, q0, h, b);
 #pragma unroll 1
             for (int n = 0; n < tiles; ++n) {
                 const int j0 = span_lo + n * KILN_FA3_BN;
@@ -298,6 +348,7 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
                         kiln_fa3_tma_v(KILN_FA3_V_ST(s) + (kb * (KILN_D_V / 64) + dc) * 8192, &map_v, KILN_FA3_V_FULL(s), 64 * dc, j0 + 64 * kb, hk, b);
                 if (++s == KILN_FA3_STAGES) { s = 0; phase ^= 1u; }
             }
+            ++q_loads;
         }
         return;
     }
@@ -307,7 +358,9 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
     int ring_st = 0;
     unsigned ring_phase = 0, q_uses = 0;
 #pragma unroll 1
-    for (unsigned long long linear = KILN_FA3_FIRST; linear < KILN_FA3_TOTAL; linear += KILN_FA3_STEP) {
+    for (unsigned k = 0;; ++k) {
+        const unsigned long long linear = kiln_fa3_linear(k);
+        if (linear >= KILN_FA3_TOTAL) break;
         // The block's coordinates and the keys any of its rows may see (tiles of BN from
         // span_lo on), computed after setmaxnreg: a value live across it would be spilled.
         int b, h, q0;
@@ -345,11 +398,17 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
         unsigned p[KILN_FA3_BN / 16][4];
         float corr[2];
         if (tiles > 0) {
-            kiln_mbar_wait(KILN_FA3_Q_FULL, q_uses & 1u);
+            // The blocks take the Q buffers in turn.
+            const unsigned qb = q_uses % KILN_FA3_QBUFS, q_buf = q_st + qb * KILN_FA3_Q_BYTES;
+            kiln_mbar_wait(KILN_FA3_Q_FULL_AT(qb), (q_uses / KILN_FA3_QBUFS) & 1u);
             kiln_mbar_wait(KILN_FA3_K_FULL(ring_st), ring_phase);
-            kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(ring_st), c);
+            kiln_fa3_qk(s, q_buf, KILN_FA3_K_ST(ring_st), c);
             kiln_wgmma_wait<0>();
             kiln_wgmma_hold(s);
+#if KILN_FA3_EARLY_Q
+            // The block's last S = Q K^T has retired: the producer may load Q into this buffer.
+            if (tiles == 1 && t == 0) kiln_mbar_arrive(KILN_FA3_Q_EMPTY_AT(qb));
+#endif
             kiln_fa3_softmax_tile(!(wg_rows && span_lo >= wg_lo && span_lo + KILN_FA3_BN <= wg_hi), s, m, l, corr,
                                   scale_log2, span_lo, rlo, rhi, tq);
             kiln_fa3_pack_p(s, p);
@@ -371,7 +430,7 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
 #if KILN_FA3_PINGPONG
                 kiln_sdpa_bar_sync(KILN_FA3_BAR_TURN + c, 256);
 #endif
-                kiln_fa3_qk(s, q_st, KILN_FA3_K_ST(st), c);
+                kiln_fa3_qk(s, q_buf, KILN_FA3_K_ST(st), c);
                 // O to tile n - 1's maxima (tile 0: O is zero), then O += P V.
                 kiln_fa3_rescale(o, corr);
                 kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
@@ -382,6 +441,9 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
 #endif
                 kiln_wgmma_wait<1>();
                 kiln_wgmma_hold(s);
+#if KILN_FA3_EARLY_Q
+                if (n == tiles - 1 && t == 0) kiln_mbar_arrive(KILN_FA3_Q_EMPTY_AT(qb));
+#endif
                 kiln_fa3_softmax_tile(!(wg_rows && j0 >= wg_lo && j0 + KILN_FA3_BN <= wg_hi), s, m, l, corr, scale_log2,
                                       j0, rlo, rhi, tq);
                 kiln_wgmma_wait<0>();
@@ -391,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
                 prev = st;
                 prev_phase = phase;
             }
-#if KILN_FA3_PERSISTENT
+#if KILN_FA3_PERSISTENT && !KILN_FA3_EARLY_Q
             // Every S = Q K^T of this consumer has retired: the producer may load the next Q.
             if (t == 0) kiln_mbar_arrive(KILN_FA3_Q_EMPTY);
 #endif
@@ -458,6 +520,8 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
         }
     }
 #undef KILN_FA3_Q_FULL
+#undef KILN_FA3_Q_FULL_AT
+#undef KILN_FA3_Q_EMPTY_AT
 #undef KILN_FA3_K_FULL
 #undef KILN_FA3_V_FULL
 #undef KILN_FA3_EMPTY
