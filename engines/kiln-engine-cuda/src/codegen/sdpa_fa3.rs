@@ -421,7 +421,7 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
 /// tensors, measured on an H200 (docs/benchmarks/sdpa-fa3-notes.md, sessions 6 and 8):
 /// - blocks of unequal lengths (`right` or `ragged`), d = 64 up to 1k keys and d = 128 up to
 ///   4k: persistent blocks of two consumers, handed out in a snake, with the early Q release
-///   (variant 12: 1.04-1.12x over round-robin persistent blocks at 1k causal, 1.08x at 4k d128
+///   (variant 12: 1.06-1.09x over round-robin persistent blocks at 1k causal, 1.08x at 4k d128
 ///   causal, 1.06x on the ragged batch); d = 64 causal up to 4k keys: three consumers in
 ///   ping-pong, persistent, in a snake (variant 14, 1.02x over one block per CTA).
 /// - equal blocks, d = 128 up to 4k keys and d = 64 up to 1k: persistent blocks, two
