@@ -18,7 +18,7 @@ use crate::engine::{CpuEngine, Prepared};
 use crate::fast::element_io::SharedPtr;
 use crate::fast::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
 use crate::fast::isa::{isa_knob, isa_to_run, recorded_isa, resolve_isa_knob, Isa};
-use crate::fast::sgemm::sgemm;
+use crate::fast::sgemm::{sgemm, Packed};
 use crate::tensor_map::TensorMap;
 use kiln_core::{ConvDirection, DataType, Op, OpGraph};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
@@ -42,6 +42,14 @@ pub const KNOB_WORKSPACE_SLOTS: i64 = 3;
 /// Knob: the instruction set of the GEMM kernels (see [`crate::fast::isa`]); 0 = the best at
 /// build time.
 pub const KNOB_ISA: i64 = 4;
+
+/// The tallest and widest packed kernel of any level ([`Packed::dims_of`]): the packed direct
+/// path's buffers are sized for them.
+const PACKED_MR_MAX: usize = 8;
+const PACKED_NR_MAX: usize = 32;
+/// Steps of the packed direct path's slivers per kernel call (a 24-wide right sliver of 256
+/// steps is 24 KiB, in L1).
+const PACKED_KC: usize = 256;
 
 /// Patch floats one tile aims for (512 KiB of f32: the unrolled tile stays in L2).
 const TARGET_COL_FLOATS: usize = 128 * 1024;
@@ -184,6 +192,10 @@ struct ConvPlan {
     direct_step: Option<isize>,
     /// Tile rows are output positions (channels-last output) instead of output channels.
     rows_are_positions: bool,
+    /// A direct convolution with a channels-first output, for which the workspace also holds
+    /// the packed path's buffers (see [`ConvPlan::packed_direct_tile`]); it runs that path at
+    /// the levels whose GEMMs are kiln's kernels.
+    packed_direct: bool,
     tile_positions: usize,
     chunks: usize,
     /// Per-worker scratch regions in the workspace, fixed when the plan is prepared (at most the
@@ -276,6 +288,7 @@ impl ConvPlan {
             channels_last,
             direct_step,
             rows_are_positions,
+            packed_direct: direct_step.is_some() && !rows_are_positions && !amx_layout,
             tile_positions,
             chunks,
             regions: slots.min(s.n * s.groups * chunks).max(1),
@@ -302,6 +315,101 @@ impl ConvPlan {
 
     fn weight_floats(&self) -> usize {
         self.s.weight_floats()
+    }
+
+    /// f32 values of the packed direct path's left slivers (all groups), sized for any
+    /// kernel's rows so that the workspace does not depend on the level; 0
+    /// without the path.
+    fn packed_filter_floats(&self) -> usize {
+        if !self.packed_direct {
+            return 0;
+        }
+        (self.s.groups * (self.s.kg + PACKED_MR_MAX) * self.s.patch())
+            .next_multiple_of(ALIGN / 4)
+    }
+
+    /// Writes each group's filters (`wpack`, [kg, patch] per group) as left slivers of
+    /// `kern`: `[group][kg / mr][patch][mr]`, filters past kg as zeros.
+    fn pack_filter_slivers(&self, kern: Packed, wpack: &[f32], u: &mut [f32]) {
+        let (kg, patch, mr) = (self.s.kg, self.s.patch(), kern.mr);
+        let per_group = kg.div_ceil(mr);
+        u[..self.s.groups * per_group * patch * mr]
+            .par_chunks_mut(patch * mr)
+            .enumerate()
+            .for_each(|(i, sliver)| {
+                let (g, sv) = (i / per_group, i % per_group);
+                let wg = &wpack[g * kg * patch..(g + 1) * kg * patch];
+                for (c, step) in sliver.chunks_exact_mut(mr).enumerate() {
+                    for (r, v) in step.iter_mut().enumerate() {
+                        let k = sv * mr + r;
+                        *v = if k < kg { wg[k * patch + c] } else { 0.0 };
+                    }
+                }
+            });
+    }
+
+    /// One tile of a direct convolution on kiln's packed kernel: the tile's `len` input
+    /// positions (from `x`, channel stride `cs`, position step `step`) are copied into right
+    /// slivers in `bbuf`, and every (filter sliver, position sliver) pair is multiplied into
+    /// `tile`, [kg rounded to mr][len rounded to nr] at row stride `ld` (returned). The filters'
+    /// slivers `u` are this group's part of [`ConvPlan::pack_filter_slivers`]' output.
+    ///
+    /// # Safety
+    /// `x` addresses the group's channels at the tile's first position, with `len` positions
+    /// in range for each; the processor runs `kern`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn packed_direct_tile(
+        &self,
+        kern: Packed,
+        u: &[f32],
+        x: *const f32,
+        cs: isize,
+        step: isize,
+        len: usize,
+        bbuf: &mut [f32],
+        tile: &mut [f32],
+    ) -> usize {
+        let (kg, patch, mr, nr) = (self.s.kg, self.s.patch(), kern.mr, kern.nr);
+        debug_assert!(mr <= PACKED_MR_MAX && nr <= PACKED_NR_MAX);
+        let ld = len.next_multiple_of(nr);
+        let slivers = ld / nr;
+        let b = &mut bbuf[..patch * ld];
+        // Channel by channel, so that the input is read in order; each channel's positions go
+        // to the same step of every sliver.
+        for c in 0..patch {
+            let src = x.wrapping_offset(c as isize * cs);
+            for sv in 0..slivers {
+                let (j0, cols) = (sv * nr, nr.min(len - sv * nr));
+                let row = &mut b[sv * patch * nr + c * nr..][..nr];
+                let at = src.wrapping_offset(j0 as isize * step);
+                if step == 1 && cols == nr {
+                    // SAFETY: positions j0..j0 + nr <= len of channel c.
+                    unsafe { copy_sliver_row(at, row) };
+                } else {
+                    for (j, v) in row[..cols].iter_mut().enumerate() {
+                        // SAFETY: channel c, position j0 + j < len of the tile.
+                        *v = unsafe { *at.offset(j as isize * step) };
+                    }
+                    row[cols..].fill(0.0);
+                }
+            }
+        }
+        let kslivers = kg.div_ceil(mr);
+        let tile = &mut tile[..kslivers * mr * ld];
+        for p0 in (0..patch).step_by(PACKED_KC) {
+            let kc = PACKED_KC.min(patch - p0);
+            for sv in 0..slivers {
+                let bp = b[sv * patch * nr + p0 * nr..].as_ptr();
+                for ks in 0..kslivers {
+                    let ap = u[ks * patch * mr + p0 * mr..].as_ptr();
+                    let cp = tile[ks * mr * ld + sv * nr..].as_mut_ptr();
+                    // SAFETY: kc steps of both slivers; the mr × nr tile lies inside `tile`
+                    // (mr rows of ld floats from row ks·mr, columns sv·nr..+nr <= ld).
+                    unsafe { kern.tile(kc, ap, bp, cp, ld, p0 == 0) };
+                }
+            }
+        }
+        ld
     }
 
     /// Packs each group's [kg, patch] filters (already widened to f32 in `wpack`, exactly bf16
@@ -411,14 +519,48 @@ impl ConvPlan {
         }
     }
 
-    /// f32 per worker: patches, tile, epilogue scratch (each rounded to the alignment).
+    /// f32 per worker: patches, tile, epilogue scratch (each rounded to the alignment). The
+    /// packed direct path's slivers and tile, padded to the widest and tallest kernel, take
+    /// the first two.
     fn slot_floats(&self) -> [usize; 3] {
         let round = |v: usize| v.next_multiple_of(ALIGN / 4);
+        let (rows, cols) = if self.packed_direct {
+            // Rounding up to any kernel's rows or columns adds less than the most of them.
+            (
+                self.s.kg + PACKED_MR_MAX,
+                self.tile_positions + PACKED_NR_MAX,
+            )
+        } else {
+            (self.s.kg, self.tile_positions)
+        };
         [
-            round(self.s.patch() * self.tile_positions),
-            round(self.s.kg * self.tile_positions),
+            round(self.s.patch() * cols),
+            round(rows * cols),
             round(self.tile_positions.max(self.s.kg)),
         ]
+    }
+}
+
+/// Copies `dst.len()` (a packed kernel's width: 16, 24 or 32) consecutive floats from `src`,
+/// inline (a call to memmove per row cost more than the copy).
+///
+/// # Safety
+/// `src` addresses `dst.len()` floats.
+#[inline(always)]
+unsafe fn copy_sliver_row(src: *const f32, dst: &mut [f32]) {
+    fn fixed<const N: usize>(src: *const f32, dst: &mut [f32]) {
+        // SAFETY: the caller's contract; dst holds N floats.
+        let v = unsafe { src.cast::<[f32; N]>().read_unaligned() };
+        dst[..N].copy_from_slice(&v);
+    }
+    match dst.len() {
+        16 => fixed::<16>(src, dst),
+        24 => fixed::<24>(src, dst),
+        32 => fixed::<32>(src, dst),
+        n => {
+            // SAFETY: the caller's contract.
+            dst.copy_from_slice(unsafe { std::slice::from_raw_parts(src, n) })
+        }
     }
 }
 
@@ -458,6 +600,7 @@ impl Prepared for ConvPlan {
         let (amx_w, amx_t) = self.amx_floats();
         ALIGN
             + 4 * (self.weight_floats().next_multiple_of(ALIGN / 4)
+                + self.packed_filter_floats()
                 + self.regions * (a + b + c)
                 + amx_w
                 + self.regions * amx_t)
@@ -490,6 +633,7 @@ impl Prepared for ConvPlan {
         let amx_all = amx_w + self.regions * amx_t;
         let (ws, amx_ws) = ws.split_at_mut(ws.len() - amx_all);
         let (wpack, rest) = ws.split_at_mut(self.weight_floats().next_multiple_of(ALIGN / 4));
+        let (u, rest) = rest.split_at_mut(self.packed_filter_floats());
         // SAFETY: w is bound for this call.
         unsafe { pack_weights(&self.s, self.channels_last, w, wpack) };
         let wpack: &[f32] = wpack;
@@ -504,6 +648,20 @@ impl Prepared for ConvPlan {
         let direct = self
             .direct_step
             .filter(|_| x.get().cast::<f32>().is_aligned());
+        // At the levels whose GEMMs are kiln's own kernels, a direct convolution with a
+        // channels-first output multiplies filters packed once per execute (the GEMM driver
+        // would pack them again for every tile). The AVX-512 levels keep the gemm crate's
+        // kernels, which were not measured against this path.
+        let packed = (self.packed_direct
+            && direct.is_some()
+            && matches!(self.isa, Isa::Portable | Isa::Avx2))
+        .then(|| {
+            // SAFETY: the plan's level runs on this processor (isa_to_run).
+            let kern = unsafe { Packed::for_isa(self.isa) };
+            self.pack_filter_slivers(kern, wpack, u);
+            kern
+        });
+        let u: &[f32] = u;
         let [col_f, tile_f, scratch_f] = self.slot_floats();
         let items = s.n * s.groups * self.chunks;
         let slots = self.regions.min(items).max(1);
@@ -557,7 +715,24 @@ impl Prepared for ConvPlan {
                         (tile.as_mut_ptr(), dst_rs, dst_cs),
                     )
                 });
-                if !on_amx {
+                let packed_ld = packed.map(|kern| {
+                    let per_group = s.kg.next_multiple_of(kern.mr) * patch;
+                    // SAFETY: rhs is the direct input at the tile's first position (its
+                    // channel stride and position step), len positions in range.
+                    unsafe {
+                        self.packed_direct_tile(
+                            kern,
+                            &u[g * per_group..(g + 1) * per_group],
+                            rhs,
+                            rhs_rs,
+                            rhs_cs,
+                            len,
+                            col,
+                            tile,
+                        )
+                    }
+                });
+                if !on_amx && packed_ld.is_none() {
                     // SAFETY: lhs is the group's [kg, patch] block of the packed weights, rhs a
                     // [patch, len] matrix (the tile's patches or the input itself), dst the
                     // [kg, len] tile; all strides match those buffers.
@@ -580,6 +755,7 @@ impl Prepared for ConvPlan {
                 } else {
                     (g * s.kg, p0, s.kg, len)
                 };
+                let ld = packed_ld.unwrap_or(ld);
                 let t = Tile {
                     fixed: n,
                     row0,
