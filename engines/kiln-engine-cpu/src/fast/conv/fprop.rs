@@ -324,8 +324,7 @@ impl ConvPlan {
         if !self.packed_direct {
             return 0;
         }
-        (self.s.groups * (self.s.kg + PACKED_MR_MAX) * self.s.patch())
-            .next_multiple_of(ALIGN / 4)
+        (self.s.groups * (self.s.kg + PACKED_MR_MAX) * self.s.patch()).next_multiple_of(ALIGN / 4)
     }
 
     /// Writes each group's filters (`wpack`, [kg, patch] per group) as left slivers of
