@@ -606,7 +606,7 @@ impl ChainSpec {
                     }
                 }
                 let keeps = acc_pos && needs_positive_input(step.mode) && step.mode != M::Log;
-                positive.push(gives_positive(step.mode) || keeps);
+                positive.push(gives_positive(step.mode, &step.params) || keeps);
                 continue;
             }
             let mut other = step.other.clone().unwrap_or(Other::Scalar(0.5));
