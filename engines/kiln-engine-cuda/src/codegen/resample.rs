@@ -254,10 +254,35 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     let mut tensors = vec![x, y];
     tensors.extend(index);
     let lanes = channel_lanes(x, &tensors);
+    // KILN_POOL_FWD (measurement knob, removed before commit): base | p1 | w2 | h2.
+    let knob = std::env::var("KILN_POOL_FWD").unwrap_or_else(|_| "p1".into());
+    let packed_run = lanes.and_then(|lanes| {
+        let run = match knob.as_str() {
+            "w2" => VectorRun::along_w(y, lanes, 2),
+            "h2" => VectorRun::along_h(y, lanes, 2),
+            _ => VectorRun::along_w(y, lanes, 1),
+        };
+        (r.mode == ResampleMode::MaxPool && knob != "base" && packed_max_fits(g, x, y, run))
+            .then_some(run)
+    });
     // One output per thread: runs of two or four along W measured slower
     // (docs/benchmarks/pooling-notes.md, 2026-12-02).
-    let run = lanes.map(|lanes| VectorRun::along_w(y, lanes, 1));
+    let run = packed_run.or_else(|| lanes.map(|lanes| VectorRun::along_w(y, lanes, 1)));
     let vector = match run {
+        Some(run) if packed_run.is_some() => packed_max_forward(
+            &VectorForward {
+                x,
+                y,
+                index,
+                run,
+                spatial,
+                window: g.window_elements(),
+                init: &init,
+                combine: &combine,
+                finish: &finish_value,
+            },
+            g,
+        )?,
         Some(run) => vector_forward(
             &VectorForward {
                 x,
@@ -378,6 +403,19 @@ impl VectorRun {
             lanes,
             dim,
             outputs,
+        }
+    }
+
+    /// [`VectorRun::along_w`] along the spatial dim of the next smallest stride (H of NHWC);
+    /// along W where there is no other.
+    fn along_h(t: &kiln_core::TensorDesc, lanes: usize, outputs: usize) -> VectorRun {
+        let w = VectorRun::along_w(t, lanes, outputs);
+        let dim = (2..t.dims.len())
+            .filter(|&d| d != w.dim)
+            .min_by_key(|&d| (t.dims[d] == 1, t.strides[d], std::cmp::Reverse(d)));
+        match dim {
+            Some(dim) if t.dims[dim] > 1 => VectorRun { dim, ..w },
+            _ => w,
         }
     }
 
@@ -528,6 +566,238 @@ fn vector_forward(v: &VectorForward<'_>, tap: &str) -> Result<String, String> {
     let _ = writeln!(body, "        return;");
     let _ = write!(body, "    }}");
     Ok(body.replace(&aligned_placeholder(), &aligned.join(" | ")))
+}
+
+/// Most x positions a thread of the packed max forward ([`packed_max_forward`]) holds in
+/// registers (four 32-bit words each): its windows' taps, shared between its outputs.
+const PACKED_TAPS: i64 = 16;
+
+/// The pair type of 16-bit x for the packed max forward (`None` for other types).
+fn pair_type(dt: DataType) -> Option<&'static str> {
+    match dt {
+        DataType::Bf16 => Some("__nv_bfloat162"),
+        DataType::F16 => Some("__half2"),
+        _ => None,
+    }
+}
+
+/// The x positions of a run's windows along each spatial dim (the window, and along the run's
+/// dim the `outputs - 1` strides past it), and how many they are in all.
+fn run_taps(g: &kiln_core::ops::resample::ResampleGeometry, run: VectorRun) -> (Vec<i64>, i64) {
+    let extents: Vec<i64> = (0..g.window.len())
+        .map(|k| {
+            let more = if k + 2 == run.dim {
+                (run.outputs as i64 - 1) * g.stride[k]
+            } else {
+                0
+            };
+            g.window[k] + more
+        })
+        .collect();
+    let n = extents.iter().product();
+    (extents, n)
+}
+
+/// Whether the packed max forward can take pooling `g` of `x` into `y` with `run`: 16-bit x
+/// and y of one type, eight channels a thread, at most [`PACKED_TAPS`] taps a thread.
+fn packed_max_fits(
+    g: &kiln_core::ops::resample::ResampleGeometry,
+    x: &kiln_core::TensorDesc,
+    y: &kiln_core::TensorDesc,
+    run: VectorRun,
+) -> bool {
+    pair_type(x.data_type).is_some()
+        && y.data_type == x.data_type
+        && run.lanes == 8
+        && run_taps(g, run).1 <= PACKED_TAPS
+}
+
+/// The max forward's channel-vector path for 16-bit x and y of one type ([`packed_max_fits`]),
+/// in two passes over registers: every tap of the run's windows is loaded first (an address
+/// outside x is replaced by x's first, and the tap is skipped), then per output the maximum of
+/// each channel pair (`__hmax2_nan`: NaN propagates), then the taps from last to first keep the
+/// position and bits of each channel's tap equal to it (NaN equals only NaN, which a second
+/// version of the pass, taken when some channel's maximum is NaN, tests for), so the first
+/// maximum wins. The scalar path's per-channel compare and its branches (docs/benchmarks/
+/// pooling-notes.md, session 7) are gone from the inner loop.
+fn packed_max_forward(
+    v: &VectorForward<'_>,
+    g: &kiln_core::ops::resample::ResampleGeometry,
+) -> Result<String, String> {
+    let run = v.run;
+    let pair = pair_type(v.x.data_type).ok_or("bad x type")?;
+    let spatial = v.spatial;
+    let rk = run.dim - 2;
+    let mut aligned = vec![
+        "(reinterpret_cast<size_t>(p0) & 15)".to_string(),
+        "(reinterpret_cast<size_t>(p1) & 15)".to_string(),
+    ];
+    if let Some(t) = v.index {
+        aligned.push(format!(
+            "(reinterpret_cast<size_t>(p2) & {})",
+            t.data_type.size() * run.lanes - 1
+        ));
+    }
+    // -inf in both halves.
+    let neg = match v.x.data_type {
+        DataType::Bf16 => "0xff80ff80u",
+        _ => "0xfc00fc00u",
+    };
+    let with_cg = |s: String| s.replace("d1 * ", "cg * ");
+    let mut body = vector_loop_head(&aligned.join(" | "), &run.grouped(v.y), run);
+    let ind = "            ";
+    let y_off = with_cg(offset_terms(&v.y.strides, spatial, &|k| {
+        format!("d{}", k + 2)
+    }));
+    let _ = writeln!(body, "{ind}const kiln_i64 y_off = {y_off};");
+    // The windows' first x coordinate per dim, and per coordinate of the run whether it is in x.
+    let (extents, _) = run_taps(g, run);
+    for k in 0..spatial {
+        let _ = writeln!(
+            body,
+            "{ind}const kiln_i64 b{k} = d{} * {}LL - {}LL;",
+            k + 2,
+            g.stride[k],
+            g.pre_padding[k]
+        );
+        for t in 0..extents[k] {
+            let _ = writeln!(
+                body,
+                "{ind}const bool i{k}_{t} = (unsigned long long)(b{k} + {t}LL) < {}ULL;",
+                v.x.dims[k + 2]
+            );
+        }
+    }
+    let xb = with_cg(offset_terms(&v.x.strides, spatial, &|k| format!("b{k}")));
+    let _ = writeln!(body, "{ind}const kiln_i64 xb = {xb};");
+    // Every tap of the run's windows, row-major over `extents`, loaded first.
+    let taps: i64 = extents.iter().product();
+    let coords = |u: i64| {
+        let mut c = vec![0i64; spatial];
+        let mut r = u;
+        for k in (0..spatial).rev() {
+            c[k] = r % extents[k];
+            r /= extents[k];
+        }
+        c
+    };
+    for u in 0..taps {
+        let c = coords(u);
+        let inside: Vec<String> = (0..spatial).map(|k| format!("i{k}_{}", c[k])).collect();
+        let off: i64 = (0..spatial).map(|k| c[k] * v.x.strides[k + 2]).sum();
+        let _ = writeln!(body, "{ind}const bool n{u} = {};", inside.join(" && "));
+        let _ = writeln!(
+            body,
+            "{ind}const kiln_vec<unsigned, 4> x{u} = *reinterpret_cast<const kiln_vec<unsigned, 4>*>(p0 + (n{u} ? xb + {off}LL : 0LL));"
+        );
+    }
+    let y_step = v.y.strides[run.dim];
+    for p in 0..run.outputs as i64 {
+        // Output p's taps: (window position, union tap), in window order.
+        let mut window = Vec::new();
+        for w in 0..v.window {
+            let mut r = w;
+            let mut t = vec![0i64; spatial];
+            for k in (0..spatial).rev() {
+                t[k] = r % g.window[k];
+                r /= g.window[k];
+            }
+            if rk < spatial {
+                t[rk] += p * g.stride[rk];
+            }
+            let u = t
+                .iter()
+                .zip(&extents)
+                .fold(0i64, |acc, (&tk, &e)| acc * e + tk);
+            window.push((w, u));
+        }
+        let _ = writeln!(body, "{ind}{{");
+        let i2 = format!("{ind}    ");
+        let _ = writeln!(body, "{i2}unsigned m[4], a[4], yv[4];");
+        let _ = writeln!(body, "#pragma unroll");
+        let _ = writeln!(
+            body,
+            "{i2}for (int j = 0; j < 4; ++j) {{ m[j] = {neg}; a[j] = 0xffffffffu; }}"
+        );
+        for &(_, u) in &window {
+            let _ = writeln!(body, "#pragma unroll");
+            let _ = writeln!(
+                body,
+                "{i2}for (int j = 0; j < 4; ++j) {{ if (n{u}) {{ m[j] = kiln_pair_max<{pair}>(m[j], x{u}.v[j]); }} }}"
+            );
+        }
+        let _ = writeln!(body, "{i2}unsigned nan = 0u;");
+        let _ = writeln!(body, "#pragma unroll");
+        let _ = writeln!(
+            body,
+            "{i2}for (int j = 0; j < 4; ++j) {{ nan |= kiln_pair_nan<{pair}>(m[j]); yv[j] = m[j]; }}"
+        );
+        for (branch, eq) in [
+            (
+                "if (nan == 0u)",
+                format!("kiln_pair_eq<{pair}>(x{{u}}.v[j], m[j])"),
+            ),
+            (
+                "else",
+                format!(
+                    "kiln_pair_eq<{pair}>(x{{u}}.v[j], m[j]) | kiln_pair_nan<{pair}>(x{{u}}.v[j])"
+                ),
+            ),
+        ] {
+            let _ = writeln!(body, "{i2}{branch} {{");
+            for &(w, u) in window.iter().rev() {
+                let e = eq.replace("{u}", &u.to_string());
+                let _ = writeln!(body, "#pragma unroll");
+                let _ = writeln!(
+                    body,
+                    "{i2}    for (int j = 0; j < 4; ++j) {{ if (n{u}) {{ const unsigned e = {e}; a[j] = (a[j] & ~e) | ({}u & e); yv[j] = (yv[j] & ~e) | (x{u}.v[j] & e); }} }}",
+                    w * 0x10001
+                );
+            }
+            let _ = writeln!(body, "{i2}}}");
+        }
+        let _ = writeln!(
+            body,
+            "{i2}if (d{} + {p}LL < {}LL) {{",
+            run.dim, v.y.dims[run.dim]
+        );
+        let _ = writeln!(
+            body,
+            "{i2}    *reinterpret_cast<kiln_vec<unsigned, 4>*>(p1 + y_off + {}LL) = kiln_vec<unsigned, 4>{{{{yv[0], yv[1], yv[2], yv[3]}}}};",
+            p * y_step
+        );
+        if let Some(t) = v.index {
+            let i_off = with_cg(offset_terms(&t.strides, spatial, &|k| {
+                format!("d{}", k + 2)
+            }));
+            let at = format!("p2 + ({i_off}) + {}LL", p * t.strides[run.dim]);
+            if t.data_type == DataType::I8 {
+                // The low byte of each half: -1 stays -1, positions are below 128.
+                let _ = writeln!(
+                    body,
+                    "{i2}    *reinterpret_cast<kiln_vec<unsigned, 2>*>({at}) = kiln_vec<unsigned, 2>{{{{__byte_perm(a[0], a[1], 0x6420), __byte_perm(a[2], a[3], 0x6420)}}}};"
+                );
+            } else {
+                let ty = c_type(t.data_type).ok_or("bad index type")?;
+                let _ = writeln!(body, "{i2}    kiln_vec<{ty}, 8> iv;");
+                let _ = writeln!(body, "#pragma unroll");
+                let _ = writeln!(
+                    body,
+                    "{i2}    for (int j = 0; j < 8; ++j) iv.v[j] = kiln_st<{ty}>((float)(short)(a[j >> 1] >> (16 * (j & 1))));"
+                );
+                let _ = writeln!(
+                    body,
+                    "{i2}    *reinterpret_cast<kiln_vec<{ty}, 8>*>({at}) = iv;"
+                );
+            }
+        }
+        let _ = writeln!(body, "{i2}}}");
+        let _ = writeln!(body, "{ind}}}");
+    }
+    let _ = writeln!(body, "        }}");
+    let _ = writeln!(body, "        return;");
+    let _ = write!(body, "    }}");
+    Ok(body)
 }
 
 /// The opening of a channel-vector path: where `aligned` (an expression of the pointers' low

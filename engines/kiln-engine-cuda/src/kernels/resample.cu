@@ -9,6 +9,19 @@
 // and window arithmetic then serves several channels, and x is loaded 16 bytes at a time).
 #include "common.cuh"
 
+// Two 16-bit floats (P: __half2 or __nv_bfloat162) held as one 32-bit word: the max pooling of
+// 16-bit x and y compares two channels per instruction and moves values by their bits.
+template <typename P> __device__ __forceinline__ P kiln_pair_of(unsigned u) { return *reinterpret_cast<const P*>(&u); }
+// The larger of each half, NaN if either is (IEEE 754-2019 maximum).
+template <typename P> __device__ __forceinline__ unsigned kiln_pair_max(unsigned a, unsigned b) {
+    const P r = __hmax2_nan(kiln_pair_of<P>(a), kiln_pair_of<P>(b));
+    return *reinterpret_cast<const unsigned*>(&r);
+}
+// 0xffff in each half where a == b (ordered: NaN equals nothing), else 0.
+template <typename P> __device__ __forceinline__ unsigned kiln_pair_eq(unsigned a, unsigned b) { return __heq2_mask(kiln_pair_of<P>(a), kiln_pair_of<P>(b)); }
+// 0xffff in each half that is NaN, else 0.
+template <typename P> __device__ __forceinline__ unsigned kiln_pair_nan(unsigned a) { return __hneu2_mask(kiln_pair_of<P>(a), kiln_pair_of<P>(a)); }
+
 extern "C" __global__ void __launch_bounds__(256) {{SYMBOL}}({{PARAMS}}) {
 {{VECTOR}}
     const kiln_i64 count = {{COUNT}}LL;

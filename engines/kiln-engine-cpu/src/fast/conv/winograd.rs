@@ -47,6 +47,13 @@ const TARGET_BLOCK_BYTES: usize = 1 << 20;
 const KC: usize = 128;
 /// Buffers start on a multiple of this many floats (64 bytes).
 const FLOAT_ALIGN: usize = 16;
+/// Floats between the end of one position's plane of V (or M) and the start of the next. The
+/// planes' own sizes are multiples of 4 KiB for most shapes, so without it the input transform's
+/// 16 stores of a tile (one per plane), and the output transform's 16 loads, would all fall in
+/// one set of the L1 cache (sets repeat every 4 KiB), more lines than it has ways: each store
+/// then evicted the line the one before had brought in. One cache line of skew per plane puts
+/// the 16 in 16 sets.
+const PLANE_SKEW: usize = 16;
 
 /// Whether Winograd F(2x2, 3x3) computes this convolution: 2-D (or 3-D with a depth of 1 and a
 /// 1-deep filter), 3x3 filter, stride 1, dilation 1, one group; any padding.
@@ -186,6 +193,16 @@ impl WinogradPlan {
         }
     }
 
+    /// Floats from one position's plane of V (C steps of tpad / nr right slivers) to the next.
+    fn v_plane(&self) -> usize {
+        self.s.cg * self.tpad + PLANE_SKEW
+    }
+
+    /// Floats from one position's plane of M (kpad rows of ld) to the next.
+    fn m_plane(&self) -> usize {
+        self.kpad * self.ld + PLANE_SKEW
+    }
+
     fn filter_floats(&self) -> usize {
         (self.kpad * XI * self.s.cg).next_multiple_of(FLOAT_ALIGN)
     }
@@ -193,10 +210,10 @@ impl WinogradPlan {
     /// Floats of one worker's buffers: V, M, the output tile, epilogue scratch, staging rows.
     fn slot_parts(&self) -> [usize; 5] {
         let round = |v: usize| v.next_multiple_of(FLOAT_ALIGN);
-        let (c, k) = (self.s.cg, self.s.kg);
+        let k = self.s.kg;
         [
-            round(XI * c * self.tpad),
-            round(XI * self.kpad * self.ld),
+            round(XI * self.v_plane()),
+            round(XI * self.m_plane()),
             round(k * self.segment),
             round(self.segment.max(k)),
             round(16 * self.row_len),
@@ -478,7 +495,7 @@ impl WinogradPlan {
 
         // Input transform: V[ξ] as right slivers of the kernel, [tiles / nr][c][nr]. Rows of
         // the input are staged whole, combined into Bᵀ d, then split into even and odd columns.
-        let (nr, tpad) = (self.kernel.nr, self.tpad);
+        let (nr, tpad, v_plane) = (self.kernel.nr, self.tpad, self.v_plane());
         let rl = self.row_len;
         let width = tw_count + 1;
         let (stage, rest) = slot.rows.split_at_mut(4 * rl);
@@ -510,7 +527,7 @@ impl WinogradPlan {
                         let o = &eo[(2 * i + 1) * rl..][j0..j0 + len + 1];
                         let (e0, e1) = (&e[..len], &e[1..]);
                         let (o0, o1) = (&o[..len], &o[1..]);
-                        let at = |j: usize| (4 * i + j) * c_count * tpad + base;
+                        let at = |j: usize| (4 * i + j) * v_plane + base;
                         let v = &mut *slot.v;
                         lanewise(&mut v[at(0)..at(0) + len], e0, e1, |a, b| a - b);
                         lanewise(&mut v[at(1)..at(1) + len], o0, e1, |a, b| a + b);
@@ -526,7 +543,7 @@ impl WinogradPlan {
         if tiles < tpad {
             let (last, off) = ((tiles / nr) * c_count * nr, tiles % nr);
             for xi in 0..XI {
-                let sliver = &mut slot.v[xi * c_count * tpad + last..][..c_count * nr];
+                let sliver = &mut slot.v[xi * v_plane + last..][..c_count * nr];
                 for step in sliver.chunks_exact_mut(nr) {
                     step[off..].fill(0.0);
                 }
@@ -535,7 +552,7 @@ impl WinogradPlan {
 
         // M_ξ[K x tiles] = U_ξ[K x C] · V_ξ[C x tiles], for the 16 positions, in whole
         // kernel tiles (K and the tiles padded to slivers), KC channels per pass.
-        let (mr, kpad) = (self.kernel.mr, self.kpad);
+        let (mr, kpad, m_plane) = (self.kernel.mr, self.kpad, self.m_plane());
         let used = tiles.div_ceil(nr);
         for xi in 0..XI {
             for p0 in (0..c_count).step_by(KC) {
@@ -545,9 +562,8 @@ impl WinogradPlan {
                 for ks in 0..kpad / mr {
                     let a = u[ks * XI * c_count * mr + xi * c_count * mr + p0 * mr..].as_ptr();
                     for js in 0..used {
-                        let b =
-                            slot.v[xi * c_count * tpad + js * c_count * nr + p0 * nr..].as_ptr();
-                        let c = slot.m[(xi * kpad + ks * mr) * ld + js * nr..].as_mut_ptr();
+                        let b = slot.v[xi * v_plane + js * c_count * nr + p0 * nr..].as_ptr();
+                        let c = slot.m[xi * m_plane + ks * mr * ld + js * nr..].as_mut_ptr();
                         // SAFETY: a and b address kc packed steps of one sliver each (U holds
                         // kpad / mr slivers of XI·C steps, V_ξ tpad / nr slivers of C steps);
                         // the tile's mr rows of nr columns lie inside M_ξ (kpad rows of ld
@@ -593,7 +609,7 @@ impl WinogradPlan {
                         let mut m = [[0f32; LANES]; XI];
                         for (xi, lane) in m.iter_mut().enumerate() {
                             lane.copy_from_slice(
-                                &slot.m[(xi * self.kpad + k) * ld + t0 + tw0..][..LANES],
+                                &slot.m[xi * m_plane + k * ld + t0 + tw0..][..LANES],
                             );
                         }
                         let y = output_tiles(&m);
