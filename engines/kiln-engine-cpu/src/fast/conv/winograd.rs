@@ -561,6 +561,9 @@ impl WinogradPlan {
                 // U is read once per block, and may be larger than L2.
                 for ks in 0..kpad / mr {
                     let a = u[ks * XI * c_count * mr + xi * c_count * mr + p0 * mr..].as_ptr();
+                    if ks + 1 < kpad / mr {
+                        prefetch_l2(a.wrapping_add(XI * c_count * mr), kc * mr);
+                    }
                     for js in 0..used {
                         let b = slot.v[xi * v_plane + js * c_count * nr + p0 * nr..].as_ptr();
                         let c = slot.m[xi * m_plane + ks * mr * ld + js * nr..].as_mut_ptr();
@@ -708,6 +711,26 @@ unsafe fn copy_run(src: *const f32, dst: &mut [f32]) {
         dst[at..at + W].copy_from_slice(&v);
     }
     in_groups!(dst.len(), group(src, dst));
+}
+
+/// Asks for the `len` floats from `p` to be brought into the L2 cache: the next left sliver of
+/// U, while the kernel multiplies the current one. U is read once per block and is larger than
+/// L2 at 256 channels (4 MiB), so without it each sliver came from L3 at the kernel's first
+/// touches of it.
+#[inline(always)]
+fn prefetch_l2(p: *const f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+        let mut at = 0;
+        while at < len {
+            // SAFETY: a prefetch is only a hint: it never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(at).cast()) };
+            at += 16;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, len);
 }
 
 /// `dst[i] = f(a[i], b[i])` over a short run (a row of tiles, often under 32).
