@@ -416,20 +416,10 @@ impl WinogradPlan {
         }
         let size = s.x_type.size();
         let off = (n as isize * s.xs.0 + c as isize * s.xs.1 + ih * s.xs.2[1]) * size as isize;
-        let row = (x.get() as *const u8).wrapping_offset(off);
-        let bytes = s.input[2] * size;
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-            let mut at = 0;
-            while at < bytes + 63 {
-                // SAFETY: a prefetch is only a hint: it never faults, whatever the address.
-                unsafe { _mm_prefetch::<_MM_HINT_T1>(row.wrapping_add(at.min(bytes - 1)).cast()) };
-                at += 64;
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (row, bytes);
+        prefetch_l2(
+            (x.get() as *const u8).wrapping_offset(off),
+            s.input[2] * size,
+        );
     }
 
     /// Transforms, multiplies and stores block `b`, with the transforms compiled for the plan's
@@ -594,8 +584,13 @@ impl WinogradPlan {
                 // U is read once per block, and may be larger than L2.
                 for ks in 0..kpad / mr {
                     let a = u[ks * XI * c_count * mr + xi * c_count * mr + p0 * mr..].as_ptr();
+                    // The next left sliver, while the kernel multiplies this one: at 256
+                    // channels U (4 MiB) is larger than L2, so each sliver came from L3.
                     if ks + 1 < kpad / mr {
-                        prefetch_l2(a.wrapping_add(XI * c_count * mr), kc * mr);
+                        prefetch_l2(
+                            a.wrapping_add(XI * c_count * mr).cast(),
+                            kc * mr * size_of::<f32>(),
+                        );
                     }
                     for js in 0..used {
                         let b = slot.v[xi * v_plane + js * c_count * nr + p0 * nr..].as_ptr();
@@ -746,24 +741,27 @@ unsafe fn copy_run(src: *const f32, dst: &mut [f32]) {
     in_groups!(dst.len(), group(src, dst));
 }
 
-/// Asks for the `len` floats from `p` to be brought into the L2 cache: the next left sliver of
-/// U, while the kernel multiplies the current one. U is read once per block and is larger than
-/// L2 at 256 channels (4 MiB), so without it each sliver came from L3 at the kernel's first
-/// touches of it.
+/// Asks for the `bytes` bytes from `p` to be brought into the L2 cache (a hint: nothing is read,
+/// and no address faults).
 #[inline(always)]
-fn prefetch_l2(p: *const f32, len: usize) {
+fn prefetch_l2(p: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+        // SAFETY: a prefetch is only a hint: it never faults, whatever the address.
+        let line = |at: usize| unsafe { _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(at).cast()) };
         let mut at = 0;
-        while at < len {
-            // SAFETY: a prefetch is only a hint: it never faults, whatever the address.
-            unsafe { _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(at).cast()) };
-            at += 16;
+        while at < bytes {
+            line(at);
+            at += 64;
+        }
+        // The last line, when p does not start one.
+        if bytes > 0 {
+            line(bytes - 1);
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, len);
+    let _ = (p, bytes);
 }
 
 /// `dst[i] = f(a[i], b[i])` over a short run (a row of tiles, often under 32).
