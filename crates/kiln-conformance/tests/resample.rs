@@ -476,6 +476,69 @@ fn channel_vector_paths_conform() {
     }
 }
 
+/// Max pooling over NaN, infinities, signed zeros and ties, channels-last with 16 or 32 channels
+/// (the CUDA kernels' channel-vector paths, two channels per instruction for 16-bit types):
+/// windows with no NaN, with one or several (the first NaN is the maximum), with -inf only, and
+/// cut by the padding, in each storage type with an i8 and an i32 index.
+#[test]
+fn max_pooling_special_values_conform() {
+    let specials = [
+        f64::NAN,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        -0.0,
+        0.0,
+        1.0,
+        -1.0,
+        0.5,
+    ];
+    for (channels, dt) in [
+        (16, DataType::Bf16),
+        (32, DataType::F16),
+        (16, DataType::F32),
+    ] {
+        for index in [DataType::I8, DataType::I32] {
+            let spec = PoolSpec {
+                x: TensorSpec::new(&[2, channels, 7, 9], Layout::channels_last(), dt),
+                mode: ResampleMode::MaxPool,
+                geometry: ResampleGeometry {
+                    window: vec![3, 3],
+                    stride: vec![2, 2],
+                    pre_padding: vec![1, 1],
+                    post_padding: vec![1, 1],
+                },
+                index: Some(index),
+                out_layout: Layout::channels_last(),
+            };
+            let mut case = spec.case().allow_non_finite();
+            let mut session = Session::open(&mut case, 3).expect("session");
+            let n = 2 * channels * 7 * 9;
+            // NaN at about one element in eleven, -inf in the second image's first rows, the
+            // rest drawn from the specials by a fixed hash (ties among them are common).
+            let values: Vec<f64> = (0..n)
+                .map(|i| {
+                    let h = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+                    if h.is_multiple_of(11) {
+                        f64::NAN
+                    } else if i >= n / 2 && i < n / 2 + channels * 20 {
+                        f64::NEG_INFINITY
+                    } else {
+                        specials[1 + (h % 7) as usize]
+                    }
+                })
+                .collect();
+            session.set_input_values(0, &values).expect("x values");
+            let outcome = kiln_conformance::check_session(&mut session)
+                .unwrap_or_else(|e| panic!("{dt} with an {index} index: {e}"));
+            // On a GPU a case that no engine of the device claims passes with nothing compared.
+            assert!(
+                outcome.claimed_on_device(),
+                "{dt} with an {index} index: no engine of the device under test claims it"
+            );
+        }
+    }
+}
+
 /// Bad attributes are refused naming the node and the field.
 #[test]
 fn bad_geometry_is_refused_with_its_field() {

@@ -1505,6 +1505,37 @@ fn pooling_kernels_of_small_graphs_index_in_32_bits() {
     }
 }
 
+/// Max pooling of 16-bit NHWC x into y of its type takes the packed path (channel pairs compared
+/// by `__hmax2_nan` and `__heq2_mask`); f32, averages and NCHW keep the per-channel paths.
+#[test]
+fn max_pooling_of_16_bit_nhwc_takes_the_packed_path() {
+    use kiln::ResampleMode;
+    for (dt, mode, nhwc, packed) in [
+        (DataType::Bf16, ResampleMode::MaxPool, true, true),
+        (DataType::F16, ResampleMode::MaxPool, true, true),
+        (DataType::F32, ResampleMode::MaxPool, true, false),
+        (
+            DataType::Bf16,
+            ResampleMode::AvgPoolExcludePadding,
+            true,
+            false,
+        ),
+        (DataType::Bf16, ResampleMode::MaxPool, false, false),
+    ] {
+        let mut g = pooling_graph(dt, mode, nhwc);
+        g.validate().expect("valid");
+        let og = g.op_graph().expect("graph").clone();
+        let kernels = kiln_engine_cuda::generate_with(kiln_engine_cuda::RESAMPLE_V1, &og, 0)
+            .unwrap_or_else(|e| panic!("{dt} {mode:?}: {e}"));
+        assert_eq!(kernels.len(), 1);
+        assert_eq!(
+            kernels[0].source.contains("kiln_pair_max<"),
+            packed,
+            "{dt} {mode:?} nhwc {nhwc}"
+        );
+    }
+}
+
 /// Max pooling's backward through x runs two kernels over the plan's workspace: the forward's
 /// argmax (i8 window positions at offset 0, y 256-byte aligned after them), then the index
 /// gather reading them; through an index, one kernel and no workspace. A tensor uid in the range

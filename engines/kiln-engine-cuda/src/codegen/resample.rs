@@ -254,18 +254,14 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     let mut tensors = vec![x, y];
     tensors.extend(index);
     let lanes = channel_lanes(x, &tensors);
-    // KILN_POOL_FWD (measurement knob, removed before commit): base | p1 | w2 | h2.
-    let knob = std::env::var("KILN_POOL_FWD").unwrap_or_else(|_| "p1".into());
-    let packed_run = lanes.and_then(|lanes| {
-        let run = match knob.as_str() {
-            "w2" => VectorRun::along_w(y, lanes, 2),
-            "h2" => VectorRun::along_h(y, lanes, 2),
-            _ => VectorRun::along_w(y, lanes, 1),
-        };
-        (r.mode == ResampleMode::MaxPool && knob != "base" && packed_max_fits(g, x, y, run))
-            .then_some(run)
-    });
-    // One output per thread: runs of two or four along W measured slower
+    // 16-bit max pooling takes the packed two-pass path: 0.0379 -> 0.0209 ms on the H200 case
+    // (bf16 NHWC x [32, 64, 112, 112], 3x3 s2); two outputs a thread, along W or along H
+    // (sharing a column or a row of taps), measured 0.0217 and 0.0212 (docs/benchmarks/
+    // pooling-notes.md, session 9).
+    let packed_run = lanes
+        .map(|lanes| VectorRun::along_w(y, lanes, 1))
+        .filter(|&run| r.mode == ResampleMode::MaxPool && packed_max_fits(g, x, y, run));
+    // Otherwise one output per thread too: runs of two or four along W measured slower
     // (docs/benchmarks/pooling-notes.md, 2026-12-02).
     let run = packed_run.or_else(|| lanes.map(|lanes| VectorRun::along_w(y, lanes, 1)));
     let vector = match run {
@@ -403,19 +399,6 @@ impl VectorRun {
             lanes,
             dim,
             outputs,
-        }
-    }
-
-    /// [`VectorRun::along_w`] along the spatial dim of the next smallest stride (H of NHWC);
-    /// along W where there is no other.
-    fn along_h(t: &kiln_core::TensorDesc, lanes: usize, outputs: usize) -> VectorRun {
-        let w = VectorRun::along_w(t, lanes, outputs);
-        let dim = (2..t.dims.len())
-            .filter(|&d| d != w.dim)
-            .min_by_key(|&d| (t.dims[d] == 1, t.strides[d], std::cmp::Reverse(d)));
-        match dim {
-            Some(dim) if t.dims[dim] > 1 => VectorRun { dim, ..w },
-            _ => w,
         }
     }
 
@@ -652,7 +635,7 @@ fn packed_max_forward(
     let _ = writeln!(body, "{ind}const kiln_i64 y_off = {y_off};");
     // The windows' first x coordinate per dim, and per coordinate of the run whether it is in x.
     let (extents, _) = run_taps(g, run);
-    for k in 0..spatial {
+    for (k, &extent) in extents.iter().enumerate() {
         let _ = writeln!(
             body,
             "{ind}const kiln_i64 b{k} = d{} * {}LL - {}LL;",
@@ -660,7 +643,7 @@ fn packed_max_forward(
             g.stride[k],
             g.pre_padding[k]
         );
-        for t in 0..extents[k] {
+        for t in 0..extent {
             let _ = writeln!(
                 body,
                 "{ind}const bool i{k}_{t} = (unsigned long long)(b{k} + {t}LL) < {}ULL;",
@@ -763,7 +746,7 @@ fn packed_max_forward(
         );
         let _ = writeln!(
             body,
-            "{i2}    *reinterpret_cast<kiln_vec<unsigned, 4>*>(p1 + y_off + {}LL) = kiln_vec<unsigned, 4>{{{{yv[0], yv[1], yv[2], yv[3]}}}};",
+            "{i2}    kiln_vec<unsigned, 4> yo;\n#pragma unroll\n{i2}    for (int j = 0; j < 4; ++j) yo.v[j] = yv[j];\n{i2}    *reinterpret_cast<kiln_vec<unsigned, 4>*>(p1 + y_off + {}LL) = yo;",
             p * y_step
         );
         if let Some(t) = v.index {
@@ -775,7 +758,7 @@ fn packed_max_forward(
                 // The low byte of each half: -1 stays -1, positions are below 128.
                 let _ = writeln!(
                     body,
-                    "{i2}    *reinterpret_cast<kiln_vec<unsigned, 2>*>({at}) = kiln_vec<unsigned, 2>{{{{__byte_perm(a[0], a[1], 0x6420), __byte_perm(a[2], a[3], 0x6420)}}}};"
+                    "{i2}    kiln_vec<unsigned, 2> io;\n{i2}    io.v[0] = __byte_perm(a[0], a[1], 0x6420);\n{i2}    io.v[1] = __byte_perm(a[2], a[3], 0x6420);\n{i2}    *reinterpret_cast<kiln_vec<unsigned, 2>*>({at}) = io;"
                 );
             } else {
                 let ty = c_type(t.data_type).ok_or("bad index type")?;

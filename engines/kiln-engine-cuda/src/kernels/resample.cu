@@ -6,7 +6,9 @@
 // codegen/resample.rs, which also narrows the index arithmetic to 32 bits when every offset fits.
 // With channels innermost and contiguous in every tensor (NHWC), a thread takes 16 bytes of
 // x's channels at once where the pointers are aligned for it (the first loop: the coordinate
-// and window arithmetic then serves several channels, and x is loaded 16 bytes at a time).
+// and window arithmetic then serves several channels, and x is loaded 16 bytes at a time); for
+// max pooling of 16-bit x into y of the same type that path compares channel pairs and moves
+// their bits (the kiln_pair_* helpers below, codegen/resample.rs::packed_max_forward).
 #include "common.cuh"
 
 // Two 16-bit floats (P: __half2 or __nv_bfloat162) held as one 32-bit word: the max pooling of
