@@ -2,7 +2,9 @@
 //! host part of a restore on an `sm_90` target handle: SHA-256 of the payload body, the payload
 //! decode (header, digest, FlatBuffer verification, values), and the whole
 //! `from_compiled_plan_binary` (envelope checks included, no module load). With `--device` it
-//! also times, on cuda:0, `cuModuleLoadData` of the cubin alone and the whole load.
+//! also times, on cuda:0, `cuModuleLoadData` of the cubin alone and the whole load. The same
+//! for an attention plan (the Hopper forward, bf16 B4 H16 S1024 D128, B,S,H,D), with its warm
+//! build: `Graph::build` of a new graph whose kernel is already in the process's cache.
 //! Prints one JSON line per measurement. Run: `cargo bench -p kiln-engine-cuda --bench load`.
 
 #[path = "../tests/common/mod.rs"]
@@ -90,6 +92,34 @@ fn main() {
         }),
         blob.len(),
     );
+    // The attention plan: host load, and the warm build (validation, lowering, heuristics,
+    // codegen, the kernel cache's lookup; no compile).
+    let make_sdpa = || sdpa_graph(DataType::Bf16, 4, 16, 16, 1024, 1024, 128, false, false);
+    let mut gs = make_sdpa();
+    gs.build(&target, &[HeurMode::A])
+        .expect("build sdpa for sm_90");
+    assert_eq!(
+        gs.plan().expect("plan").engine_name(),
+        kiln_engine_cuda::SDPA_FA3_V1,
+        "the attention plan is the Hopper forward's"
+    );
+    let sdpa_blob = gs.to_compiled_plan_binary().expect("save sdpa");
+    report(
+        "warm build sdpa fwd bf16 B4 H16 S1024 D128 on an sm_90 target handle (kernel cached)",
+        time(50, || {
+            let mut g = make_sdpa();
+            g.build(&target, &[HeurMode::A]).expect("warm build");
+            std::hint::black_box(g);
+        }),
+        sdpa_blob.len(),
+    );
+    report(
+        "plan load sdpa on an sm_90 target handle (envelope + payload checks, no module load)",
+        time(reps, || {
+            drop(kiln::from_compiled_plan_binary(&target, &sdpa_blob).expect("load sdpa"));
+        }),
+        sdpa_blob.len(),
+    );
     if !device {
         return;
     }
@@ -112,5 +142,21 @@ fn main() {
             drop(kiln::from_compiled_plan_binary(&h, &blob).expect("load"));
         }),
         blob.len(),
+    );
+    report(
+        "plan load sdpa (module load included, cuda:0)",
+        time(reps, || {
+            drop(kiln::from_compiled_plan_binary(&h, &sdpa_blob).expect("load sdpa"));
+        }),
+        sdpa_blob.len(),
+    );
+    report(
+        "warm build sdpa fwd bf16 B4 H16 S1024 D128 (cuda:0, kernel cached)",
+        time(50, || {
+            let mut g = make_sdpa();
+            g.build(&h, &[HeurMode::A]).expect("warm build on cuda:0");
+            std::hint::black_box(g);
+        }),
+        sdpa_blob.len(),
     );
 }

@@ -61,9 +61,14 @@ pub struct Variant {
     /// block's last S = Q K^T has retired (not after the last softmax), and Q is
     /// double-buffered where shared memory allows (d = 64), so that it loads a block ahead.
     pub early_q: bool,
+    /// O leaves through shared memory and the copy engine (staged in the block's last ring
+    /// stage) instead of by stores from registers, where O's layout allows a tensor map.
+    pub store_o: bool,
 }
 
-pub const VARIANTS: [Variant; 15] = [
+/// The `tile` knob's variants: 1-15 store O from registers, 16-21 are variants 7, 12, 14, 15, 5
+/// and 2 with O through shared memory and the copy engine (`store_o`).
+pub const VARIANTS: [Variant; 21] = [
     Variant {
         pingpong: true,
         extra_stage: false,
@@ -72,6 +77,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: false,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: false,
@@ -81,6 +87,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: false,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: true,
@@ -90,6 +97,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: false,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: true,
@@ -99,6 +107,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: false,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: true,
@@ -108,6 +117,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: false,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: false,
@@ -117,6 +127,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: false,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: false,
@@ -126,6 +137,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: true,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: false,
@@ -135,6 +147,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: true,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: true,
@@ -144,6 +157,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: true,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: true,
@@ -153,6 +167,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: true,
         snake: false,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: false,
@@ -162,6 +177,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: true,
         snake: true,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: false,
@@ -171,6 +187,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: true,
         snake: true,
         early_q: true,
+        store_o: false,
     },
     Variant {
         pingpong: false,
@@ -180,6 +197,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: true,
         snake: true,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: true,
@@ -189,6 +207,7 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: true,
         snake: true,
         early_q: false,
+        store_o: false,
     },
     Variant {
         pingpong: true,
@@ -198,6 +217,67 @@ pub const VARIANTS: [Variant; 15] = [
         persistent: true,
         snake: true,
         early_q: true,
+        store_o: false,
+    },
+    Variant {
+        pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: false,
+        persistent: true,
+        snake: false,
+        early_q: false,
+        store_o: true,
+    },
+    Variant {
+        pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: false,
+        persistent: true,
+        snake: true,
+        early_q: true,
+        store_o: true,
+    },
+    Variant {
+        pingpong: true,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
+        persistent: true,
+        snake: true,
+        early_q: false,
+        store_o: true,
+    },
+    Variant {
+        pingpong: true,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
+        persistent: true,
+        snake: true,
+        early_q: true,
+        store_o: true,
+    },
+    Variant {
+        pingpong: true,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: true,
+        persistent: false,
+        snake: false,
+        early_q: false,
+        store_o: true,
+    },
+    Variant {
+        pingpong: false,
+        extra_stage: false,
+        narrow_keys: false,
+        three_consumers: false,
+        persistent: false,
+        snake: false,
+        early_q: false,
+        store_o: true,
     },
 ];
 
@@ -313,9 +393,9 @@ pub(super) fn map(t: &TensorDesc, rows: usize) -> Result<TensorMapRecipe, String
     })
 }
 
-/// `kiln_fa3_tma_<name>(dst, map, bar, d, s, h, b)` over the map of `t`: the coordinates of the
-/// dims the map has.
-pub(super) fn loader(name: &str, t: &TensorDesc, rank: usize) -> String {
+/// The coordinates (head-dim column `d`, row `s`, head `h`, batch `b`) of the dims the map of
+/// `t` (see [`map`]) has.
+fn coords(t: &TensorDesc, rank: usize) -> String {
     let mut coords = vec!["d", "s"];
     if t.dims[1] != 1 {
         coords.push("h");
@@ -324,13 +404,31 @@ pub(super) fn loader(name: &str, t: &TensorDesc, rank: usize) -> String {
         coords.push("b");
     }
     debug_assert_eq!(coords.len(), rank);
+    coords.join(", ")
+}
+
+/// `kiln_fa3_tma_<name>(dst, map, bar, d, s, h, b)` over the map of `t`.
+pub(super) fn loader(name: &str, t: &TensorDesc, rank: usize) -> String {
     format!(
         "__device__ __forceinline__ void kiln_fa3_tma_{name}(unsigned dst, const kiln_tensor_map* map, unsigned bar, int d, int s, int h, int b) {{\n\
          \x20   (void)h;\n\
          \x20   (void)b;\n\
          \x20   kiln_tma_load_{rank}d(dst, map, bar, {});\n\
          }}\n",
-        coords.join(", ")
+        coords(t, rank)
+    )
+}
+
+/// `kiln_fa3_tma_store_o(src, map, d, s, h, b)`: one box from shared memory at `src` to O at
+/// those coordinates, over the map of `o`.
+fn storer(o: &TensorDesc, rank: usize) -> String {
+    format!(
+        "__device__ __forceinline__ void kiln_fa3_tma_store_o(unsigned src, const kiln_tensor_map* map, int d, int s, int h, int b) {{\n\
+         \x20   (void)h;\n\
+         \x20   (void)b;\n\
+         \x20   kiln_tma_store_{rank}d(src, map, {});\n\
+         }}\n",
+        coords(o, rank)
     )
 }
 
@@ -417,30 +515,25 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
 }
 
 /// The variant the `tile` knob's 0 picks at head dim `d` over `seq_kv` keys, `right` when the
-/// mask has a right bound (causal, band) and `ragged` when per-batch lengths come from seq_len
-/// tensors, measured on an H200 (docs/benchmarks/sdpa-fa3-notes.md, sessions 6 and 8):
-/// - blocks of unequal lengths (`right` or `ragged`), d = 64 up to 1k keys and d = 128 up to
-///   4k: persistent blocks of two consumers, handed out in a snake, with the early Q release
-///   (variant 12: 1.06-1.09x over round-robin persistent blocks at 1k causal, 1.08x at 4k d128
-///   causal, 1.06x on the ragged batch); d = 64 causal up to 4k keys: three consumers in
-///   ping-pong, persistent, in a snake (variant 14, 1.02x over one block per CTA).
-/// - equal blocks, d = 128 up to 4k keys and d = 64 up to 1k: persistent blocks, two
-///   consumers without ping-pong (1.09-1.12x over one block per CTA at 1k, 1.01-1.03x at 4k);
-///   the snake and the early Q release gain nothing there (within 1%, the snake 0.8% slower at
-///   4k d128).
-/// - beyond: one block per CTA, at d = 128 without ping-pong (persistent blocks were 0.89x at
-///   16k causal, 0.99x non-causal), at d = 64 three consumers in ping-pong (persistent blocks
-///   0.82-0.98x of them at 4k non-causal).
+/// mask has a right bound (causal, band), measured on an H200 (docs/benchmarks/sdpa-fa3-notes.md, sessions 6, 8 and 10):
+/// - up to 4k keys at d = 128 and up to 1k at d = 64: persistent blocks of two consumers in a
+///   snake, with the early Q release and O stored by the copy engine (variant 17). Against the
+///   same schedule storing O from registers (variant 12) or the persistent round-robin one
+///   (variant 7): 1.13x at 1k d128 (0.0630 against 0.0709 ms), 1.06x at 1k d64, 1.03-1.04x at
+///   4k d128, 1.05-1.10x on causal and ragged batches.
+/// - d = 64 causal up to 4k keys: three consumers in ping-pong, persistent, in a snake, O by the
+///   copy engine (variant 18; 1.02x over variant 14, which stores from registers).
+/// - beyond: one block per CTA storing O from registers (the copy engine's store measured
+///   0.99-1.01x there), at d = 128 without ping-pong (persistent blocks were 0.89x at 16k
+///   causal, 0.99x non-causal), at d = 64 three consumers in ping-pong (persistent blocks
+///   0.82-0.98x of them at 4k non-causal, variants 17 and 19 0.93x).
 /// - otherwise the first.
-pub fn default_variant(d: usize, seq_kv: usize, right: bool, ragged: bool) -> Variant {
-    let uneven = right || ragged;
+pub fn default_variant(d: usize, seq_kv: usize, right: bool) -> Variant {
     match d {
-        64 if seq_kv <= 1024 && uneven => VARIANTS[11],
-        64 if seq_kv <= 1024 => VARIANTS[6],
-        64 if seq_kv <= 4096 && right => VARIANTS[13],
+        64 if seq_kv <= 1024 => VARIANTS[16],
+        64 if seq_kv <= 4096 && right => VARIANTS[17],
         64 => VARIANTS[4],
-        128 if seq_kv <= 4096 && uneven => VARIANTS[11],
-        128 if seq_kv <= 4096 => VARIANTS[6],
+        128 if seq_kv <= 4096 => VARIANTS[16],
         128 => VARIANTS[1],
         _ => VARIANTS[0],
     }
@@ -454,8 +547,7 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     let variant = variant.unwrap_or_else(|| {
         let d = tensor(graph, op.inputs.q).map_or(0, |q| q.dims[3] as usize);
         let seq_kv = tensor(graph, op.inputs.k).map_or(0, |k| k.dims[2] as usize);
-        let ragged = op.inputs.seq_len_q.is_some() || op.inputs.seq_len_kv.is_some();
-        default_variant(d, seq_kv, op.inputs.mask.right.is_some(), ragged)
+        default_variant(d, seq_kv, op.inputs.mask.right.is_some())
     });
     let Prologue {
         mut src,
@@ -472,7 +564,15 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
         tensor(graph, op.inputs.v)?,
         tensor(graph, op.o)?,
     );
-    let maps = vec![map(q, rows)?, map(k, bn)?, map(v, 64)?];
+    let mut maps = vec![map(q, rows)?, map(k, bn)?, map(v, 64)?];
+    // O leaves through shared memory and the copy engine where its layout allows a map (16-bit
+    // like q, a contiguous head dim, strides of 16 bytes) and the block's rows fit in one stage
+    // (the epilogue of kernels/sdpa_fa3_forward.cuh); otherwise by stores from registers.
+    let o_map = map(o, 64).ok().filter(|_| {
+        variant.store_o && o.data_type == q.data_type && rows * shape.dim_v <= 2 * bn * d
+    });
+    let store_o = o_map.is_some();
+    maps.extend(o_map);
     // Two consecutive head-dim elements of O as one store: a contiguous head dim and even
     // strides elsewhere (so every pair starts at an even element).
     // Persistent blocks need 8 bytes more for their barrier; a variant that asks for them
@@ -509,11 +609,18 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
         ("KILN_FA3_EARLY_Q", u8::from(early_q).to_string()),
         ("KILN_FA3_QBUFS", qbufs.to_string()),
         ("KILN_O_PAIR", u8::from(pair).to_string()),
+        ("KILN_FA3_STORE_O", u8::from(store_o).to_string()),
         (
             "KILN_FA3_MAP_PARAMS",
-            "const __grid_constant__ kiln_tensor_map map_q, const __grid_constant__ \
-             kiln_tensor_map map_k, const __grid_constant__ kiln_tensor_map map_v"
-                .to_string(),
+            format!(
+                "const __grid_constant__ kiln_tensor_map map_q, const __grid_constant__ \
+                 kiln_tensor_map map_k, const __grid_constant__ kiln_tensor_map map_v{}",
+                if store_o {
+                    ", const __grid_constant__ kiln_tensor_map map_o"
+                } else {
+                    ""
+                }
+            ),
         ),
     ] {
         let _ = writeln!(src, "#define {key} {val}");
@@ -521,6 +628,9 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
     src.push_str("#include \"hopper_ptx.cuh\"\n");
     for ((name, t), m) in ["q", "k", "v"].iter().zip([q, k, v]).zip(&maps) {
         src.push_str(&loader(name, t, m.dims.len()));
+    }
+    if let Some(m) = maps.get(3) {
+        src.push_str(&storer(o, m.dims.len()));
     }
     let ty = if q.data_type == DataType::F16 {
         "f16"

@@ -1,6 +1,7 @@
 // KILN_CUDA_*_V2 (Hopper, sm_90a): thin wrappers over the PTX of the bulk tensor copy engine
-// (TMA), mbarriers, cp.async with zero fill, warpgroup MMA (wgmma) and setmaxnreg. Each wrapper
-// is one instruction or a short fixed sequence; the kernels in hopper_gemm.cuh compose them.
+// (TMA loads and stores), mbarriers, cp.async with zero fill, warpgroup MMA (wgmma) and
+// setmaxnreg. Each wrapper is one instruction or a short fixed sequence; the kernels in
+// hopper_gemm.cuh compose them.
 // Shared-memory operands are 32-bit shared-window addresses (kiln_smem).
 #pragma once
 
@@ -70,6 +71,40 @@ __device__ __forceinline__ void kiln_tma_load_5d(unsigned dst, const kiln_tensor
         "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
         ::"r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
         : "memory");
+}
+// One box of `map` at coordinates (c0 innermost, ...) from shared memory at `src` (laid out
+// as the map's swizzle has it) to global memory, in the issuing thread's current bulk group;
+// the copy engine clips the box at the map's extents.
+__device__ __forceinline__ void kiln_tma_store_2d(unsigned src, const kiln_tensor_map* map, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
+                 ::"l"(map), "r"(src), "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void kiln_tma_store_3d(unsigned src, const kiln_tensor_map* map, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];"
+                 ::"l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+__device__ __forceinline__ void kiln_tma_store_4d(unsigned src, const kiln_tensor_map* map, int c0, int c1, int c2, int c3) {
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+                 ::"l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+}
+__device__ __forceinline__ void kiln_tma_store_5d(unsigned src, const kiln_tensor_map* map, int c0, int c1, int c2, int c3, int c4) {
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];"
+                 ::"l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+                 : "memory");
+}
+// Closes the issuing thread's current bulk group of stores.
+__device__ __forceinline__ void kiln_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most N of this thread's bulk groups still read their shared-memory source
+// (the source may then be overwritten) ...
+template <int N> __device__ __forceinline__ void kiln_bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+// ... or are still incomplete (their global writes not yet done).
+template <int N> __device__ __forceinline__ void kiln_bulk_wait() {
+    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
 __device__ __forceinline__ void kiln_tma_prefetch_map(const kiln_tensor_map* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");

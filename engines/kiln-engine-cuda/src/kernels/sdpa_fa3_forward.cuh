@@ -52,6 +52,9 @@
 //   KILN_FA3_QBUFS                                Q buffers (2, with KILN_FA3_EARLY_Q: the next
 //                                                 block's Q loads while this block's last tiles
 //                                                 run).
+//   KILN_FA3_STORE_O                              1 to write O by the copy engine (map_o among
+//                                                 the map parameters, kiln_fa3_tma_store_o(src,
+//                                                 map, d, s, h, b)): see the epilogue.
 #include "sdpa_common.cuh"
 #include "hopper_ptx.cuh"
 
@@ -71,6 +74,9 @@
 #ifndef KILN_FA3_QBUFS
 #define KILN_FA3_QBUFS 1
 #endif
+#ifndef KILN_FA3_STORE_O
+#define KILN_FA3_STORE_O 0
+#endif
 #if KILN_FA3_EARLY_Q && !KILN_FA3_PERSISTENT
 #error "KILN_FA3_EARLY_Q needs KILN_FA3_PERSISTENT"
 #endif
@@ -86,10 +92,14 @@
 static_assert(KILN_D_QK % 64 == 0 && KILN_D_V % 64 == 0 && KILN_D_V <= 256, "head dims are multiples of 64, D_V at most 256");
 static_assert(KILN_FA3_BN % 64 == 0 && KILN_FA3_BN <= 256, "key tiles are multiples of 64");
 static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit");
+static_assert(!KILN_FA3_STORE_O || (KILN_FA3_BM * KILN_D_V * 2 <= KILN_FA3_STAGE_BYTES && KILN_D_V == KILN_D_QK),
+              "O is staged in one ring stage");
 
-// Named barriers (0 is __syncthreads): each consumer's turn, and the consumers together.
+// Named barriers (0 is __syncthreads): each consumer's turn, the consumers together, and each
+// consumer's staged O.
 #define KILN_FA3_BAR_TURN 1
 #define KILN_FA3_BAR_CONSUMERS (1 + KILN_FA3_CONSUMERS)
+#define KILN_FA3_BAR_STAGED (2 + KILN_FA3_CONSUMERS)
 
 // S = Q K^T for this consumer's 64 rows (c: consumer index) over one K tile.
 __device__ __forceinline__ void kiln_fa3_qk(float (&s)[KILN_FA3_BN / 2], unsigned q_st, unsigned k_st, int c) {
@@ -262,6 +272,21 @@ __device__ __forceinline__ void kiln_fa3_block(unsigned long long linear, int& b
     q0 = (int)(KILN_FA3_NQ - 1 - qb) * KILN_FA3_BM;
 }
 
+#if KILN_FA3_STORE_O
+// Returns the stage `pending` (a block's staged O, -1 for none) to the producer once the copy
+// engine has read it; thread 0 of each consumer issued the stores and waits for them.
+#define KILN_FA3_RELEASE_O(pending, t)                                       \
+    do {                                                                     \
+        if ((pending) >= 0) {                                                \
+            if ((t) == 0) {                                                  \
+                kiln_bulk_wait_read<0>();                                    \
+                kiln_mbar_arrive(KILN_FA3_EMPTY(pending));                   \
+            }                                                                \
+            (pending) = -1;                                                  \
+        }                                                                    \
+    } while (0)
+#endif
+
 extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMBOL(KILN_FA3_MAP_PARAMS, KILN_SDPA_PARAMS) {
     extern __shared__ unsigned char kiln_smem_raw[];
     // Swizzle atoms need 1024-byte alignment; the launch asks for 1 KiB of slack.
@@ -306,6 +331,9 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
         kiln_tma_prefetch_map(&map_q);
         kiln_tma_prefetch_map(&map_k);
         kiln_tma_prefetch_map(&map_v);
+#if KILN_FA3_STORE_O
+        kiln_tma_prefetch_map(&map_o);
+#endif
         // The ring position continues from block to block.
         int s = 0;
         unsigned phase = 0, q_loads = 0;
@@ -357,6 +385,10 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
     // The ring position and the Q loads used continue from block to block.
     int ring_st = 0;
     unsigned ring_phase = 0, q_uses = 0;
+    // KILN_FA3_STORE_O: the stage that holds the previous block's staged O until the copy engine
+    // has read it (-1: none); o_stage is this block's last stage.
+    int o_pending = -1, o_stage = 0;
+    (void)o_stage;
 #pragma unroll 1
     for (unsigned k = 0;; ++k) {
         const unsigned long long linear = kiln_fa3_linear(k);
@@ -403,6 +435,11 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
             kiln_mbar_wait(KILN_FA3_Q_FULL_AT(qb), (q_uses / KILN_FA3_QBUFS) & 1u);
             kiln_mbar_wait(KILN_FA3_K_FULL(ring_st), ring_phase);
             kiln_fa3_qk(s, q_buf, KILN_FA3_K_ST(ring_st), c);
+#if KILN_FA3_STORE_O
+            // While S runs: the previous block's O has left its stage, which the producer may
+            // now refill.
+            KILN_FA3_RELEASE_O(o_pending, t);
+#endif
             kiln_wgmma_wait<0>();
             kiln_wgmma_hold(s);
 #if KILN_FA3_EARLY_Q
@@ -478,7 +515,12 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
             kiln_fa3_pv(o, p, KILN_FA3_V_ST(prev), true);
             kiln_wgmma_wait<0>();
             kiln_wgmma_hold(o);
+#if KILN_FA3_STORE_O
+            // The stage is released once O, staged in it, has been read out (KILN_FA3_RELEASE_O).
+            o_stage = prev;
+#else
             if (t == 0) kiln_mbar_arrive(KILN_FA3_EMPTY(prev));
+#endif
             // The next block's first tile is the ring's next stage.
             ring_st = st + 1 == KILN_FA3_STAGES ? 0 : st + 1;
             ring_phase = st + 1 == KILN_FA3_STAGES ? phase ^ 1u : phase;
@@ -486,40 +528,91 @@ extern "C" __global__ void __launch_bounds__(KILN_FA3_THREADS, 1) KILN_SDPA_SYMB
         }
 
         // Epilogue: O / l per row, stats = ln(sum exp(scores)) = m ln 2 + ln(l).
-#if KILN_O_PAIR
-        const bool pair = ((unsigned long long)KILN_O % (2 * sizeof(KILN_O_T))) == 0;
-#endif
+        float inv[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
             l[r] += __shfl_xor_sync(0xffffffff, l[r], 1);
             l[r] += __shfl_xor_sync(0xffffffff, l[r], 2);
-            const int i = rows[r];
-            if (i >= KILN_SEQ_Q) continue;
-            const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+            inv[r] = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+        }
+#if KILN_FA3_STORE_O
+        // A block of no tiles comes here with the previous block's O still in its stage.
+        KILN_FA3_RELEASE_O(o_pending, t);
+        if (tiles > 0) {
+            // O through shared memory and the copy engine: the consumers' stores from registers
+            // (two 4-byte pieces of each 16 bytes a row, scattered over 64 rows a warpgroup) kept
+            // the load-store unit's queue full for about a tenth of a block at 1k keys. Every
+            // consumer's last P V has retired, so the block's last stage is free: consumer c
+            // stages its 64 rows there as D_V / 64 boxes of 64 rows x 128 bytes in the 128-byte
+            // swizzle (the 16-byte piece u of row r at u ^ (r % 8): conflict-free, 8 rows x 4
+            // threads a warp store), and one thread hands them to the copy engine, which clips
+            // them at the tensor's extents. The stage returns to the producer once they are read.
+            kiln_sdpa_bar_sync(KILN_FA3_BAR_CONSUMERS, 128 * KILN_FA3_CONSUMERS);
+            const unsigned staged = KILN_FA3_K_ST(o_stage) + (unsigned)c * (64u * KILN_D_V * 2u);
 #pragma unroll
-            for (int j = 0; j < KILN_D_V / 8; ++j) {
-                const int d = 8 * j + 2 * tq;
-                const float v0 = o[4 * j + 2 * r] * inv, v1 = o[4 * j + 2 * r + 1] * inv;
-#if KILN_O_PAIR
-                if (pair) {
-                    kiln_vec<KILN_O_T, 2> two;
-                    two.v[0] = kiln_st<KILN_O_T>(v0);
-                    two.v[1] = kiln_st<KILN_O_T>(v1);
-                    *reinterpret_cast<kiln_vec<KILN_O_T, 2>*>(&KILN_O[KILN_O_OFF(b, h, i, d)]) = two;
-                    continue;
+            for (int r = 0; r < 2; ++r) {
+                const int row = 16 * warp + g + 8 * r;
+#pragma unroll
+                for (int j = 0; j < KILN_D_V / 8; ++j) {
+                    const unsigned a = staged + (j / 8) * 8192 + row * 128 + (((j % 8) ^ g) << 4) + tq * 4;
+                    const unsigned two = kiln_sdpa_pack2(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
+                    asm volatile("st.shared.b32 [%0], %1;" ::"r"(a), "r"(two) : "memory");
                 }
-#endif
-                KILN_O[KILN_O_OFF(b, h, i, d)] = kiln_st<KILN_O_T>(v0);
-                KILN_O[KILN_O_OFF(b, h, i, d + 1)] = kiln_st<KILN_O_T>(v1);
             }
+            kiln_fence_proxy_async();
+            kiln_sdpa_bar_sync(KILN_FA3_BAR_STAGED + c, 128);
+            if (t == 0) {
+#pragma unroll
+                for (int dc = 0; dc < KILN_D_V / 64; ++dc) kiln_fa3_tma_store_o(staged + dc * 8192, &map_o, 64 * dc, r_first, h, b);
+                kiln_bulk_commit();
+            }
+            o_pending = o_stage;
+        } else
+#endif
+        {
+#if KILN_O_PAIR
+            const bool pair = ((unsigned long long)KILN_O % (2 * sizeof(KILN_O_T))) == 0;
+#endif
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const int i = rows[r];
+                if (i >= KILN_SEQ_Q) continue;
+#pragma unroll
+                for (int j = 0; j < KILN_D_V / 8; ++j) {
+                    const int d = 8 * j + 2 * tq;
+                    const float v0 = o[4 * j + 2 * r] * inv[r], v1 = o[4 * j + 2 * r + 1] * inv[r];
+#if KILN_O_PAIR
+                    if (pair) {
+                        kiln_vec<KILN_O_T, 2> two;
+                        two.v[0] = kiln_st<KILN_O_T>(v0);
+                        two.v[1] = kiln_st<KILN_O_T>(v1);
+                        *reinterpret_cast<kiln_vec<KILN_O_T, 2>*>(&KILN_O[KILN_O_OFF(b, h, i, d)]) = two;
+                        continue;
+                    }
+#endif
+                    KILN_O[KILN_O_OFF(b, h, i, d)] = kiln_st<KILN_O_T>(v0);
+                    KILN_O[KILN_O_OFF(b, h, i, d + 1)] = kiln_st<KILN_O_T>(v1);
+                }
+            }
+        }
 #if KILN_HAS_STATS
-            if (tq == 0) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const int i = rows[r];
+            if (tq == 0 && i < KILN_SEQ_Q) {
                 KILN_STATS[KILN_STATS_OFF(b, h, i, 0)] = l[r] > 0.0f ? m[r] * 0.6931471805599453f + logf(l[r]) : KILN_NEG_INF;
             }
-#endif
         }
+#endif
     }
+#if KILN_FA3_STORE_O
+    // The shared memory must outlive the copy engine's reads of the last staged O.
+    if (t == 0 && o_pending >= 0) kiln_bulk_wait<0>();
+#endif
 #undef KILN_FA3_Q_FULL
+#if KILN_FA3_STORE_O
+#undef KILN_FA3_RELEASE_O
+#endif
 #undef KILN_FA3_Q_FULL_AT
 #undef KILN_FA3_Q_EMPTY_AT
 #undef KILN_FA3_K_FULL
