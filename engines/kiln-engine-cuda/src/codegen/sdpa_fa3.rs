@@ -66,9 +66,8 @@ pub struct Variant {
     pub store_o: bool,
 }
 
-/// The `tile` knob's variants: 1-15 store O from registers, 16-21 are variants 7, 12, 14, 15, 5
-/// and 2 with O through shared memory and the copy engine (`store_o`).
-pub const VARIANTS: [Variant; 21] = [
+/// Variants 1-15 of the `tile` knob: O stored from registers.
+const REGISTER_STORE: [Variant; 15] = [
     Variant {
         pingpong: true,
         extra_stage: false,
@@ -219,67 +218,29 @@ pub const VARIANTS: [Variant; 21] = [
         early_q: true,
         store_o: false,
     },
-    Variant {
-        pingpong: false,
-        extra_stage: false,
-        narrow_keys: false,
-        three_consumers: false,
-        persistent: true,
-        snake: false,
-        early_q: false,
-        store_o: true,
-    },
-    Variant {
-        pingpong: false,
-        extra_stage: false,
-        narrow_keys: false,
-        three_consumers: false,
-        persistent: true,
-        snake: true,
-        early_q: true,
-        store_o: true,
-    },
-    Variant {
-        pingpong: true,
-        extra_stage: false,
-        narrow_keys: false,
-        three_consumers: true,
-        persistent: true,
-        snake: true,
-        early_q: false,
-        store_o: true,
-    },
-    Variant {
-        pingpong: true,
-        extra_stage: false,
-        narrow_keys: false,
-        three_consumers: true,
-        persistent: true,
-        snake: true,
-        early_q: true,
-        store_o: true,
-    },
-    Variant {
-        pingpong: true,
-        extra_stage: false,
-        narrow_keys: false,
-        three_consumers: true,
-        persistent: false,
-        snake: false,
-        early_q: false,
-        store_o: true,
-    },
-    Variant {
-        pingpong: false,
-        extra_stage: false,
-        narrow_keys: false,
-        three_consumers: false,
-        persistent: false,
-        snake: false,
-        early_q: false,
-        store_o: true,
-    },
 ];
+
+/// The `tile` knob's variants (value `v` is `VARIANTS[v - 1]`): 1-15 store O from registers,
+/// 16-21 are variants 7, 12, 14, 15, 5 and 2 with O through shared memory and the copy engine
+/// (`store_o`).
+pub const VARIANTS: [Variant; 21] = {
+    let mut all = [REGISTER_STORE[0]; 21];
+    let mut i = 0;
+    while i < REGISTER_STORE.len() {
+        all[i] = REGISTER_STORE[i];
+        i += 1;
+    }
+    let stored = [7, 12, 14, 15, 5, 2];
+    let mut j = 0;
+    while j < stored.len() {
+        all[REGISTER_STORE.len() + j] = Variant {
+            store_o: true,
+            ..REGISTER_STORE[stored[j] - 1]
+        };
+        j += 1;
+    }
+    all
+};
 
 /// The shared memory a Hopper block may use.
 const SHARED_LIMIT: usize = 227 * 1024;
@@ -687,6 +648,23 @@ mod tests {
         }
         assert_eq!(tiles(128, VARIANTS[2]), Some((128, 3)));
         assert_eq!(tiles(256, VARIANTS[2]), Some((64, 2)));
+    }
+
+    #[test]
+    fn the_store_variants_are_their_register_store_originals_with_the_store() {
+        for (v, base) in VARIANTS[15..].iter().zip([7, 12, 14, 15, 5, 2]) {
+            assert!(v.store_o && !VARIANTS[base - 1].store_o);
+            assert_eq!(
+                Variant {
+                    store_o: false,
+                    ..*v
+                },
+                VARIANTS[base - 1]
+            );
+        }
+        assert!(VARIANTS[..15].iter().all(|v| !v.store_o));
+        assert_eq!(default_variant(128, 1024, false), VARIANTS[16]);
+        assert_eq!(default_variant(64, 4096, true), VARIANTS[17]);
     }
 
     #[test]
