@@ -1450,6 +1450,14 @@ fn pooling_kernels_of_small_graphs_index_in_32_bits() {
             kiln_engine_cuda::RESAMPLE_V1,
             pooling_graph(DataType::F32, ResampleMode::AvgPoolExcludePadding, false),
         ),
+        (
+            kiln_engine_cuda::RESAMPLE_V1,
+            pooling_graph(DataType::F32, ResampleMode::MaxPool, true),
+        ),
+        (
+            kiln_engine_cuda::RESAMPLE_V1,
+            pooling_graph(DataType::F16, ResampleMode::MaxPool, false),
+        ),
         // NHWC without an index: the channel-vector path too.
         (
             kiln_engine_cuda::RESAMPLE_V1,

@@ -534,21 +534,34 @@ fn vector_forward(v: &VectorForward<'_>, tap: &str) -> Result<String, String> {
         let i_off = with_cg(&offset_terms(&t.strides, v.spatial, &|k| {
             format!("d{}", k + 2)
         }));
-        let _ = writeln!(body, "            kiln_vec<{ty}, {lanes}> iv;");
-        let _ = writeln!(body, "#pragma unroll");
-        let _ = writeln!(
-            body,
-            "            for (int j = 0; j < {lanes}; ++j) iv.v[j] = kiln_st<{ty}>((float)arg[j]);"
-        );
-        let _ = writeln!(
-            body,
-            "            *reinterpret_cast<kiln_vec<{ty}, {lanes}>*>(p2 + ({i_off})) = iv;"
+        index_vector_store(
+            &mut body,
+            "            ",
+            ty,
+            lanes,
+            "(float)arg[j]",
+            &format!("p2 + ({i_off})"),
         );
     }
     let _ = writeln!(body, "        }}");
     let _ = writeln!(body, "        return;");
     let _ = write!(body, "    }}");
     Ok(body.replace(&aligned_placeholder(), &aligned.join(" | ")))
+}
+
+/// Appends, at indent `ind`, the store of `lanes` indices `value` (an f32 expression of the lane
+/// `j`) as one vector of index type `ty` at `at`.
+fn index_vector_store(body: &mut String, ind: &str, ty: &str, lanes: usize, value: &str, at: &str) {
+    let _ = writeln!(body, "{ind}kiln_vec<{ty}, {lanes}> iv;");
+    let _ = writeln!(body, "#pragma unroll");
+    let _ = writeln!(
+        body,
+        "{ind}for (int j = 0; j < {lanes}; ++j) iv.v[j] = kiln_st<{ty}>({value});"
+    );
+    let _ = writeln!(
+        body,
+        "{ind}*reinterpret_cast<kiln_vec<{ty}, {lanes}>*>({at}) = iv;"
+    );
 }
 
 /// Most x positions a thread of the packed max forward ([`packed_max_forward`]) holds in
@@ -762,15 +775,13 @@ fn packed_max_forward(
                 );
             } else {
                 let ty = c_type(t.data_type).ok_or("bad index type")?;
-                let _ = writeln!(body, "{i2}    kiln_vec<{ty}, 8> iv;");
-                let _ = writeln!(body, "#pragma unroll");
-                let _ = writeln!(
-                    body,
-                    "{i2}    for (int j = 0; j < 8; ++j) iv.v[j] = kiln_st<{ty}>((float)(short)(a[j >> 1] >> (16 * (j & 1))));"
-                );
-                let _ = writeln!(
-                    body,
-                    "{i2}    *reinterpret_cast<kiln_vec<{ty}, 8>*>({at}) = iv;"
+                index_vector_store(
+                    &mut body,
+                    &format!("{i2}    "),
+                    ty,
+                    8,
+                    "(float)(short)(a[j >> 1] >> (16 * (j & 1)))",
+                    &at,
                 );
             }
         }
