@@ -476,12 +476,13 @@ pub fn supports(graph: &OpGraph) -> Result<(), String> {
 }
 
 /// The variant the `tile` knob's 0 picks at head dim `d` over `seq_kv` keys, `right` when the
-/// mask has a right bound (causal, band), measured on an H200 (docs/benchmarks/sdpa-fa3-notes.md, sessions 6, 8 and 10):
+/// mask has a right bound (causal, band), measured on an H200
+/// (docs/benchmarks/sdpa-fa3-notes.md, sessions 6, 8 and 10):
 /// - up to 4k keys at d = 128 and up to 1k at d = 64: persistent blocks of two consumers in a
-///   snake, with the early Q release and O stored by the copy engine (variant 17). Against the
-///   same schedule storing O from registers (variant 12) or the persistent round-robin one
-///   (variant 7): 1.13x at 1k d128 (0.0630 against 0.0709 ms), 1.06x at 1k d64, 1.03-1.04x at
-///   4k d128, 1.05-1.10x on causal and ragged batches.
+///   snake, with the early Q release and O stored by the copy engine (variant 17). In one call
+///   against the persistent round-robin variant 7: 1.10x at 1k d128 (0.0630 against 0.0694 ms),
+///   1.07x at 1k d64, 1.03x at 4k d128; against variant 12 (the same storing O from registers,
+///   the previous default on causal and ragged batches) 1.02-1.11x there.
 /// - d = 64 causal up to 4k keys: three consumers in ping-pong, persistent, in a snake, O by the
 ///   copy engine (variant 18; 1.02x over variant 14, which stores from registers).
 /// - beyond: one block per CTA storing O from registers (the copy engine's store measured
