@@ -265,8 +265,8 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
     // (docs/benchmarks/pooling-notes.md, 2026-12-02).
     let run = packed_run.or_else(|| lanes.map(|lanes| VectorRun::along_w(y, lanes, 1)));
     let vector = match run {
-        Some(run) if packed_run.is_some() => packed_max_forward(
-            &VectorForward {
+        Some(run) => {
+            let v = VectorForward {
                 x,
                 y,
                 index,
@@ -276,23 +276,13 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
                 init: &init,
                 combine: &combine,
                 finish: &finish_value,
-            },
-            g,
-        )?,
-        Some(run) => vector_forward(
-            &VectorForward {
-                x,
-                y,
-                index,
-                run,
-                spatial,
-                window: g.window_elements(),
-                init: &init,
-                combine: &combine,
-                finish: &finish_value,
-            },
-            &tap,
-        )?,
+            };
+            if packed_run.is_some() {
+                packed_max_forward(&v, g)?
+            } else {
+                vector_forward(&v, &tap)?
+            }
+        }
         None => String::new(),
     };
     let kernel = fill(
