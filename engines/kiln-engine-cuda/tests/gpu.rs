@@ -1424,6 +1424,22 @@ fn hopper_conv_gradients_match_the_reference_on_odd_shapes_and_every_tile() {
             false,
             false,
         ),
+        // Stride phases with different tap counts (5x5 stride 2: 3x3, 3x2, 2x3, 2x2) and
+        // phases no tap reaches (1x1 stride 2: dx is the epilogue of zero there).
+        (
+            true,
+            DataType::Bf16,
+            s(2, 32, 10, 9, 24, 5, 2, 2, 1),
+            false,
+            true,
+        ),
+        (
+            true,
+            DataType::F16,
+            s(2, 48, 9, 11, 40, 1, 0, 2, 1),
+            true,
+            true,
+        ),
         (
             true,
             DataType::Bf16,

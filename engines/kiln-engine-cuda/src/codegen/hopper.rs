@@ -177,8 +177,17 @@ pub fn pick(m: i64, n: i64, batches: i64) -> TileConfig {
 /// with bias + relu 0.0459 → 0.0354 ms, C128 H56 3×3 stride 2 0.0347 → 0.0304, C128 H28 1×1
 /// 0.0172 → 0.0151; the matmul cases and the 128×128 / 128×256 convolutions stay cooperative
 /// (ping-pong measured slower there: its 64×256 and 128×128 tiles re-read more operand bytes).
+///
+/// And a convolution for which `pick` chose 128×128 cooperative tiles although N is 256 or
+/// more (about one wave of tiles: short M) takes 64×256 ping-pong tiles. Measured on the H200
+/// after the epilogue's loads were batched (docs/benchmarks/h200-2026-12-02-session11.md): with
+/// bias + relu, C256 H14 3×3 0.0219 → 0.0189 ms and C512 H7 3×3 0.0381 → 0.0337 (f16; bf16
+/// alike); bare, 0.0206 → 0.0178 and 0.0369 → 0.0315.
 pub fn pick_for(m: i64, n: i64, batches: i64, conv: bool) -> TileConfig {
     let cfg = pick(m, n, batches);
+    if conv && cfg == CONFIGS[1] && n >= 256 {
+        return CONFIGS[4];
+    }
     if !conv || cfg.wm != 2 {
         return cfg;
     }
@@ -800,10 +809,15 @@ mod tests {
         // conv C128 H28 1x1 (M = 25088, N = 128): 256x128 -> 128x128 ping-pong.
         assert_eq!(pick(25088, 128, 1), CONFIGS[2]);
         assert_eq!(pick_for(25088, 128, 1, true), CONFIGS[5]);
-        // Matmuls, and convolutions on 128-row tiles, keep the cooperative choice.
+        // Matmuls keep the cooperative choice, and so do convolutions on 128 x 256 tiles.
         assert_eq!(pick_for(100352, 64, 1, false), CONFIGS[3]);
         assert_eq!(pick_for(8192, 8192, 1, true), pick(8192, 8192, 1));
-        assert_eq!(pick_for(3136, 512, 1, true), pick(3136, 512, 1));
+        // Short-M convolutions with N >= 256 on 128 x 128 tiles: 64 x 256 ping-pong
+        // (conv C512 H7, conv C256 H14).
+        assert_eq!(pick(3136, 512, 1), CONFIGS[1]);
+        assert_eq!(pick_for(3136, 512, 1, true), CONFIGS[4]);
+        assert_eq!(pick_for(6272, 256, 1, true), CONFIGS[4]);
+        assert_eq!(pick_for(3136, 512, 1, false), CONFIGS[1]);
     }
 
     #[test]

@@ -68,6 +68,11 @@ struct Plan {
     /// Statements before the epilogue's coordinates (a phased dgrad's pixel, and its return
     /// for rows past the image).
     epilogue_prefix: String,
+    /// The same for the staged epilogue's values: a phased dgrad's pixel clamped into the
+    /// image (a row past it is computed, never stored).
+    value_prefix: String,
+    /// A phased dgrad's pixel geometry for the staged stores' row offsets.
+    phase_rows: Option<PhaseRows>,
     /// B's tensor map.
     b: TensorMapRecipe,
     /// A is K-major (dgrad) or M-major (wgrad).
@@ -77,6 +82,18 @@ struct Plan {
     /// The epilogue's output coordinates of GEMM element (gm, gn).
     coords: Vec<String>,
     narrow: bool,
+}
+
+/// Row gm of phase `batch` of a strided dgrad is dx pixel (gm / (hq·wq), ph_h + stride_h ·
+/// ((gm / wq) mod hq), ph_w + stride_w · (gm mod wq)), (ph_h, ph_w) = (batch / stride_w,
+/// batch mod stride_w), or none when that lies past the image (h × w).
+struct PhaseRows {
+    hq: i64,
+    wq: i64,
+    h: i64,
+    w: i64,
+    stride_h: i64,
+    stride_w: i64,
 }
 
 fn aligned(v: i64) -> bool {
@@ -187,23 +204,24 @@ fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
                 ("KILN_DG_DY_STRIDE_W", sy[3]),
                 ("KILN_DG_HQ", hq),
                 ("KILN_DG_WQ", wq),
-                ("KILN_DG_TW", tw),
             ] {
                 let _ = writeln!(defines, "#define {key} {v}{sfx}");
             }
             let _ = writeln!(defines, "#define KILN_DG_PHASED {}", u8::from(phased));
             if phased {
-                // Phase `batch` = (ph_h, ph_w); its j-th tap pair (jh, jw) is filter tap
-                // (r0 + stride_h jh, s0 + stride_w jw), r0 = (ph_h + pad_h) mod stride_h: a
-                // tap past the filter is outside the map and zero-filled by the copy engine.
+                // Phase `batch` = (ph_h, ph_w) reduces over its own taps only: the j-th
+                // (jh, jw), jw < tw = ceil((S - s0) / stride_w), is filter tap (r0 + stride_h jh,
+                // s0 + stride_w jw), r0 = (ph_h + pad_h) mod stride_h, s0 alike
+                // (hopper_conv_grad.cuh counts them).
                 let _ = write!(
                     defines,
                     "\n// The filter box of channels [c0, c0 + 64) and reduction indices [c1, c1 + 64) of phase\n\
-                     // `batch`: one tap's filters, past K or past the filter zero-filled by the copy engine.\n\
+                     // `batch`: one tap's filters, past K zero-filled by the copy engine.\n\
                      __device__ __forceinline__ void kiln_h_tma_b(unsigned dst, const kiln_tensor_map* map, unsigned bar, int c0, int c1, int batch) {{\n\
                      \x20   const int tap = c1 / {kp}, ph_h = batch / {sv}, ph_w = batch % {sv};\n\
-                     \x20   const int r = (ph_h + {pad_h}) % {sh} + {sh} * (tap / {tw}), s = (ph_w + {pad_w}) % {sv} + {sv} * (tap % {tw});\n\
-                     \x20   kiln_tma_load_4d(dst, map, bar, c0, c1 - tap * {kp}, s, r);\n\
+                     \x20   const int r0 = (ph_h + {pad_h}) % {sh}, s0 = (ph_w + {pad_w}) % {sv};\n\
+                     \x20   const int tw = s0 < {ss} ? ({ss} - s0 + {sv} - 1) / {sv} : 1;\n\
+                     \x20   kiln_tma_load_4d(dst, map, bar, c0, c1 - tap * {kp}, s0 + {sv} * (tap % tw), r0 + {sh} * (tap / tw));\n\
                      }}\n",
                     pad_h = pr.pre_padding[0],
                     pad_w = pr.pre_padding[1],
@@ -221,6 +239,27 @@ fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
                      }}\n"
                 );
             }
+            let value_prefix = if phased {
+                format!(
+                    "    // Row gm of phase `batch`: pixel (n_, h_, w_) of dx, clamped into the image.\n\
+                     \x20   const kiln_idx n_ = gm / {hqwq}{sfx};\n\
+                     \x20   const kiln_idx h_ = min((kiln_idx)(batch / {sv}) + {sh}{sfx} * ((gm / {wq}{sfx}) % {hq}{sfx}), (kiln_idx){hl}{sfx});\n\
+                     \x20   const kiln_idx w_ = min((kiln_idx)(batch % {sv}) + {sv}{sfx} * (gm % {wq}{sfx}), (kiln_idx){wl}{sfx});\n",
+                    hqwq = hq * wq,
+                    hl = h - 1,
+                    wl = wd - 1
+                )
+            } else {
+                String::new()
+            };
+            let phase_rows = phased.then_some(PhaseRows {
+                hq,
+                wq,
+                h,
+                w: wd,
+                stride_h: sh,
+                stride_w: sv,
+            });
             let (coords, epilogue_prefix) = if phased {
                 (
                     vec!["n_".into(), "(gn)".into(), "h_".into(), "w_".into()],
@@ -251,6 +290,8 @@ fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
                 splits: 1,
                 phases,
                 epilogue_prefix,
+                value_prefix,
+                phase_rows,
                 b,
                 a_k_major: true,
                 defines,
@@ -347,6 +388,8 @@ fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
                 splits: cdiv(npq, chunk),
                 phases: 1,
                 epilogue_prefix: String::new(),
+                value_prefix: String::new(),
+                phase_rows: None,
                 b,
                 a_k_major: false,
                 defines,
@@ -523,8 +566,8 @@ pub fn generate(
     } else {
         ("long long", "LL")
     };
-    // A phased dgrad's rows are strided pixels: stored element by element.
-    let stage_out = if dir == ConvDirection::Dgrad && pl.phases == 1 {
+    // (A phased dgrad's rows are strided pixels: each row's offset is its pixel's.)
+    let stage_out = if dir == ConvDirection::Dgrad {
         staged(graph, &s)
     } else {
         None
@@ -663,8 +706,37 @@ pub fn generate(
              \x20   return 0;\n\
              }\n",
         );
+        if let Some(g) = &pl.phase_rows {
+            // dx is NHWC-dense with rows of ld elements (`staged`): pixel (n, h, w) is row
+            // (n·H + h)·W + w.
+            let _ = write!(
+                src,
+                "// Row gm of phase `batch`: its dx pixel's offset, or -1 past the image.\n\
+                 __device__ __forceinline__ kiln_i64 kiln_h_out_row(int batch, kiln_idx gm) {{\n\
+                 \x20   const kiln_i64 n = gm / {hqwq}LL, h = batch / {sw} + {sh}LL * ((gm / {wq}LL) % {hq}LL), w = batch % {sw} + {sw}LL * (gm % {wq}LL);\n\
+                 \x20   return h < {h}LL && w < {w}LL ? ((n * {h}LL + h) * {w}LL + w) * {ld}LL : -1;\n\
+                 }}\n",
+                hqwq = g.hq * g.wq,
+                wq = g.wq,
+                hq = g.hq,
+                h = g.h,
+                w = g.w,
+                sh = g.stride_h,
+                sw = g.stride_w,
+            );
+            define(
+                &mut src,
+                "KILN_H_OUT_ROW(batch, gm)",
+                "kiln_h_out_row(batch, gm)".into(),
+            );
+        }
         src.push_str(&hopper::epilogue_value(
-            graph, &s, &params, &pl.coords, "", uid,
+            graph,
+            &s,
+            &params,
+            &pl.coords,
+            &pl.value_prefix,
+            uid,
         )?);
     }
     src.push_str("\n#include \"hopper_gemm.cuh\"\n");

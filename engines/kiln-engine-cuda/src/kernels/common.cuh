@@ -28,10 +28,12 @@ __device__ __forceinline__ float kiln_sigmoid(float x) {
 // The reference engine's relu (cuDNN's clip order): the lower clip and its slope first, then
 // the upper clip on the result. NaN stays NaN; below the lower clip with slope 0 the result is
 // exactly the lower clip, also for -inf (where lower + 0 * (x - lower) would be NaN).
+// NaN passes through. Written as selects, with no early return, so that a fused epilogue
+// over many elements compiles without a branch per element.
 __device__ __forceinline__ float kiln_relu(float a, float lower, float upper, float slope) {
-    if (isnan(a)) { return a; }
-    float below = a >= lower ? a : (slope == 0.0f ? lower : lower + slope * (a - lower));
-    return kiln_min(below, upper);
+    const float below = a >= lower ? a : (slope == 0.0f ? lower : lower + slope * (a - lower));
+    const float clipped = kiln_min(below, upper);
+    return isnan(a) ? a : clipped;
 }
 __device__ __forceinline__ float kiln_softplus(float a, float beta) {
     float z = beta * a;

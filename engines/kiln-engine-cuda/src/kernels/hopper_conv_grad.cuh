@@ -43,7 +43,23 @@ static_assert(KILN_DG_KP % 64 == 0, "each tap's filters are padded to whole K sl
 // stride_w jw), r0 = (ph_h + pad_h) mod stride_h, jh < ceil(R / stride_h) (jw alike), each
 // meeting the pixel at dy's p = i + (ph_h + pad_h − r0) / stride_h − jh (q alike), with no
 // division left to check. Per row: its base in dy and (i + (ph_h + pad_h − r0) / stride_h, ...);
-// rows past the phase's pixels get coordinates no tap brings into dy.
+// rows past the phase's pixels get coordinates no tap brings into dy. A phase reduces over its
+// own taps only, ceil((R − r0) / stride_h) · ceil((S − s0) / stride_w) of them (none when the
+// filter is narrower than the stride there), in slices of 64 filters: KILN_H_K_ITERS_OF.
+__device__ __forceinline__ int kiln_dg_taps(int first, int extent, int stride) {
+    return first < extent ? (extent - first + stride - 1) / stride : 0;
+}
+__device__ __forceinline__ int kiln_dg_phase_r0(int batch) {
+    return (batch / (int)KILN_DG_STRIDE_W + (int)KILN_DG_PAD_H) % (int)KILN_DG_STRIDE_H;
+}
+__device__ __forceinline__ int kiln_dg_phase_s0(int batch) {
+    return (batch % (int)KILN_DG_STRIDE_W + (int)KILN_DG_PAD_W) % (int)KILN_DG_STRIDE_W;
+}
+__device__ __forceinline__ int kiln_dg_phase_iters(int batch) {
+    return kiln_dg_taps(kiln_dg_phase_r0(batch), (int)KILN_DG_R, (int)KILN_DG_STRIDE_H) *
+           kiln_dg_taps(kiln_dg_phase_s0(batch), (int)KILN_DG_S, (int)KILN_DG_STRIDE_W) * ((int)KILN_DG_KP / 64);
+}
+#define KILN_H_K_ITERS_OF(batch) kiln_dg_phase_iters(batch)
 __device__ __forceinline__ void kiln_dg_pixel(kiln_idx gm, int batch, kiln_idx& base, int& h, int& w) {
     const int ph_h = batch / (int)KILN_DG_STRIDE_W, ph_w = batch % (int)KILN_DG_STRIDE_W;
     const kiln_idx j = gm % KILN_DG_WQ, rr = gm / KILN_DG_WQ, i = rr % KILN_DG_HQ, n = rr / KILN_DG_HQ;
@@ -64,21 +80,19 @@ __device__ __forceinline__ void kiln_dg_pixel(kiln_idx gm, int batch, kiln_idx& 
     int g_h[KILN_H_GATHER_ROWS], g_w[KILN_H_GATHER_ROWS];                              \
     _Pragma("unroll") for (int j = 0; j < KILN_H_GATHER_ROWS; ++j)                     \
         kiln_dg_pixel((kiln_idx)(m0) + t / 8 + 16 * j, batch, g_base[j], g_h[j], g_w[j]); \
-    const int g_r0 = (batch / (int)KILN_DG_STRIDE_W + (int)KILN_DG_PAD_H) % (int)KILN_DG_STRIDE_H; \
-    const int g_s0 = (batch % (int)KILN_DG_STRIDE_W + (int)KILN_DG_PAD_W) % (int)KILN_DG_STRIDE_W
+    const int g_tw = max(kiln_dg_taps(kiln_dg_phase_s0(batch), (int)KILN_DG_S, (int)KILN_DG_STRIDE_W), 1)
 
-#define kiln_h_gather_a(dst, t, k0) kiln_dg_gather(dst, t, k0, g_base, g_h, g_w, g_r0, g_s0, KILN_GEMM_A)
+#define kiln_h_gather_a(dst, t, k0) kiln_dg_gather(dst, t, k0, g_base, g_h, g_w, g_tw, KILN_GEMM_A)
 
 __device__ __forceinline__ void kiln_dg_gather(unsigned dst, int t, int k0, const kiln_idx (&base)[KILN_H_GATHER_ROWS],
                                                const int (&h)[KILN_H_GATHER_ROWS], const int (&w)[KILN_H_GATHER_ROWS],
-                                               int r0, int s0, const elem_t* __restrict__ dy) {
+                                               int tw, const elem_t* __restrict__ dy) {
     const int q = t % 8, r0w = t / 8;
     const int tap = k0 / (int)KILN_DG_KP;
     const int kf = k0 - tap * (int)KILN_DG_KP + 8 * q;
-    const int jh = tap / (int)KILN_DG_TW, jw = tap % (int)KILN_DG_TW;
-    // A tap past the filter (a phase with fewer taps) loads zeros.
-    const bool k_ok = kf < (int)KILN_DG_K && r0 + (int)KILN_DG_STRIDE_H * jh < (int)KILN_DG_R &&
-                      s0 + (int)KILN_DG_STRIDE_W * jw < (int)KILN_DG_S;
+    // The phase's taps, tw of them per filter row (every one inside the filter).
+    const int jh = tap / tw, jw = tap % tw;
+    const bool k_ok = kf < (int)KILN_DG_K;
 #pragma unroll
     for (int j = 0; j < KILN_H_GATHER_ROWS; ++j) {
         const int row = r0w + 16 * j;

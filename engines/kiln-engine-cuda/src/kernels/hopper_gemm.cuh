@@ -54,7 +54,14 @@
 //                                          aligned); then also out_t, KILN_H_OUT,
 //                                          KILN_H_OUT_LD, kiln_h_out_offset(batch) and
 //                                          kiln_gemm_epilogue_value(params, batch, gm, gn, acc),
-//                                          the epilogue's value without its store.
+//                                          the epilogue's value without its store;
+//                                          optionally KILN_H_OUT_ROW(batch, gm), row gm's
+//                                          element offset (default gm * KILN_H_OUT_LD;
+//                                          negative: a row with no output, not stored);
+//   KILN_H_K_ITERS_OF(batch)               optional (a header included below may define it;
+//                                          cooperative schedule only): the K slices of
+//                                          batch `batch`, at most KILN_H_K_ITERS, default all
+//                                          of them; a batch of none has zero accumulators.
 #if !defined(KILN_H_BN) || !defined(KILN_H_STAGES) || !defined(KILN_GEMM_SYMBOL) || !defined(KILN_H_A_GATHER) || !defined(KILN_H_STAGED)
 #error "hopper_gemm.cuh is included by a generated prologue that specialises it (codegen/hopper.rs)"
 #endif
@@ -94,6 +101,16 @@ static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit here");
 #elif KILN_H_A_GATHER
 #include "hopper_conv_gather.cuh"
 #endif
+#ifdef KILN_H_K_ITERS_OF
+#if KILN_H_PINGPONG
+#error "per-batch K slices need the cooperative schedule (ping-pong's ring skip counts KILN_H_K_ITERS)"
+#endif
+#else
+#define KILN_H_K_ITERS_OF(batch) KILN_H_K_ITERS
+#endif
+#if KILN_H_STAGED && !defined(KILN_H_OUT_ROW)
+#define KILN_H_OUT_ROW(batch, gm) ((kiln_i64)(gm) * KILN_H_OUT_LD)
+#endif
 
 // Tile `tile` of the persistent order: batch-major, then groups of KILN_H_GROUP_M row tiles
 // swept column by column.
@@ -113,7 +130,10 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
     extern __shared__ unsigned char kiln_smem_raw[];
     // Swizzle atoms need 1024-byte alignment; the launch asks for 1 KiB of slack.
-    unsigned char* smem = (unsigned char*)(((unsigned long long)kiln_smem_raw + 1023ull) & ~1023ull);
+    // (An offset from the __shared__ array, not an integer cast, so that the compiler knows the
+    // staged tile below is shared memory: 4-byte STS, no generic stores it cannot reorder
+    // the epilogue's global loads across.)
+    unsigned char* smem = kiln_smem_raw + ((1024u - (kiln_smem(kiln_smem_raw) & 1023u)) & 1023u);
     const unsigned tiles_base = kiln_smem(smem);
     const unsigned bars = tiles_base + KILN_H_STAGES * KILN_H_STAGE_BYTES + 2 * KILN_H_C_BYTES;
     // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s).
@@ -145,8 +165,9 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             int batch, tm, tn;
             kiln_h_tile(tile, batch, tm, tn);
             KILN_H_GATHER_TILE_SETUP(tm * KILN_H_BM);
+            const int k_iters = KILN_H_K_ITERS_OF(batch);
 #pragma unroll 1
-            for (int kt = 0; kt < KILN_H_K_ITERS; ++kt) {
+            for (int kt = 0; kt < k_iters; ++kt) {
                 kiln_mbar_wait(KILN_H_EMPTY(s), phase ^ 1u);
                 const unsigned a_dst = tiles_base + s * KILN_H_STAGE_BYTES;
                 const unsigned b_dst = a_dst + KILN_H_A_BYTES;
@@ -175,8 +196,9 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int batch, tm, tn;
                 kiln_h_tile(tile, batch, tm, tn);
+                const int k_iters = KILN_H_K_ITERS_OF(batch);
 #pragma unroll 1
-                for (int kt = 0; kt < KILN_H_K_ITERS; ++kt) {
+                for (int kt = 0; kt < k_iters; ++kt) {
                     kiln_mbar_wait(KILN_H_EMPTY(s), phase ^ 1u);
                     const unsigned a_dst = tiles_base + s * KILN_H_STAGE_BYTES;
                     const unsigned b_dst = a_dst + KILN_H_A_BYTES;
@@ -238,8 +260,9 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             if (c == 1 || tile != blockIdx.x) asm volatile("bar.sync %0, 256;" ::"r"(3 + c) : "memory");
 #endif
             int prev = -1;
+            const int k_iters = KILN_H_K_ITERS_OF(batch);
 #pragma unroll 1
-            for (int kt = 0; kt < KILN_H_K_ITERS; ++kt) {
+            for (int kt = 0; kt < k_iters; ++kt) {
                 kiln_mbar_wait(KILN_H_FULL(s), phase);
 #if KILN_H_A_GATHER
                 kiln_fence_proxy_async();
@@ -281,6 +304,13 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             kiln_wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < KILN_H_WM; ++i) kiln_wgmma_hold(acc[i]);
+            if (k_iters == 0) {
+                // No K slice (a stride phase no filter tap reaches): the product is zero.
+#pragma unroll
+                for (int i = 0; i < KILN_H_WM; ++i)
+#pragma unroll
+                    for (int e = 0; e < KILN_H_BN / 2; ++e) acc[i][e] = 0.0f;
+            }
             if (prev >= 0 && t == 0) kiln_mbar_arrive(KILN_H_EMPTY(prev));
 #if KILN_H_PINGPONG
             // Skip the other consumer's tile in the ring (its K_ITERS stages).
@@ -294,9 +324,12 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             // Accumulator layout of m64nNk16 (f32): per 8 columns j, warp w holds rows
             // 16 w + lane / 4 (+ 8), columns 8 j + 2 (lane % 4) (+ 1).
 #if KILN_H_STAGED
-            // The epilogue's values into this consumer's shared tile (two columns per 4-byte
-            // write), then out in 16-byte row-contiguous stores: a warp writes whole rows
-            // instead of 8 partial ones per instruction.
+            // First every value of the epilogue, in place, at coordinates clamped into the
+            // output (a value outside it is computed and never stored): no branch and no store
+            // between the epilogue's global loads, so they issue together instead of one
+            // round trip per element. Then the values into this consumer's shared tile (two
+            // columns per 4-byte write), and out in 16-byte row-contiguous stores: a warp
+            // writes whole rows instead of 8 partial ones per instruction.
             unsigned char* ctile = smem + KILN_H_STAGES * KILN_H_STAGE_BYTES + c * KILN_H_C_BYTES;
             const kiln_idx row0 = (kiln_idx)tm * KILN_H_BM + crow;
             const kiln_idx col0 = (kiln_idx)tn * KILN_H_BN;
@@ -305,15 +338,24 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
 #pragma unroll
                 for (int j = 0; j < KILN_H_BN / 8; ++j) {
 #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int r = i * 64 + warp * 16 + lane / 4 + 8 * (e / 2), cc = 8 * j + 2 * (lane % 4) + e % 2;
+                        const kiln_idx gm = min(row0 + r, (kiln_idx)(KILN_GEMM_M - 1));
+                        const kiln_idx gn = min(col0 + cc, (kiln_idx)(KILN_GEMM_N - 1));
+                        acc[i][4 * j + e] = kiln_gemm_epilogue_value(KILN_GEMM_ARGS, (kiln_i64)batch, gm, gn, acc[i][4 * j + e]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < KILN_H_WM; ++i) {
+#pragma unroll
+                for (int j = 0; j < KILN_H_BN / 8; ++j) {
+#pragma unroll
                     for (int h = 0; h < 2; ++h) {
                         const int r = i * 64 + warp * 16 + lane / 4 + 8 * h, cc = 8 * j + 2 * (lane % 4);
-                        const kiln_idx gm = row0 + r, gn = col0 + cc;
-                        const bool m_ok = gm < KILN_GEMM_M;
-                        const float v0 = (m_ok && gn < KILN_GEMM_N) ? kiln_gemm_epilogue_value(KILN_GEMM_ARGS, (kiln_i64)batch, gm, gn, acc[i][4 * j + 2 * h]) : 0.0f;
-                        const float v1 = (m_ok && gn + 1 < KILN_GEMM_N) ? kiln_gemm_epilogue_value(KILN_GEMM_ARGS, (kiln_i64)batch, gm, gn + 1, acc[i][4 * j + 2 * h + 1]) : 0.0f;
                         kiln_vec<out_t, 2> pair;
-                        pair.v[0] = kiln_st<out_t>(v0);
-                        pair.v[1] = kiln_st<out_t>(v1);
+                        pair.v[0] = kiln_st<out_t>(acc[i][4 * j + 2 * h]);
+                        pair.v[1] = kiln_st<out_t>(acc[i][4 * j + 2 * h + 1]);
                         *reinterpret_cast<kiln_vec<out_t, 2>*>(ctile + r * KILN_H_C_PITCH + cc * 2) = pair;
                     }
                 }
@@ -328,8 +370,10 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
                     const int r = q / chunks, cc = (q % chunks) * 8;
                     const kiln_idx gm = row0 + r, gn = col0 + cc;
                     if (gm >= KILN_GEMM_M || gn >= KILN_GEMM_N) continue;
+                    const kiln_i64 row = KILN_H_OUT_ROW(batch, gm);
+                    if (row < 0) continue;
                     const kiln_vec<out_t, 8> v = *reinterpret_cast<const kiln_vec<out_t, 8>*>(ctile + r * KILN_H_C_PITCH + cc * 2);
-                    out_t* dst = out + gm * KILN_H_OUT_LD + gn;
+                    out_t* dst = out + row + gn;
                     if (aligned && gn + 8 <= KILN_GEMM_N) {
                         *reinterpret_cast<kiln_vec<out_t, 8>*>(dst) = v;
                     } else {
