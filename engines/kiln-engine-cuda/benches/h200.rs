@@ -602,14 +602,16 @@ fn bench_conv_grad(h: &kiln::Handle) {
 }
 
 /// `--conv-grad-tiles`: every tile configuration of the Hopper gradient engines on the cases
-/// where the heuristics' choice misses the target (bf16): strided dgrad and the 7 x 7
-/// C512 pair, to see what the tile choice is worth there.
+/// where the heuristics' choice misses the target or is closest to it: strided dgrad,
+/// the 7 x 7 C512 pair and the 14 x 14 C256 dgrad, to see what the tile choice is worth there.
 fn bench_conv_grad_tiles(h: &kiln::Handle) {
     let tiles = kiln_engine_cuda::codegen::hopper_grad::CONFIGS.len() as i64;
-    for &(n, c, hw, k, r, stride, dgrad) in &[
-        (32i64, 128i64, 56i64, 128i64, 3i64, 2i64, true),
-        (64, 512, 7, 512, 3, 1, true),
-        (64, 512, 7, 512, 3, 1, false),
+    for &(dt, n, c, hw, k, r, stride, dgrad) in &[
+        (DataType::Bf16, 32i64, 128i64, 56i64, 128i64, 3i64, 2i64, true),
+        (DataType::Bf16, 64, 512, 7, 512, 3, 1, true),
+        (DataType::F16, 64, 512, 7, 512, 3, 1, true),
+        (DataType::Bf16, 64, 512, 7, 512, 3, 1, false),
+        (DataType::Bf16, 32, 256, 14, 256, 3, 1, true),
     ] {
         let shape = GradShape {
             n,
@@ -630,7 +632,7 @@ fn bench_conv_grad_tiles(h: &kiln::Handle) {
             ("conv_wgrad", kiln_engine_cuda::CONV_WGRAD_V2)
         };
         for tile in 1..=tiles {
-            let mut g = conv_grad_graph(dgrad, DataType::Bf16, shape, true, false);
+            let mut g = conv_grad_graph(dgrad, dt, shape, true, false);
             g.validate().expect("valid");
             g.build_operation_graph(h).expect("lower");
             g.create_execution_plans(&[HeurMode::A])
@@ -640,7 +642,7 @@ fn bench_conv_grad_tiles(h: &kiln::Handle) {
                 .expect("build conv grad tile");
             time_graph(
                 &format!(
-                    "{what} bf16 N{n} C{c} H{hw} K{k} R{r} s{stride} [{} tile {tile}]",
+                    "{what} {dt} N{n} C{c} H{hw} K{k} R{r} s{stride} [{} tile {tile}]",
                     engine(&g)
                 ),
                 &g,

@@ -185,7 +185,7 @@ pub fn pick(m: i64, n: i64, batches: i64) -> TileConfig {
 /// alike); bare, 0.0206 → 0.0178 and 0.0369 → 0.0315.
 pub fn pick_for(m: i64, n: i64, batches: i64, conv: bool) -> TileConfig {
     let cfg = pick(m, n, batches);
-    if conv && cfg == CONFIGS[1] && n >= 256 {
+    if conv && prefers_wide_ping_pong(cfg, n) {
         return CONFIGS[4];
     }
     if !conv || cfg.wm != 2 {
@@ -196,6 +196,13 @@ pub fn pick_for(m: i64, n: i64, batches: i64, conv: bool) -> TileConfig {
         .copied()
         .find(|p| p.wm == 2 && p.bn == cfg.bn)
         .unwrap_or(cfg)
+}
+
+/// Whether a convolution's GEMM (fprop, or a dgrad without stride phases) for which `pick`
+/// chose `cfg` runs faster on 64x256 ping-pong tiles (`CONFIGS[4]`): `pick` took 128x128
+/// cooperative tiles although N is 256 or more, which it does when M is short (about one wave).
+pub fn prefers_wide_ping_pong(cfg: TileConfig, n: i64) -> bool {
+    cfg == CONFIGS[1] && n >= 256
 }
 
 /// `a / b` rounded up, for positive `b` and non-negative `a`.

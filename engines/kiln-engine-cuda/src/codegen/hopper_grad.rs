@@ -26,9 +26,10 @@ use kiln_core::{ConvDirection, DataType, OpGraph, TensorDesc};
 use std::fmt::Write;
 
 /// The tile configurations of the gradient engines: the GEMM's four cooperative ones, then
-/// 128 x 64 for narrow problems (a wgrad of 64 filters); none in ping-pong (the gradients'
-/// gathers were measured with the cooperative schedule only). The tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
-pub const CONFIGS: [TileConfig; 5] = [
+/// 128 x 64 for narrow problems (a wgrad of 64 filters), then the GEMM's 64 x 256 ping-pong
+/// tile (each consumer its own tiles; the wgrad heuristic models the cooperative ones only).
+/// The tile knob's value `v > 0` picks `CONFIGS[v - 1]`.
+pub const CONFIGS: [TileConfig; 6] = [
     hopper::CONFIGS[0],
     hopper::CONFIGS[1],
     hopper::CONFIGS[2],
@@ -40,6 +41,7 @@ pub const CONFIGS: [TileConfig; 5] = [
         staged_stages: 7,
         pingpong: false,
     },
+    hopper::CONFIGS[4],
 ];
 
 /// Multiprocessors the split heuristic assumes (an H100 or H200 SXM).
@@ -420,8 +422,8 @@ fn wgrad_choice(graph: &OpGraph, s: &Split<'_>) -> Result<(TileConfig, i64), Str
     let npq = dy.dims[0] * dy.dims[2] * dy.dims[3];
     let iters = cdiv(npq, 64).max(1);
     let mut best = (CONFIGS[0], 1, f64::MAX);
-    for cfg in CONFIGS {
-        let (bm, bn) = (128 * i64::from(cfg.wm), i64::from(cfg.bn));
+    for cfg in CONFIGS.into_iter().filter(|c| !c.pingpong) {
+        let (bm, bn) = (i64::from(cfg.bm()), i64::from(cfg.bn));
         let tiles = cdiv(m, bm) * cdiv(n, bn);
         let max_splits = (iters / MIN_ITERS_PER_SPLIT).clamp(1, MAX_SPLITS);
         for want in 1..=max_splits {
@@ -479,10 +481,19 @@ fn choice(
     match cv.direction {
         ConvDirection::Dgrad => {
             let pl = plan(graph, s, 1)?;
-            Ok((
-                tile.unwrap_or_else(|| hopper::pick(pl.m, pl.n, pl.phases)),
-                1,
-            ))
+            // As for fprop, 64x256 ping-pong tiles where `pick` took 128x128 ones with N >= 256
+            // (stride phases excepted: not measured there). H200, bf16, 2026-12-02
+            // (docs/benchmarks/h200-2026-12-02-session11.md): N64 C512 H7 3x3 0.0491 -> 0.0350
+            // ms, N32 C256 H14 3x3 0.0264 -> 0.0195.
+            let pick = || {
+                let cfg = hopper::pick(pl.m, pl.n, pl.phases);
+                if pl.phases == 1 && hopper::prefers_wide_ping_pong(cfg, pl.n) {
+                    hopper::CONFIGS[4]
+                } else {
+                    cfg
+                }
+            };
+            Ok((tile.unwrap_or_else(pick), 1))
         }
         _ => {
             let (cfg, splits) = wgrad_choice(graph, s)?;
@@ -491,7 +502,7 @@ fn choice(
                 // A chosen tile keeps the split that fills the SMs with its own tile count.
                 Some(t) => {
                     let pl = plan(graph, s, 1)?;
-                    let tiles = cdiv(pl.m, 128 * i64::from(t.wm)) * cdiv(pl.n, i64::from(t.bn));
+                    let tiles = cdiv(pl.m, i64::from(t.bm())) * cdiv(pl.n, i64::from(t.bn));
                     let iters = cdiv(pl.k, 64).max(1);
                     let mut want = (ASSUMED_SMS / tiles)
                         .clamp(1, (iters / MIN_ITERS_PER_SPLIT).clamp(1, MAX_SPLITS));
@@ -630,6 +641,9 @@ pub fn generate(
     ] {
         define(&mut src, key, v);
     }
+    if cfg.pingpong {
+        define(&mut src, "KILN_H_PINGPONG", "1".into());
+    }
     if split_k {
         src.push_str("// The reduction is split in chunks of KILN_GEMM_K, one per batch.\n");
     }
@@ -742,7 +756,7 @@ pub fn generate(
     src.push_str("\n#include \"hopper_gemm.cuh\"\n");
     let sym = symbol(prefix, &src);
     let source = src.replace("KILN_SYMBOL", &sym);
-    let bm = 128 * i64::from(cfg.wm);
+    let bm = i64::from(cfg.bm());
     let tiles = cdiv(pl.m, bm) as i128
         * cdiv(pl.n, i64::from(cfg.bn)) as i128
         * (pl.splits * pl.phases) as i128;

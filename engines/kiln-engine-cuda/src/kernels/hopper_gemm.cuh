@@ -58,10 +58,10 @@
 //                                          optionally KILN_H_OUT_ROW(batch, gm), row gm's
 //                                          element offset (default gm * KILN_H_OUT_LD;
 //                                          negative: a row with no output, not stored);
-//   KILN_H_K_ITERS_OF(batch)               optional (a header included below may define it;
-//                                          cooperative schedule only): the K slices of
-//                                          batch `batch`, at most KILN_H_K_ITERS, default all
-//                                          of them; a batch of none has zero accumulators.
+//   KILN_H_K_ITERS_OF(batch)               optional (a header included below may define it):
+//                                          the K slices of batch `batch`, at most
+//                                          KILN_H_K_ITERS, default all of them; a batch of
+//                                          none has zero accumulators.
 #if !defined(KILN_H_BN) || !defined(KILN_H_STAGES) || !defined(KILN_GEMM_SYMBOL) || !defined(KILN_H_A_GATHER) || !defined(KILN_H_STAGED)
 #error "hopper_gemm.cuh is included by a generated prologue that specialises it (codegen/hopper.rs)"
 #endif
@@ -101,11 +101,7 @@ static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit here");
 #elif KILN_H_A_GATHER
 #include "hopper_conv_gather.cuh"
 #endif
-#ifdef KILN_H_K_ITERS_OF
-#if KILN_H_PINGPONG
-#error "per-batch K slices need the cooperative schedule (ping-pong's ring skip counts KILN_H_K_ITERS)"
-#endif
-#else
+#ifndef KILN_H_K_ITERS_OF
 #define KILN_H_K_ITERS_OF(batch) KILN_H_K_ITERS
 #endif
 #if KILN_H_STAGED && !defined(KILN_H_OUT_ROW)
@@ -125,6 +121,15 @@ __device__ __forceinline__ void kiln_h_tile(long long tile, int& batch, int& tm,
     tm = first_m + in_group % rows;
     tn = in_group / rows;
 }
+
+#if KILN_H_PINGPONG
+// The K slices of tile `tile` (which a ping-pong consumer skips in the ring for the other's).
+__device__ __forceinline__ int kiln_h_tile_k_iters(long long tile) {
+    int batch, tm, tn;
+    kiln_h_tile(tile, batch, tm, tn);
+    return KILN_H_K_ITERS_OF(batch);
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
@@ -240,8 +245,9 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
         long long tile = blockIdx.x + (long long)c * gridDim.x;
         const long long step = 2ll * gridDim.x;
         if (c == 1) {
-            s = KILN_H_K_ITERS % KILN_H_STAGES;
-            phase = (unsigned)(KILN_H_K_ITERS / KILN_H_STAGES) & 1u;
+            const int first = kiln_h_tile_k_iters(blockIdx.x);
+            s = first % KILN_H_STAGES;
+            phase = (unsigned)(first / KILN_H_STAGES) & 1u;
         }
 #else
         const int crow = c * KILN_H_WM * 64;
@@ -313,9 +319,10 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             }
             if (prev >= 0 && t == 0) kiln_mbar_arrive(KILN_H_EMPTY(prev));
 #if KILN_H_PINGPONG
-            // Skip the other consumer's tile in the ring (its K_ITERS stages).
+            // Skip the other consumer's tile in the ring (its K slices' stages; past the
+            // last tile the count is never used).
             {
-                const int ahead = s + KILN_H_K_ITERS;
+                const int ahead = s + kiln_h_tile_k_iters(tile + gridDim.x);
                 s = ahead % KILN_H_STAGES;
                 phase ^= (unsigned)(ahead / KILN_H_STAGES) & 1u;
             }
