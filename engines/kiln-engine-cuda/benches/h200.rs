@@ -607,7 +607,16 @@ fn bench_conv_grad(h: &kiln::Handle) {
 fn bench_conv_grad_tiles(h: &kiln::Handle) {
     let tiles = kiln_engine_cuda::codegen::hopper_grad::CONFIGS.len() as i64;
     for &(dt, n, c, hw, k, r, stride, dgrad) in &[
-        (DataType::Bf16, 32i64, 128i64, 56i64, 128i64, 3i64, 2i64, true),
+        (
+            DataType::Bf16,
+            32i64,
+            128i64,
+            56i64,
+            128i64,
+            3i64,
+            2i64,
+            true,
+        ),
         (DataType::Bf16, 64, 512, 7, 512, 3, 1, true),
         (DataType::F16, 64, 512, 7, 512, 3, 1, true),
         (DataType::Bf16, 64, 512, 7, 512, 3, 1, false),
