@@ -601,11 +601,11 @@ fn bench_conv_grad(h: &kiln::Handle) {
     }
 }
 
-/// `--conv-grad-tiles`: every tile configuration of the Hopper gradient engines on the cases
-/// where the heuristics' choice misses the target or is closest to it: strided dgrad,
-/// the 7 x 7 C512 pair and the 14 x 14 C256 dgrad, to see what the tile choice is worth there.
+/// `--conv-grad-tiles`: the heuristic's choice and every tile knob value of the Hopper gradient
+/// engines (for wgrad also each cooperative tile with stream-K) on the dgrads closest to the
+/// issue's target (strided, the 7 x 7 C512 pair and the 14 x 14 C256) and on the five wgrad
+/// shapes, to see what the tile and reduction choice is worth there (`--wgrad`: those alone).
 fn bench_conv_grad_tiles(h: &kiln::Handle) {
-    let tiles = kiln_engine_cuda::codegen::hopper_grad::CONFIGS.len() as i64;
     for &(dt, n, c, hw, k, r, stride, dgrad) in &[
         (
             DataType::Bf16,
@@ -619,9 +619,22 @@ fn bench_conv_grad_tiles(h: &kiln::Handle) {
         ),
         (DataType::Bf16, 64, 512, 7, 512, 3, 1, true),
         (DataType::F16, 64, 512, 7, 512, 3, 1, true),
-        (DataType::Bf16, 64, 512, 7, 512, 3, 1, false),
         (DataType::Bf16, 32, 256, 14, 256, 3, 1, true),
+        (DataType::Bf16, 64, 512, 7, 512, 3, 1, false),
+        (DataType::Bf16, 32, 64, 56, 64, 3, 1, false),
+        (DataType::Bf16, 32, 256, 14, 256, 3, 1, false),
+        (DataType::Bf16, 32, 128, 28, 128, 1, 1, false),
+        (DataType::Bf16, 32, 128, 56, 128, 3, 2, false),
     ] {
+        // `--wgrad`: the weight gradients alone.
+        if dgrad && std::env::args().any(|a| a == "--wgrad") {
+            continue;
+        }
+        let tiles = kiln_engine_cuda::codegen::hopper_grad::knob_max(if dgrad {
+            kiln_core::ConvDirection::Dgrad
+        } else {
+            kiln_core::ConvDirection::Wgrad
+        });
         let shape = GradShape {
             n,
             c,
@@ -640,7 +653,8 @@ fn bench_conv_grad_tiles(h: &kiln::Handle) {
         } else {
             ("conv_wgrad", kiln_engine_cuda::CONV_WGRAD_V2)
         };
-        for tile in 1..=tiles {
+        // 0: the heuristic's choice; for wgrad the values past the tiles are stream-K.
+        for tile in 0..=tiles {
             let mut g = conv_grad_graph(dgrad, dt, shape, true, false);
             g.validate().expect("valid");
             g.build_operation_graph(h).expect("lower");

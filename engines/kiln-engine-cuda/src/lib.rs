@@ -89,8 +89,9 @@ const ENGINES: [&str; 15] = [
 ];
 
 /// The V2 engines' knob: which tile configuration (`codegen::hopper::CONFIGS[v - 1]`; for
-/// `KILN_CUDA_SDPA_FA3_V1`, `codegen::sdpa_fa3::VARIANTS[v - 1]`); 0 lets
-/// the heuristic pick. `kiln build --autotune` times every value on the device and keeps the
+/// `KILN_CUDA_SDPA_FA3_V1`, `codegen::sdpa_fa3::VARIANTS[v - 1]`; for the gradient engines
+/// `codegen::hopper_grad::knob`, whose wgrad values past the tiles add a stream-K reduction);
+/// 0 lets the heuristic pick. `kiln build --autotune` times every value on the device and keeps the
 /// fastest; the plan records the choice, so a load never tunes again.
 pub const KNOB_TILE: i64 = 1;
 
@@ -174,7 +175,7 @@ pub fn generate_with(
         } else {
             ConvDirection::Wgrad
         };
-        return codegen::hopper_grad::generate(graph, dir, grad_tile(tile)?);
+        return codegen::hopper_grad::generate(graph, dir, codegen::hopper_grad::knob(dir, tile)?);
     }
     let cfg = match tile {
         0 => None,
@@ -203,19 +204,6 @@ pub fn generate_with(
     Ok(vec![k])
 }
 
-/// The gradient V2 engines' tile configuration of knob value `tile` (0: the heuristic's).
-fn grad_tile(tile: i64) -> Result<Option<codegen::hopper::TileConfig>, String> {
-    match tile {
-        0 => Ok(None),
-        v => usize::try_from(v - 1)
-            .ok()
-            .and_then(|i| codegen::hopper_grad::CONFIGS.get(i))
-            .copied()
-            .map(Some)
-            .ok_or_else(|| format!("tile configuration {v} does not exist")),
-    }
-}
-
 /// Generates the kernels of engine `name` for `graph` with default knobs.
 pub fn generate(name: &str, graph: &OpGraph) -> Result<Vec<codegen::Kernel>, String> {
     generate_with(name, graph, 0)
@@ -226,7 +214,8 @@ fn tile_knob_max(name: &str) -> Option<i64> {
     match name {
         MATMUL_V2 | CONV_FPROP_V2 => Some(codegen::hopper::CONFIGS.len() as i64),
         SDPA_FA3_V1 => Some(codegen::sdpa_fa3::VARIANTS.len() as i64),
-        CONV_DGRAD_V2 | CONV_WGRAD_V2 => Some(codegen::hopper_grad::CONFIGS.len() as i64),
+        CONV_DGRAD_V2 => Some(codegen::hopper_grad::knob_max(ConvDirection::Dgrad)),
+        CONV_WGRAD_V2 => Some(codegen::hopper_grad::knob_max(ConvDirection::Wgrad)),
         _ => None,
     }
 }
@@ -612,9 +601,9 @@ impl EnginePlugin for CudaPlugin {
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 CONV_WGRAD_V1 => codegen::conv_grad::workspace_bytes(graph, ConvDirection::Wgrad)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
-                CONV_WGRAD_V2 => grad_tile(tile)
-                    .and_then(|t| {
-                        codegen::hopper_grad::workspace_bytes(graph, ConvDirection::Wgrad, t)
+                CONV_WGRAD_V2 => codegen::hopper_grad::knob(ConvDirection::Wgrad, tile)
+                    .and_then(|k| {
+                        codegen::hopper_grad::workspace_bytes(graph, ConvDirection::Wgrad, k)
                     })
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 SDPA_FA3_BWD_V1 => codegen::sdpa_fa3_bwd::workspace_bytes(graph)

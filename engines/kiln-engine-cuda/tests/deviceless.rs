@@ -1253,6 +1253,18 @@ fn conv_grad_v2_variants() -> Vec<(&'static str, &'static str, Graph)> {
                 false,
             ),
         ),
+        // Stream-K on an odd shape: 45 tiles of 128 x 64 (1800 x 136), 38 K slices each.
+        (
+            "conv_wgrad_v2_bf16_nhwc_3x3_stream_k_odd",
+            WG2,
+            conv_grad_graph(
+                false,
+                DataType::Bf16,
+                s(24, 200, 11, 9, 136, 3, 1, 1, 1),
+                true,
+                true,
+            ),
+        ),
         (
             "conv_wgrad_v2_bf16_nhwc_3x3_split",
             WG2,
@@ -1337,8 +1349,9 @@ fn every_conv_grad_variant_compiles_for_sm_90() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
             if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
                 std::fs::create_dir_all(&dir).expect("dump dir");
-                // The split reduction is no Hopper kernel: check-hgmma.sh skips `*_reduce`.
-                let file = if i == 0 {
+                // The split reduction and the stream-K counters are no Hopper kernels:
+                // check-hgmma.sh skips `*_reduce`.
+                let file = if k.arch_specific || (i == 0 && !name.contains("_v2_")) {
                     format!("{name}.cubin")
                 } else {
                     format!("{name}_{i}_reduce.cubin")
@@ -1354,6 +1367,58 @@ fn every_conv_grad_variant_compiles_for_sm_90() {
             );
         }
     }
+}
+
+/// The C512 7x7 wgrad (72 tiles of 128 x 256, 49 K slices each) runs stream-K: a launch that
+/// zeroes the tile counters, then the GEMM over 132 blocks, with a counter per tile and a
+/// partial tile per block in the workspace; its tile knob's values past the tiles are the
+/// cooperative tiles with stream-K, and dgrad has no such values.
+#[test]
+fn the_short_wide_wgrad_runs_stream_k() {
+    use kiln_core::ConvDirection::{Dgrad, Wgrad};
+    use kiln_engine_cuda::codegen::hopper_grad;
+    let (_, kind, mut g) = conv_grad_v2_variants()
+        .into_iter()
+        .find(|v| v.0 == "conv_wgrad_v2_f16_nhwc_3x3_n64_c512")
+        .expect("the C512 variant");
+    g.validate().expect("valid");
+    let og = g.op_graph().expect("graph").clone();
+    let ks = kiln_engine_cuda::generate(kind, &og).expect("generate");
+    assert_eq!(ks.len(), 2);
+    let (counters, gemm) = (&ks[0], &ks[1]);
+    assert!(!counters.arch_specific && gemm.arch_specific);
+    assert!(gemm.source.contains("#define KILN_H_STREAM_K 1"));
+    assert!(gemm.source.contains("#define KILN_H_SK_CTAS 132"));
+    assert_eq!(gemm.grid[0], 132);
+    let ws = kiln_engine_cuda::codegen::conv_grad::WORKSPACE_ARG;
+    assert_eq!(counters.args, vec![ws]);
+    assert_eq!(gemm.args.last(), Some(&ws));
+    // 72 counters rounded up to 128 floats, then 132 tiles of 128 x 256 f32.
+    assert_eq!(
+        hopper_grad::workspace_bytes(&og, Wgrad, None).expect("workspace"),
+        (128 + 132 * 128 * 256) * 4
+    );
+    let tiles = hopper_grad::CONFIGS.len() as i64;
+    assert_eq!(hopper_grad::knob_max(Dgrad), tiles);
+    assert_eq!(hopper_grad::knob_max(Wgrad), tiles + 5);
+    for v in 1..=hopper_grad::knob_max(Wgrad) {
+        let k = hopper_grad::knob(Wgrad, v).expect("knob").expect("a choice");
+        assert_eq!(k.stream_k, v > tiles, "knob {v}");
+        assert!(!(k.stream_k && k.tile.pingpong), "knob {v}");
+        let ks = kiln_engine_cuda::generate_with(kind, &og, v).expect("generate");
+        assert_eq!(ks.len(), if k.stream_k { 2 } else { 1 }, "knob {v}");
+    }
+    // The odd variant of the snapshots (45 tiles, 38 slices) is stream-K by the heuristic too,
+    // the GPU test's case of the same shape with it.
+    let (_, kind, mut g) = conv_grad_v2_variants()
+        .into_iter()
+        .find(|v| v.0 == "conv_wgrad_v2_bf16_nhwc_3x3_stream_k_odd")
+        .expect("the odd variant");
+    g.validate().expect("valid");
+    let ks = kiln_engine_cuda::generate(kind, g.op_graph().expect("graph")).expect("generate");
+    assert!(ks[1].source.contains("#define KILN_H_STREAM_K 1"));
+    assert!(hopper_grad::knob(Dgrad, tiles + 1).is_err());
+    assert!(hopper_grad::knob(Wgrad, tiles + 6).is_err());
 }
 
 /// A split wgrad plan built for sm_90 with no device records its workspace, saves as payload

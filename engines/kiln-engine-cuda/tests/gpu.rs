@@ -1371,7 +1371,7 @@ fn run_plan_poisoned(
 /// The Hopper convolution gradients (`KILN_CUDA_CONV_DGRAD_V2`, `KILN_CUDA_CONV_WGRAD_V2`)
 /// against the CPU reference on shapes that fill no tile (C and K multiples of 8 but not of 64,
 /// odd spatial dims), strides 1 to 3, padding, dilation, a fused scale + bias, wgrads split over
-/// the workspace and not; several with every tile configuration, each after a save and a load on
+/// the workspace, stream-K and neither; several with every tile configuration, each after a save and a load on
 /// a fresh handle; y poisoned with NaN before every run.
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -1468,6 +1468,15 @@ fn hopper_conv_gradients_match_the_reference_on_odd_shapes_and_every_tile() {
             false,
             false,
         ),
+        // Stream-K by the heuristic: 45 tiles of 128 x 64 (1800 x 136), 38 K slices each
+        // (2376 positions), so that most tiles are summed from three or four blocks' parts.
+        (
+            false,
+            DataType::Bf16,
+            s(24, 200, 11, 9, 136, 3, 1, 1, 1),
+            true,
+            false,
+        ),
         (
             false,
             DataType::F16,
@@ -1483,10 +1492,15 @@ fn hopper_conv_gradients_match_the_reference_on_odd_shapes_and_every_tile() {
             false,
         ),
     ];
-    let tiles = kiln_engine_cuda::codegen::hopper_grad::CONFIGS.len() as i64;
     let mut failures = Vec::new();
     for (i, &(dgrad, dt, shape, scale_bias, every)) in cases.iter().enumerate() {
         let engine = if dgrad { CONV_DGRAD_V2 } else { CONV_WGRAD_V2 };
+        // Every tile, and for wgrad every cooperative tile again with stream-K.
+        let tiles = kiln_engine_cuda::codegen::hopper_grad::knob_max(if dgrad {
+            kiln_core::ConvDirection::Dgrad
+        } else {
+            kiln_core::ConvDirection::Wgrad
+        });
         let make = move || conv_grad_graph(dgrad, dt, shape, true, scale_bias);
         let mut g = make();
         g.build(&h, &[HeurMode::A]).expect("builds on cuda:0");

@@ -16,7 +16,10 @@
 //!   TMA map (K, N·P·Q). The reduction is split into chunks (the mainloop's batches) when the
 //!   tiles alone would leave SMs idle: each chunk's f32 partial sums go to the workspace as
 //!   `[chunk][K][R·S·C]` (V1's layout) and V1's reduction kernel (`gemm_split_reduce.cuh`) adds
-//!   them in chunk order (deterministic) and runs the epilogue.
+//!   them in chunk order (deterministic) and runs the epilogue. Where few tiles have many K
+//!   slices, the reduction runs stream-K instead (`KILN_H_STREAM_K`): every block the same
+//!   number of slices across tile boundaries, the partial tiles added by the block that ends
+//!   each tile, in block order, after a launch that zeroes the tiles' counters.
 
 use super::conv_grad::{self, WORKSPACE_ARG};
 use super::gemm::{epilogue_body, gemm_params, tensor, Split};
@@ -44,8 +47,65 @@ pub const CONFIGS: [TileConfig; 6] = [
     hopper::CONFIGS[4],
 ];
 
-/// Multiprocessors the split heuristic assumes (an H100 or H200 SXM).
+/// Multiprocessors the split heuristic assumes (an H100 or H200 SXM). Stream-K plans also give
+/// work to at most this many blocks (their workspace holds one partial tile per block): every
+/// compute capability 9.0 part has 132 SMs or fewer.
 const ASSUMED_SMS: i64 = 132;
+/// Stream-K is taken when its modelled time is under this fraction of the best split's (the
+/// model is coarse; a close call keeps the measured split).
+const STREAM_K_MARGIN: f64 = 0.85;
+
+/// A value of the gradient engines' tile knob: a tile configuration, and for wgrad whether the
+/// reduction runs stream-K.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knob {
+    pub tile: TileConfig,
+    pub stream_k: bool,
+}
+
+/// The configurations stream-K runs with (the cooperative ones).
+fn stream_k_configs() -> impl Iterator<Item = TileConfig> {
+    CONFIGS.into_iter().filter(|c| !c.pingpong)
+}
+
+/// The largest value of direction `dir`'s tile knob: `CONFIGS.len()`, and for wgrad one more
+/// per cooperative configuration (the same tile with a stream-K reduction).
+pub fn knob_max(dir: ConvDirection) -> i64 {
+    let extra = match dir {
+        ConvDirection::Wgrad => stream_k_configs().count(),
+        _ => 0,
+    };
+    (CONFIGS.len() + extra) as i64
+}
+
+/// Knob value `v` of direction `dir` (0: the heuristic's choice, `None`): `v <=
+/// CONFIGS.len()` is `CONFIGS[v - 1]`, a wgrad's larger value the `v - CONFIGS.len()`-th
+/// cooperative configuration with stream-K.
+pub fn knob(dir: ConvDirection, v: i64) -> Result<Option<Knob>, String> {
+    if v == 0 {
+        return Ok(None);
+    }
+    let bad = || format!("tile configuration {v} does not exist");
+    let i = usize::try_from(v - 1).map_err(|_| bad())?;
+    if let Some(&tile) = CONFIGS.get(i) {
+        return Ok(Some(Knob {
+            tile,
+            stream_k: false,
+        }));
+    }
+    if dir != ConvDirection::Wgrad {
+        return Err(bad());
+    }
+    stream_k_configs()
+        .nth(i - CONFIGS.len())
+        .map(|tile| {
+            Some(Knob {
+                tile,
+                stream_k: true,
+            })
+        })
+        .ok_or_else(bad)
+}
 /// A split chunk reduces at least this many slices of 64.
 const MIN_ITERS_PER_SPLIT: i64 = 4;
 /// At most this many chunks, and at most this much workspace.
@@ -411,7 +471,7 @@ fn plan(graph: &OpGraph, s: &Split<'_>, splits: i64) -> Result<Plan, String> {
 /// The wgrad's tile configuration and reduction chunks: the pair with the least modelled time,
 /// waves of (tile, chunk) units over the SMs times each unit's slices, plus the workspace's
 /// write and read when split.
-fn wgrad_choice(graph: &OpGraph, s: &Split<'_>) -> Result<(TileConfig, i64), String> {
+fn wgrad_choice(graph: &OpGraph, s: &Split<'_>) -> Result<Reduction, String> {
     let cv = conv_grad::conv_of(s);
     let (x, w, dy) = (
         tensor(graph, cv.x)?,
@@ -422,9 +482,26 @@ fn wgrad_choice(graph: &OpGraph, s: &Split<'_>) -> Result<(TileConfig, i64), Str
     let npq = dy.dims[0] * dy.dims[2] * dy.dims[3];
     let iters = cdiv(npq, 64).max(1);
     let mut best = (CONFIGS[0], 1, f64::MAX);
-    for cfg in CONFIGS.into_iter().filter(|c| !c.pingpong) {
+    let mut streamed = (CONFIGS[0], f64::MAX);
+    for cfg in stream_k_configs() {
         let (bm, bn) = (i64::from(cfg.bm()), i64::from(cfg.bn));
         let tiles = cdiv(m, bm) * cdiv(n, bn);
+        // µs per slice of 64: its MMAs at about 5 TFLOP/s per SM, or its operands' bytes
+        // at about 80 GB/s per SM from L2 (narrow tiles load more per MMA), whichever is
+        // longer; about 1.5 µs per unit to fill the ring and run the epilogue.
+        let mma = (2 * bm * bn * 64) as f64 / 5.0e6;
+        let bytes = ((bm + bn) * 64 * 2) as f64 / 8.0e4;
+        let slice = mma.max(bytes);
+        if tiles < ASSUMED_SMS {
+            // Stream-K: the slices evenly over the blocks; a partial tile written and read
+            // about twice through L2 (about 80 GB/s per SM), and the counters' launch.
+            let units = tiles * iters;
+            let per = cdiv(units, units.min(ASSUMED_SMS));
+            let t = per as f64 * slice + 1.5 + 3.0 * (bm * bn * 4) as f64 / 8.0e4 + 2.0;
+            if t < streamed.1 {
+                streamed = (cfg, t);
+            }
+        }
         let max_splits = (iters / MIN_ITERS_PER_SPLIT).clamp(1, MAX_SPLITS);
         for want in 1..=max_splits {
             let chunk = cdiv(iters, want);
@@ -433,12 +510,6 @@ fn wgrad_choice(graph: &OpGraph, s: &Split<'_>) -> Result<(TileConfig, i64), Str
                 break;
             }
             let waves = cdiv(tiles * splits, ASSUMED_SMS) as f64;
-            // µs per slice of 64: its MMAs at about 5 TFLOP/s per SM, or its operands' bytes
-            // at about 80 GB/s per SM from L2 (narrow tiles load more per MMA), whichever is
-            // longer; about 1.5 µs per unit to fill the ring and run the epilogue.
-            let mma = (2 * bm * bn * 64) as f64 / 5.0e6;
-            let bytes = ((bm + bn) * 64 * 2) as f64 / 8.0e4;
-            let slice = mma.max(bytes);
             let mut t = waves * (chunk as f64 * slice + 1.5);
             if splits > 1 {
                 // The partial sums written and read again at about 3 TB/s, and a launch.
@@ -449,34 +520,72 @@ fn wgrad_choice(graph: &OpGraph, s: &Split<'_>) -> Result<(TileConfig, i64), Str
             }
         }
     }
-    Ok((best.0, best.1))
+    Ok(if streamed.1 < STREAM_K_MARGIN * best.2 {
+        Reduction {
+            tile: streamed.0,
+            splits: 1,
+            stream_k: true,
+        }
+    } else {
+        Reduction {
+            tile: best.0,
+            splits: best.1,
+            stream_k: false,
+        }
+    })
+}
+
+/// A plan's tile configuration and how its reduction runs: in `splits` chunks (1: whole), or
+/// stream-K (wgrad).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Reduction {
+    tile: TileConfig,
+    splits: i64,
+    stream_k: bool,
+}
+
+impl Reduction {
+    fn whole(tile: TileConfig) -> Reduction {
+        Reduction {
+            tile,
+            splits: 1,
+            stream_k: false,
+        }
+    }
+}
+
+/// The blocks a stream-K plan gives work to, and the f32 offset of their partial tiles in the
+/// workspace (after a u32 counter per tile, rounded up to 64): as `hopper_gemm.cuh` lays it out.
+fn stream_k_layout(pl: &Plan, cfg: TileConfig) -> (i64, i64) {
+    let tiles = cdiv(pl.m, i64::from(cfg.bm())) * cdiv(pl.n, i64::from(cfg.bn));
+    let units = tiles * cdiv(pl.k, 64).max(1);
+    (units.min(ASSUMED_SMS), cdiv(tiles, 64) * 64)
 }
 
 /// Workspace bytes of the plan: the partial sums of a split wgrad, else none.
 pub fn workspace_bytes(
     graph: &OpGraph,
     dir: ConvDirection,
-    tile: Option<TileConfig>,
+    knob: Option<Knob>,
 ) -> Result<u64, String> {
     if dir != ConvDirection::Wgrad {
         return Ok(0);
     }
     let s = conv_grad::split(graph, dir)?;
-    let (_, splits) = choice(graph, &s, tile)?;
-    let pl = plan(graph, &s, splits)?;
-    Ok(if pl.splits > 1 {
+    let r = choice(graph, &s, knob)?;
+    let pl = plan(graph, &s, r.splits)?;
+    Ok(if r.stream_k {
+        let (ctas, flags) = stream_k_layout(&pl, r.tile);
+        ((flags + ctas * i64::from(r.tile.bm()) * i64::from(r.tile.bn)) * 4) as u64
+    } else if pl.splits > 1 {
         (pl.splits * pl.m * pl.n * 4) as u64
     } else {
         0
     })
 }
 
-/// The tile configuration (the knob's, else the heuristic's) and, for wgrad, the chunks.
-fn choice(
-    graph: &OpGraph,
-    s: &Split<'_>,
-    tile: Option<TileConfig>,
-) -> Result<(TileConfig, i64), String> {
+/// The tile configuration (the knob's, else the heuristic's) and, for wgrad, the reduction.
+fn choice(graph: &OpGraph, s: &Split<'_>, knob: Option<Knob>) -> Result<Reduction, String> {
     let cv = conv_grad::conv_of(s);
     match cv.direction {
         ConvDirection::Dgrad => {
@@ -493,14 +602,18 @@ fn choice(
                     cfg
                 }
             };
-            Ok((tile.unwrap_or_else(pick), 1))
+            Ok(Reduction::whole(knob.map_or_else(pick, |k| k.tile)))
         }
         _ => {
-            let (cfg, splits) = wgrad_choice(graph, s)?;
-            match tile {
-                None => Ok((cfg, splits)),
+            match knob {
+                None => wgrad_choice(graph, s),
+                Some(k) if k.stream_k => Ok(Reduction {
+                    tile: k.tile,
+                    splits: 1,
+                    stream_k: true,
+                }),
                 // A chosen tile keeps the split that fills the SMs with its own tile count.
-                Some(t) => {
+                Some(Knob { tile: t, .. }) => {
                     let pl = plan(graph, s, 1)?;
                     let tiles = cdiv(pl.m, i64::from(t.bm())) * cdiv(pl.n, i64::from(t.bn));
                     let iters = cdiv(pl.k, 64).max(1);
@@ -509,7 +622,11 @@ fn choice(
                     while want > 1 && want * pl.m * pl.n * 4 > MAX_WORKSPACE {
                         want -= 1;
                     }
-                    Ok((t, want))
+                    Ok(Reduction {
+                        tile: t,
+                        splits: want,
+                        stream_k: false,
+                    })
                 }
             }
         }
@@ -545,20 +662,22 @@ fn staged(graph: &OpGraph, s: &Split<'_>) -> Option<(i64, i64)> {
     even.then_some((f.uid, ld))
 }
 
-/// Generates the kernels of a dgrad or wgrad graph (which `supports` accepted) with tile
-/// configuration `tile` (`None`: the heuristic's): the Hopper GEMM, and for a split wgrad the
-/// reduction of its partial sums.
+/// Generates the kernels of a dgrad or wgrad graph (which `supports` accepted) with the knob's
+/// choice (`None`: the heuristic's): the Hopper GEMM; for a split wgrad also the reduction of
+/// its partial sums, for a stream-K one first the zeroing of its tile counters.
 pub fn generate(
     graph: &OpGraph,
     dir: ConvDirection,
-    tile: Option<TileConfig>,
+    knob: Option<Knob>,
 ) -> Result<Vec<Kernel>, String> {
     supports(graph, dir)?;
     let s = conv_grad::split(graph, dir)?;
     let cv = conv_grad::conv_of(&s);
-    let (cfg, splits) = choice(graph, &s, tile)?;
-    let pl = plan(graph, &s, splits)?;
+    let red = choice(graph, &s, knob)?;
+    let cfg = red.tile;
+    let pl = plan(graph, &s, red.splits)?;
     let split_k = pl.splits > 1;
+    let stream_k = red.stream_k.then(|| stream_k_layout(&pl, cfg));
     let params = gemm_params(graph);
     let name = |u: i64| {
         params
@@ -598,6 +717,8 @@ pub fn generate(
          typedef {idx} kiln_idx;\n\n",
         if split_k {
             "its partial sums stored to the workspace"
+        } else if stream_k.is_some() {
+            "a stream-K reduction, then its fused epilogue"
         } else {
             "its fused epilogue"
         }
@@ -644,6 +765,11 @@ pub fn generate(
     if cfg.pingpong {
         define(&mut src, "KILN_H_PINGPONG", "1".into());
     }
+    if let Some((ctas, _)) = stream_k {
+        define(&mut src, "KILN_H_STREAM_K", "1".into());
+        define(&mut src, "KILN_H_SK_CTAS", ctas.to_string());
+        define(&mut src, "KILN_H_SK_WS", "kiln_ws".into());
+    }
     if split_k {
         src.push_str("// The reduction is split in chunks of KILN_GEMM_K, one per batch.\n");
     }
@@ -660,7 +786,7 @@ pub fn generate(
     let mut declared = params.declare(graph)?;
     let mut kernel_args: Vec<i64> = params.list.iter().map(|&(u, _)| u).collect();
     let reduce_params = format!("{declared}, const float* __restrict__ kiln_ws");
-    if split_k {
+    if split_k || stream_k.is_some() {
         args.push("kiln_ws".into());
         kernel_args.push(WORKSPACE_ARG);
         declared.push_str(", float* __restrict__ kiln_ws");
@@ -670,7 +796,7 @@ pub fn generate(
         "\n// The kernel's parameters: the tensor map, then tensor UIDs {} as {}{}.\n",
         uids.join(", "),
         args[..params.list.len()].join(", "),
-        if split_k {
+        if split_k || stream_k.is_some() {
             ", then the workspace as kiln_ws"
         } else {
             ""
@@ -763,17 +889,25 @@ pub fn generate(
     if tiles > i128::from(i32::MAX) {
         return Err(format!("{tiles} tiles are beyond the grid's limit"));
     }
-    let mut kernels = vec![Kernel {
+    let grid = match stream_k {
+        Some((ctas, _)) => ctas as u32,
+        None => tiles as u32,
+    };
+    let mut kernels = Vec::new();
+    if let Some((_, flags)) = stream_k {
+        kernels.push(stream_k_counters(engine, tiles as i64, flags));
+    }
+    kernels.push(Kernel {
         symbol: sym,
         source,
         args: kernel_args.clone(),
-        grid: [tiles as u32, 1, 1],
+        grid: [grid, 1, 1],
         block: [384, 1, 1],
         shared_bytes: hopper::shared_bytes(cfg, stage_out.is_some()),
         maps: vec![pl.b.clone()],
         persistent: true,
         arch_specific: true,
-    }];
+    });
     if split_k {
         // V1's reduction: M = K filters, N = R·S·C, with V1's output coordinates.
         let (c, ss) = (tensor(graph, cv.x)?.dims[1], tensor(graph, cv.w)?.dims[3]);
@@ -797,6 +931,32 @@ pub fn generate(
         ));
     }
     Ok(kernels)
+}
+
+/// The launch before a stream-K GEMM: its `tiles` counters (the first `flags` u32 of the
+/// workspace) set to zero.
+fn stream_k_counters(engine: &str, tiles: i64, flags: i64) -> Kernel {
+    let src = format!(
+        "// {engine}, generated for one graph: the stream-K tile counters of the GEMM that
+         // follows, zeroed.
+         extern \"C\" __global__ void __launch_bounds__(256) KILN_SYMBOL(float* __restrict__ kiln_ws) {{
+         \x20   unsigned* counters = reinterpret_cast<unsigned*>(kiln_ws);
+         \x20   for (int i = blockIdx.x * 256 + threadIdx.x; i < {flags}; i += gridDim.x * 256) counters[i] = 0u;
+         }}
+"
+    );
+    let sym = symbol("conv_wgrad_v2_counters", &src);
+    Kernel {
+        symbol: sym.clone(),
+        source: src.replace("KILN_SYMBOL", &sym),
+        args: vec![WORKSPACE_ARG],
+        grid: [cdiv(tiles, 256).clamp(1, 64) as u32, 1, 1],
+        block: [256, 1, 1],
+        shared_bytes: 0,
+        maps: Vec::new(),
+        persistent: false,
+        arch_specific: false,
+    }
 }
 
 #[cfg(test)]

@@ -61,7 +61,24 @@
 //   KILN_H_K_ITERS_OF(batch)               optional (a header included below may define it):
 //                                          the K slices of batch `batch`, at most
 //                                          KILN_H_K_ITERS, default all of them; a batch of
-//                                          none has zero accumulators.
+//                                          none has zero accumulators;
+//   KILN_H_STREAM_K                        optional, default 0; 1: stream-K (cooperative
+//                                          schedule, every tile KILN_H_K_ITERS slices), with
+//                                          KILN_H_SK_CTAS (the most blocks that take work)
+//                                          and KILN_H_SK_WS (a float* to the workspace: a
+//                                          u32 counter per tile, zeroed before the launch,
+//                                          then KILN_H_SK_CTAS partial tiles at float
+//                                          KILN_H_SK_FLAGS).
+//
+// Stream-K: the tiles' K slices, tile after tile, are one sequence of tiles * K_ITERS units,
+// and block b of G = min(gridDim.x, KILN_H_SK_CTAS) takes units [b U / G, (b + 1) U / G): every
+// block the same work to within one slice, however few tiles there are. A block's range is at
+// most the end of one tile, whole tiles, and the start of another (or a middle part of one);
+// it walks its items last first. An item that does not end its tile (a head or a middle) is
+// written, f32, to the block's partial slot and counted on its tile's counter; the item that
+// ends a tile waits until the tile's earlier items (blocks below it, which wrote them as their
+// first item, before waiting on anything) are counted, adds their partial sums to its own in
+// block order (the same order on every run) and runs the epilogue.
 #if !defined(KILN_H_BN) || !defined(KILN_H_STAGES) || !defined(KILN_GEMM_SYMBOL) || !defined(KILN_H_A_GATHER) || !defined(KILN_H_STAGED)
 #error "hopper_gemm.cuh is included by a generated prologue that specialises it (codegen/hopper.rs)"
 #endif
@@ -103,6 +120,43 @@ static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit here");
 #endif
 #ifndef KILN_H_K_ITERS_OF
 #define KILN_H_K_ITERS_OF(batch) KILN_H_K_ITERS
+#endif
+#ifndef KILN_H_STREAM_K
+#define KILN_H_STREAM_K 0
+#endif
+#if KILN_H_STREAM_K
+#if KILN_H_PINGPONG || !defined(KILN_H_SK_CTAS) || !defined(KILN_H_SK_WS)
+#error "stream-K runs the cooperative schedule and needs KILN_H_SK_CTAS and KILN_H_SK_WS"
+#endif
+// The partial tiles start after the tile counters, at a 256-byte boundary.
+#define KILN_H_SK_FLAGS ((((long long)KILN_H_TILES_M * KILN_H_TILES_N * KILN_H_BATCHES + 63) / 64) * 64)
+
+// Block `b`'s stream-K items, last first: next() gives the tile and its K slices [k0, k1).
+struct kiln_h_sk_items {
+    long long u, begin;
+    __device__ __forceinline__ kiln_h_sk_items(long long units, int b) {
+        const int g = min((int)gridDim.x, KILN_H_SK_CTAS);
+        begin = b < g ? (long long)b * units / g : 0;
+        u = b < g ? (long long)(b + 1) * units / g : 0;
+    }
+    __device__ __forceinline__ bool next(long long& tile, int& k0, int& k1) {
+        if (u <= begin) return false;
+        tile = (u - 1) / KILN_H_K_ITERS;
+        const long long first = tile * KILN_H_K_ITERS;
+        const long long from = first > begin ? first : begin;
+        k0 = (int)(from - first);
+        k1 = (int)(u - first);
+        u = from;
+        return true;
+    }
+};
+
+// The block whose range holds unit `u` (of `units`, over G blocks): the largest b with
+// b U / G <= u.
+__device__ __forceinline__ int kiln_h_sk_block_of(long long u, long long units) {
+    const long long g = min((int)gridDim.x, KILN_H_SK_CTAS);
+    return (int)(((u + 1) * g - 1) / units);
+}
 #endif
 #if KILN_H_STAGED && !defined(KILN_H_OUT_ROW)
 #define KILN_H_OUT_ROW(batch, gm) ((kiln_i64)(gm) * KILN_H_OUT_LD)
@@ -165,14 +219,24 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
         // All 128 producer threads gather A; thread 0 also issues B's TMA.
         int s = 0;
         unsigned phase = 0;
+#if KILN_H_STREAM_K
+        kiln_h_sk_items items(tiles * KILN_H_K_ITERS, blockIdx.x);
+        long long tile;
+        int k_first, k_end;
+#pragma unroll 1
+        while (items.next(tile, k_first, k_end)) {
+            int batch, tm, tn;
+            kiln_h_tile(tile, batch, tm, tn);
+#else
 #pragma unroll 1
         for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int batch, tm, tn;
             kiln_h_tile(tile, batch, tm, tn);
+            const int k_first = 0, k_end = KILN_H_K_ITERS_OF(batch);
+#endif
             KILN_H_GATHER_TILE_SETUP(tm * KILN_H_BM);
-            const int k_iters = KILN_H_K_ITERS_OF(batch);
 #pragma unroll 1
-            for (int kt = 0; kt < k_iters; ++kt) {
+            for (int kt = k_first; kt < k_end; ++kt) {
                 kiln_mbar_wait(KILN_H_EMPTY(s), phase ^ 1u);
                 const unsigned a_dst = tiles_base + s * KILN_H_STAGE_BYTES;
                 const unsigned b_dst = a_dst + KILN_H_A_BYTES;
@@ -197,13 +261,23 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             kiln_tma_prefetch_map(&map_b);
             int s = 0;
             unsigned phase = 0;
+#if KILN_H_STREAM_K
+            kiln_h_sk_items items(tiles * KILN_H_K_ITERS, blockIdx.x);
+            long long tile;
+            int k_first, k_end;
+#pragma unroll 1
+            while (items.next(tile, k_first, k_end)) {
+                int batch, tm, tn;
+                kiln_h_tile(tile, batch, tm, tn);
+#else
 #pragma unroll 1
             for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int batch, tm, tn;
                 kiln_h_tile(tile, batch, tm, tn);
-                const int k_iters = KILN_H_K_ITERS_OF(batch);
+                const int k_first = 0, k_end = KILN_H_K_ITERS_OF(batch);
+#endif
 #pragma unroll 1
-                for (int kt = 0; kt < k_iters; ++kt) {
+                for (int kt = k_first; kt < k_end; ++kt) {
                     kiln_mbar_wait(KILN_H_EMPTY(s), phase ^ 1u);
                     const unsigned a_dst = tiles_base + s * KILN_H_STAGE_BYTES;
                     const unsigned b_dst = a_dst + KILN_H_A_BYTES;
@@ -249,15 +323,28 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             s = first % KILN_H_STAGES;
             phase = (unsigned)(first / KILN_H_STAGES) & 1u;
         }
+#elif KILN_H_STREAM_K
+        const int crow = c * KILN_H_WM * 64;
+        kiln_h_sk_items items(tiles * KILN_H_K_ITERS, blockIdx.x);
+        long long tile;
+        int k_first, k_end;
 #else
         const int crow = c * KILN_H_WM * 64;
         long long tile = blockIdx.x;
         const long long step = gridDim.x;
 #endif
+#if KILN_H_STREAM_K
+#pragma unroll 1
+        while (items.next(tile, k_first, k_end)) {
+            int batch, tm, tn;
+            kiln_h_tile(tile, batch, tm, tn);
+#else
 #pragma unroll 1
         for (; tile < tiles; tile += step) {
             int batch, tm, tn;
             kiln_h_tile(tile, batch, tm, tn);
+            const int k_first = 0, k_end = KILN_H_K_ITERS_OF(batch);
+#endif
 #if KILN_H_PINGPONG
             // The tensor cores' turn: consumer 1 waits for consumer 0's mainloop of the tile
             // before, consumer 0 for consumer 1's (none before its first tile). Named barriers
@@ -266,9 +353,8 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             if (c == 1 || tile != blockIdx.x) asm volatile("bar.sync %0, 256;" ::"r"(3 + c) : "memory");
 #endif
             int prev = -1;
-            const int k_iters = KILN_H_K_ITERS_OF(batch);
 #pragma unroll 1
-            for (int kt = 0; kt < k_iters; ++kt) {
+            for (int kt = k_first; kt < k_end; ++kt) {
                 kiln_mbar_wait(KILN_H_FULL(s), phase);
 #if KILN_H_A_GATHER
                 kiln_fence_proxy_async();
@@ -291,7 +377,7 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
 #else
                         const unsigned long long da = kiln_wgmma_desc(a_st + (rows / 64) * 8192 + kk * 2048, 8192, 1024);
 #endif
-                        kiln_wgmma(acc[i], da, db, (kt > 0 || kk > 0) ? 1 : 0);
+                        kiln_wgmma(acc[i], da, db, (kt > k_first || kk > 0) ? 1 : 0);
                     }
                 }
                 kiln_wgmma_commit();
@@ -310,7 +396,7 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             kiln_wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < KILN_H_WM; ++i) kiln_wgmma_hold(acc[i]);
-            if (k_iters == 0) {
+            if (k_end == k_first) {
                 // No K slice (a stride phase no filter tap reaches): the product is zero.
 #pragma unroll
                 for (int i = 0; i < KILN_H_WM; ++i)
@@ -318,6 +404,60 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
                     for (int e = 0; e < KILN_H_BN / 2; ++e) acc[i][e] = 0.0f;
             }
             if (prev >= 0 && t == 0) kiln_mbar_arrive(KILN_H_EMPTY(prev));
+#if KILN_H_STREAM_K
+            {
+                // Both consumers' 256 threads; thread ct holds float4 q of the tile at
+                // (q * 256 + ct) in a partial slot, so that each warp's accesses are whole lines.
+                const int ct = c * 128 + t;
+                constexpr int quads = KILN_H_WM * KILN_H_BN / 8;
+                unsigned* counters = reinterpret_cast<unsigned*>(KILN_H_SK_WS);
+                if (k_end < KILN_H_K_ITERS) {
+                    // A head or middle item: its partial sum for the tile's last item.
+                    float4* slot = reinterpret_cast<float4*>(KILN_H_SK_WS + KILN_H_SK_FLAGS) + (long long)blockIdx.x * (quads * 256);
+#pragma unroll
+                    for (int i = 0; i < KILN_H_WM; ++i)
+#pragma unroll
+                        for (int q = 0; q < KILN_H_BN / 8; ++q)
+                            __stcg(slot + (i * (KILN_H_BN / 8) + q) * 256 + ct, make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
+                    __threadfence();
+                    asm volatile("bar.sync 5, 256;" ::: "memory");
+                    if (ct == 0) {
+                        __threadfence();
+                        atomicAdd(counters + tile, 1u);
+                    }
+                    continue;
+                }
+                if (k_first > 0) {
+                    // The tile's last item: wait for the earlier ones, then add them in block
+                    // order.
+                    const long long units = tiles * KILN_H_K_ITERS;
+                    const int b0 = kiln_h_sk_block_of(tile * KILN_H_K_ITERS, units);
+                    if (ct == 0) {
+                        const unsigned want = (unsigned)(blockIdx.x - b0);
+                        unsigned seen;
+                        do {
+                            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(counters + tile) : "memory");
+                        } while (seen < want);
+                        __threadfence();
+                    }
+                    asm volatile("bar.sync 5, 256;" ::: "memory");
+#pragma unroll 1
+                    for (int b = b0; b < (int)blockIdx.x; ++b) {
+                        const float4* slot = reinterpret_cast<const float4*>(KILN_H_SK_WS + KILN_H_SK_FLAGS) + (long long)b * (quads * 256);
+#pragma unroll
+                        for (int i = 0; i < KILN_H_WM; ++i)
+#pragma unroll
+                            for (int q = 0; q < KILN_H_BN / 8; ++q) {
+                                const float4 v = __ldcg(slot + (i * (KILN_H_BN / 8) + q) * 256 + ct);
+                                acc[i][4 * q] += v.x;
+                                acc[i][4 * q + 1] += v.y;
+                                acc[i][4 * q + 2] += v.z;
+                                acc[i][4 * q + 3] += v.w;
+                            }
+                    }
+                }
+            }
+#endif
 #if KILN_H_PINGPONG
             // Skip the other consumer's tile in the ring (its K slices' stages; past the
             // last tile the count is never used).
