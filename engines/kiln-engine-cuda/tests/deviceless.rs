@@ -1253,7 +1253,8 @@ fn conv_grad_v2_variants() -> Vec<(&'static str, &'static str, Graph)> {
                 false,
             ),
         ),
-        // Stream-K on an odd shape: 45 tiles of 128 x 64 (1800 x 136), 38 K slices each.
+        // An odd shape whose reduction stream-K could take (45 tiles of 128 x 64, 1800 x 136,
+        // 38 K slices each: four parts a tile) and the heuristic splits.
         (
             "conv_wgrad_v2_bf16_nhwc_3x3_stream_k_odd",
             WG2,
@@ -1402,20 +1403,25 @@ fn the_short_wide_wgrad_runs_stream_k() {
     assert_eq!(hopper_grad::knob_max(Dgrad), tiles);
     assert_eq!(hopper_grad::knob_max(Wgrad), tiles + 5);
     for v in 1..=hopper_grad::knob_max(Wgrad) {
-        let k = hopper_grad::knob(Wgrad, v).expect("knob").expect("a choice");
+        let k = hopper_grad::knob(Wgrad, v)
+            .expect("knob")
+            .expect("a choice");
         assert_eq!(k.stream_k, v > tiles, "knob {v}");
         assert!(!(k.stream_k && k.tile.pingpong), "knob {v}");
         let ks = kiln_engine_cuda::generate_with(kind, &og, v).expect("generate");
         assert_eq!(ks.len(), if k.stream_k { 2 } else { 1 }, "knob {v}");
     }
-    // The odd variant of the snapshots (45 tiles, 38 slices) is stream-K by the heuristic too,
-    // the GPU test's case of the same shape with it.
+    // A tile spread over more than three blocks keeps the split: the odd variant's 45 tiles of
+    // 38 slices would be spread over four.
     let (_, kind, mut g) = conv_grad_v2_variants()
         .into_iter()
         .find(|v| v.0 == "conv_wgrad_v2_bf16_nhwc_3x3_stream_k_odd")
         .expect("the odd variant");
     g.validate().expect("valid");
-    let ks = kiln_engine_cuda::generate(kind, g.op_graph().expect("graph")).expect("generate");
+    let og = g.op_graph().expect("graph").clone();
+    let ks = kiln_engine_cuda::generate(kind, &og).expect("generate");
+    assert!(ks.iter().all(|k| !k.source.contains("KILN_H_STREAM_K 1")));
+    let ks = kiln_engine_cuda::generate_with(kind, &og, tiles + 5).expect("generate");
     assert!(ks[1].source.contains("#define KILN_H_STREAM_K 1"));
     assert!(hopper_grad::knob(Dgrad, tiles + 1).is_err());
     assert!(hopper_grad::knob(Wgrad, tiles + 6).is_err());

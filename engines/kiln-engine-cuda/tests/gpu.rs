@@ -1468,14 +1468,15 @@ fn hopper_conv_gradients_match_the_reference_on_odd_shapes_and_every_tile() {
             false,
             false,
         ),
-        // Stream-K by the heuristic: 45 tiles of 128 x 64 (1800 x 136), 38 K slices each
-        // (2376 positions), so that most tiles are summed from three or four blocks' parts.
+        // Stream-K through the knob (its values past the tiles): 45 tiles of 128 x 64 (1800 x
+        // 136), 38 K slices each (2376 positions), so that most tiles are summed from three or
+        // four blocks' parts.
         (
             false,
             DataType::Bf16,
             s(24, 200, 11, 9, 136, 3, 1, 1, 1),
             true,
-            false,
+            true,
         ),
         (
             false,

@@ -55,6 +55,12 @@ const ASSUMED_SMS: i64 = 132;
 /// model is coarse; a close call keeps the measured split).
 const STREAM_K_MARGIN: f64 = 0.85;
 
+/// Stream-K is considered only where no tile is spread over more blocks than this: the block
+/// that ends a tile adds the others' partial tiles one after another, and on the H200
+/// (2026-12-02, docs/benchmarks/conv-grad-notes.md) 4 to 66 parts a tile ran 1.3-2.6x slower
+/// than the split, 2 to 3 parts (the C512 7x7 wgrad) 1.18x faster.
+const MAX_STREAM_K_PARTS: i64 = 3;
+
 /// A value of the gradient engines' tile knob: a tile configuration, and for wgrad whether the
 /// reduction runs stream-K.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -492,12 +498,15 @@ fn wgrad_choice(graph: &OpGraph, s: &Split<'_>) -> Result<Reduction, String> {
         let mma = (2 * bm * bn * 64) as f64 / 5.0e6;
         let bytes = ((bm + bn) * 64 * 2) as f64 / 8.0e4;
         let slice = mma.max(bytes);
-        if tiles < ASSUMED_SMS {
-            // Stream-K: the slices evenly over the blocks; a partial tile written and read
-            // about twice through L2 (about 80 GB/s per SM), and the counters' launch.
-            let units = tiles * iters;
-            let per = cdiv(units, units.min(ASSUMED_SMS));
-            let t = per as f64 * slice + 1.5 + 3.0 * (bm * bn * 4) as f64 / 8.0e4 + 2.0;
+        let units = tiles * iters;
+        let per = cdiv(units, units.min(ASSUMED_SMS));
+        // The most blocks one tile's slices are spread over.
+        let parts = cdiv(iters, per) + 1;
+        if tiles < ASSUMED_SMS && parts <= MAX_STREAM_K_PARTS {
+            // Stream-K: the slices evenly over the blocks; a partial tile written, and the
+            // others' read by the block that ends the tile, through L2 (about 80 GB/s per
+            // SM); the counters' launch.
+            let t = per as f64 * slice + 1.5 + (parts * bm * bn * 4) as f64 / 8.0e4 + 2.0;
             if t < streamed.1 {
                 streamed = (cfg, t);
             }
