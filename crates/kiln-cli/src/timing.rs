@@ -1,7 +1,9 @@
 //! Timing a graph's selected plan on its handle's device, as `kiln bench` reports it: the host
 //! clock around each execute on the CPU; device events around batches of executes on a GPU.
 //! Inputs are random (never zeros, which can run faster than real data and hide unwritten
-//! output), and every case gets a warm-up run first.
+//! output), and every case is warmed up first: on the CPU for at least `CPU_WARMUP` runs and
+//! `CPU_WARMUP_TIME` (a 2-core guest's first runs of a sub-millisecond case are several times
+//! slower while its idle vCPUs wake), on a GPU one run.
 
 use crate::failure::{Failure, EXIT_NOT_SUPPORTED};
 use kiln::{Device, Graph, Handle, HostTensor, VariantPack, Workspace};
@@ -11,6 +13,12 @@ use std::time::{Duration, Instant};
 const BUDGET: Duration = Duration::from_secs(3);
 /// Timed runs a case always gets (when `--runs` asks for that many).
 const MIN_RUNS: usize = 3;
+/// On the CPU, warm-up runs a case always gets, and the time they last at least. The same as
+/// `scripts/bench_peers.py` gives its peers. Measured on a 2-vCPU guest (2026-12-02, Zen 4):
+/// batchnorm_inference [8, 64, 56, 56] took 1.4, 0.96, 0.95, 0.55, 0.29, 0.26 ms on its first
+/// runs and 0.12-0.15 ms from about the tenth on (2 ms in).
+const CPU_WARMUP: usize = 2;
+const CPU_WARMUP_TIME: Duration = Duration::from_millis(20);
 /// On a GPU, one timed run lasts at least about this long (several executes back to back).
 #[cfg(feature = "cuda")]
 const GPU_RUN_MS: f64 = 1.0;
@@ -92,8 +100,8 @@ impl Timer {
         }
     }
 
-    /// Times `graph`'s selected plan on `handle` (which must run on this timer's device): one
-    /// warm-up, then up to `runs` timed runs (fewer when a case is slow: about 3 s at most, but
+    /// Times `graph`'s selected plan on `handle` (which must run on this timer's device): the
+    /// warm-up (see the module's note), then up to `runs` timed runs (fewer when a case is slow: about 3 s at most, but
     /// never fewer than 3 when `runs` allows). Every bound tensor holds random values.
     pub fn time(&self, graph: &Graph, handle: &Handle, runs: usize) -> kiln::Result<Timing> {
         let g = graph
@@ -107,9 +115,7 @@ impl Timer {
         match self {
             Timer::Cpu => {
                 let mut ws = Workspace::for_graph(graph)?;
-                let mut times = Vec::with_capacity(runs);
-                let start = Instant::now();
-                for i in 0..=runs {
+                let mut execute = || -> kiln::Result<f64> {
                     let mut pack = VariantPack::new();
                     for h in hosts.iter_mut() {
                         let uid = h.desc().uid;
@@ -117,9 +123,18 @@ impl Timer {
                     }
                     let t = Instant::now();
                     graph.execute(handle, &mut pack, &mut ws)?;
-                    if i > 0 {
-                        times.push(t.elapsed().as_secs_f64() * 1e3);
-                    }
+                    Ok(t.elapsed().as_secs_f64() * 1e3)
+                };
+                let warm = Instant::now();
+                let mut warmups = 0;
+                while warmups < CPU_WARMUP || warm.elapsed() < CPU_WARMUP_TIME {
+                    execute()?;
+                    warmups += 1;
+                }
+                let mut times = Vec::with_capacity(runs);
+                let start = Instant::now();
+                for i in 1..=runs {
+                    times.push(execute()?);
                     if i >= MIN_RUNS && start.elapsed() > BUDGET {
                         break;
                     }
