@@ -176,33 +176,6 @@ __device__ __forceinline__ void kiln_h_tile(long long tile, int& batch, int& tm,
     tn = in_group / rows;
 }
 
-// The block's work items in order, each a tile, its coordinates and its K slices [k_first,
-// k_end): stream-K's, or the whole tiles blockIdx.x, blockIdx.x + gridDim.x, ... (the producer
-// and the cooperative consumers; ping-pong consumers take every other one of the latter).
-struct kiln_h_items {
-#if KILN_H_STREAM_K
-    kiln_h_sk_items sk;
-    __device__ __forceinline__ explicit kiln_h_items(long long tiles) : sk(tiles * KILN_H_K_ITERS, blockIdx.x) {}
-#else
-    long long at, tiles;
-    __device__ __forceinline__ explicit kiln_h_items(long long n) : at(blockIdx.x), tiles(n) {}
-#endif
-    __device__ __forceinline__ bool next(long long& tile, int& batch, int& tm, int& tn, int& k_first, int& k_end) {
-#if KILN_H_STREAM_K
-        if (!sk.next(tile, k_first, k_end)) return false;
-        kiln_h_tile(tile, batch, tm, tn);
-#else
-        if (at >= tiles) return false;
-        tile = at;
-        at += gridDim.x;
-        kiln_h_tile(tile, batch, tm, tn);
-        k_first = 0;
-        k_end = KILN_H_K_ITERS_OF(batch);
-#endif
-        return true;
-    }
-};
-
 #if KILN_H_PINGPONG
 // The K slices of tile `tile` (which a ping-pong consumer skips in the ring for the other's).
 __device__ __forceinline__ int kiln_h_tile_k_iters(long long tile) {
@@ -246,11 +219,21 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
         // All 128 producer threads gather A; thread 0 also issues B's TMA.
         int s = 0;
         unsigned phase = 0;
-        kiln_h_items items(tiles);
+#if KILN_H_STREAM_K
+        kiln_h_sk_items items(tiles * KILN_H_K_ITERS, blockIdx.x);
         long long tile;
-        int batch, tm, tn, k_first, k_end;
+        int k_first, k_end;
 #pragma unroll 1
-        while (items.next(tile, batch, tm, tn, k_first, k_end)) {
+        while (items.next(tile, k_first, k_end)) {
+            int batch, tm, tn;
+            kiln_h_tile(tile, batch, tm, tn);
+#else
+#pragma unroll 1
+        for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int batch, tm, tn;
+            kiln_h_tile(tile, batch, tm, tn);
+            const int k_first = 0, k_end = KILN_H_K_ITERS_OF(batch);
+#endif
             KILN_H_GATHER_TILE_SETUP(tm * KILN_H_BM);
 #pragma unroll 1
             for (int kt = k_first; kt < k_end; ++kt) {
@@ -278,11 +261,21 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             kiln_tma_prefetch_map(&map_b);
             int s = 0;
             unsigned phase = 0;
-            kiln_h_items items(tiles);
+#if KILN_H_STREAM_K
+            kiln_h_sk_items items(tiles * KILN_H_K_ITERS, blockIdx.x);
             long long tile;
-            int batch, tm, tn, k_first, k_end;
+            int k_first, k_end;
 #pragma unroll 1
-            while (items.next(tile, batch, tm, tn, k_first, k_end)) {
+            while (items.next(tile, k_first, k_end)) {
+                int batch, tm, tn;
+                kiln_h_tile(tile, batch, tm, tn);
+#else
+#pragma unroll 1
+            for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int batch, tm, tn;
+                kiln_h_tile(tile, batch, tm, tn);
+                const int k_first = 0, k_end = KILN_H_K_ITERS_OF(batch);
+#endif
 #pragma unroll 1
                 for (int kt = k_first; kt < k_end; ++kt) {
                     kiln_mbar_wait(KILN_H_EMPTY(s), phase ^ 1u);
@@ -330,21 +323,27 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             s = first % KILN_H_STAGES;
             phase = (unsigned)(first / KILN_H_STAGES) & 1u;
         }
+#elif KILN_H_STREAM_K
+        const int crow = c * KILN_H_WM * 64;
+        kiln_h_sk_items items(tiles * KILN_H_K_ITERS, blockIdx.x);
+        long long tile;
+        int k_first, k_end;
 #else
         const int crow = c * KILN_H_WM * 64;
-        kiln_h_items items(tiles);
-        long long tile;
+        long long tile = blockIdx.x;
+        const long long step = gridDim.x;
 #endif
-#if KILN_H_PINGPONG
+#if KILN_H_STREAM_K
+#pragma unroll 1
+        while (items.next(tile, k_first, k_end)) {
+            int batch, tm, tn;
+            kiln_h_tile(tile, batch, tm, tn);
+#else
 #pragma unroll 1
         for (; tile < tiles; tile += step) {
             int batch, tm, tn;
             kiln_h_tile(tile, batch, tm, tn);
             const int k_first = 0, k_end = KILN_H_K_ITERS_OF(batch);
-#else
-        int batch, tm, tn, k_first, k_end;
-#pragma unroll 1
-        while (items.next(tile, batch, tm, tn, k_first, k_end)) {
 #endif
 #if KILN_H_PINGPONG
             // The tensor cores' turn: consumer 1 waits for consumer 0's mainloop of the tile
