@@ -88,7 +88,8 @@ const ENGINES: [&str; 15] = [
     RESAMPLE_BACKWARD_V1,
 ];
 
-/// The V2 engines' knob: which tile configuration (`codegen::hopper::CONFIGS[v - 1]`; for
+/// The V2 engines' knob: which tile configuration (`codegen::hopper::knob`: a configuration of
+/// `CONFIGS`, with B in the ring or resident in shared memory; for
 /// `KILN_CUDA_SDPA_FA3_V1`, `codegen::sdpa_fa3::VARIANTS[v - 1]`; for the gradient engines
 /// `codegen::hopper_grad::knob`, whose wgrad values past the tiles add a stream-K reduction);
 /// 0 lets the heuristic pick. `kiln build --autotune` times every value on the device and keeps the
@@ -177,23 +178,14 @@ pub fn generate_with(
         };
         return codegen::hopper_grad::generate(graph, dir, codegen::hopper_grad::knob(dir, tile)?);
     }
-    let cfg = match tile {
-        0 => None,
-        v => Some(
-            *usize::try_from(v - 1)
-                .ok()
-                .and_then(|i| codegen::hopper::CONFIGS.get(i))
-                .ok_or_else(|| format!("tile configuration {v} does not exist"))?,
-        ),
-    };
     let k = match name {
         POINTWISE_V1 => codegen::pointwise::generate(graph)?,
         MATMUL_V1 => codegen::gemm::generate(graph, false)?,
         CONV_FPROP_V1 => codegen::gemm::generate(graph, true)?,
         CONV_DGRAD_V1 => return codegen::conv_grad::generate(graph, ConvDirection::Dgrad),
         CONV_WGRAD_V1 => return codegen::conv_grad::generate(graph, ConvDirection::Wgrad),
-        MATMUL_V2 => codegen::hopper::generate(graph, false, cfg)?,
-        CONV_FPROP_V2 => codegen::hopper::generate(graph, true, cfg)?,
+        MATMUL_V2 => codegen::hopper::generate(graph, false, codegen::hopper::knob(tile)?)?,
+        CONV_FPROP_V2 => codegen::hopper::generate(graph, true, codegen::hopper::knob(tile)?)?,
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
         SDPA_FA3_BWD_V1 => return codegen::sdpa_fa3_bwd::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
@@ -212,7 +204,7 @@ pub fn generate(name: &str, graph: &OpGraph) -> Result<Vec<codegen::Kernel>, Str
 /// The largest value of engine `name`'s tile knob; `None` for the engines without knobs.
 fn tile_knob_max(name: &str) -> Option<i64> {
     match name {
-        MATMUL_V2 | CONV_FPROP_V2 => Some(codegen::hopper::CONFIGS.len() as i64),
+        MATMUL_V2 | CONV_FPROP_V2 => Some(codegen::hopper::KNOB_MAX),
         SDPA_FA3_V1 => Some(codegen::sdpa_fa3::VARIANTS.len() as i64),
         CONV_DGRAD_V2 => Some(codegen::hopper_grad::knob_max(ConvDirection::Dgrad)),
         CONV_WGRAD_V2 => Some(codegen::hopper_grad::knob_max(ConvDirection::Wgrad)),

@@ -108,6 +108,63 @@ pub const CONFIGS: [TileConfig; 7] = [
 /// The cooperative configurations, the heuristic's candidates.
 const COOPERATIVE: usize = 4;
 
+/// What a value of the V2 GEMM engines' tile knob builds: 0 the heuristic's configuration, with
+/// B resident in shared memory wherever it fits (`resident_stages`); `1..=CONFIGS.len()` is
+/// `CONFIGS[v - 1]` with B in the ring (what those values built before B could be resident);
+/// the next `CONFIGS.len()` values are the same configurations with B resident, refused where
+/// it does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knob {
+    pub tile: Option<TileConfig>,
+    /// `None`: resident wherever it fits.
+    pub b_resident: Option<bool>,
+}
+
+/// The largest value of the V2 GEMM engines' tile knob.
+pub const KNOB_MAX: i64 = 2 * CONFIGS.len() as i64;
+
+/// The meaning of tile knob value `v` (see `Knob`), or why it has none.
+pub fn knob(v: i64) -> Result<Knob, String> {
+    let n = CONFIGS.len() as i64;
+    match v {
+        0 => Ok(Knob {
+            tile: None,
+            b_resident: None,
+        }),
+        1..=KNOB_MAX => Ok(Knob {
+            tile: Some(CONFIGS[((v - 1) % n) as usize]),
+            b_resident: Some(v > n),
+        }),
+        _ => Err(format!("tile configuration {v} does not exist")),
+    }
+}
+
+/// The fewest ring stages worth keeping B resident for.
+const MIN_RESIDENT_STAGES: u32 = 3;
+
+/// The most shared memory a Hopper block may ask for (227 KiB).
+const MAX_SHARED: u32 = 227 * 1024;
+
+/// The ring stages of `cfg` when all `k_iters` K slices of its B tile stay resident in shared
+/// memory beside the ring (which then holds A alone): as many as fit, at most the stages of
+/// the configuration without its output tile; `None` when fewer than `MIN_RESIDENT_STAGES` do.
+pub fn resident_stages(cfg: TileConfig, staged: bool, k_iters: u32) -> Option<u32> {
+    let fixed = c_tiles_bytes(cfg, staged) + k_iters * cfg.bn * 64 * 2 + 8 * k_iters + 1024;
+    let per_stage = cfg.bm() * 64 * 2 + 16;
+    let n = MAX_SHARED.checked_sub(fixed)? / per_stage;
+    (n >= MIN_RESIDENT_STAGES).then_some(n.min(cfg.stages))
+}
+
+/// Bytes of the two consumers' staged output tiles (64 `wm` rows of `bn` 2-byte elements, each
+/// row padded by 16 bytes), or 0.
+fn c_tiles_bytes(cfg: TileConfig, staged: bool) -> u32 {
+    if staged {
+        2 * 64 * cfg.wm * (cfg.bn * 2 + 16)
+    } else {
+        0
+    }
+}
+
 /// The stages of `cfg`, with or without the staged output tile.
 pub fn stages(cfg: TileConfig, staged: bool) -> u32 {
     if staged {
@@ -123,12 +180,16 @@ pub fn stages(cfg: TileConfig, staged: bool) -> u32 {
 pub fn shared_bytes(cfg: TileConfig, staged: bool) -> u32 {
     let stage = (cfg.bm() + cfg.bn) * 64 * 2;
     let n = stages(cfg, staged);
-    let c_tiles = if staged {
-        2 * 64 * cfg.wm * (cfg.bn * 2 + 16)
-    } else {
-        0
-    };
-    n * stage + c_tiles + 16 * n + 1024
+    n * stage + c_tiles_bytes(cfg, staged) + 16 * n + 1024
+}
+
+/// `shared_bytes` with B resident: `stages` A-only stages, the output tiles, the `k_iters`
+/// slices of B and their barriers.
+fn resident_shared_bytes(cfg: TileConfig, staged: bool, stages: u32, k_iters: u32) -> u32 {
+    stages * (cfg.bm() * 64 * 2 + 16)
+        + c_tiles_bytes(cfg, staged)
+        + k_iters * (cfg.bn * 64 * 2 + 8)
+        + 1024
 }
 
 /// Registers per thread at kernel entry: `__launch_bounds__(384, 1)` caps them at 65536 / 384,
@@ -577,18 +638,42 @@ pub(super) fn epilogue_value(
     ))
 }
 
-/// Generates the kernel of a matmul or conv-fprop graph (which `supports` accepted) with tile
-/// configuration `cfg` (`None`: the heuristic's).
-pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<Kernel, String> {
+/// Generates the kernel of a matmul or conv-fprop graph (which `supports` accepted) with the
+/// tile knob's choice `knob`.
+pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Kernel, String> {
     supports(graph, conv)?;
     let s = split(graph)?;
     let (a, _) = operands(graph, &s)?;
     let elem = a.data_type;
     let probe = plan(graph, &s, CONFIGS[0])?;
-    let cfg = cfg.unwrap_or_else(|| pick_for(probe.m, probe.n, probe.batches, conv));
+    let cfg = knob
+        .tile
+        .unwrap_or_else(|| pick_for(probe.m, probe.n, probe.batches, conv));
     let pl = plan(graph, &s, cfg)?;
     let params: Params = gemm_params(graph);
     let stage_out = staged(graph, &s);
+    // B resident: one column tile and one batch, so that every tile reads the same B.
+    let k_iters = u32::try_from(cdiv(pl.k, 64)).map_err(|_| "K is too large")?;
+    let fits = (cdiv(pl.n, i64::from(cfg.bn)) == 1 && pl.batches == 1)
+        .then(|| resident_stages(cfg, stage_out.is_some(), k_iters))
+        .flatten();
+    let resident = match knob.b_resident {
+        None => fits,
+        Some(false) => None,
+        Some(true) => Some(fits.ok_or_else(|| {
+            format!(
+                "B cannot stay resident: {} x {} of it ({} column tiles, {} batches) beside a \
+                 ring of at least {MIN_RESIDENT_STAGES} stages of {}x{} tiles exceeds a block's \
+                 shared memory",
+                pl.k,
+                cfg.bn,
+                cdiv(pl.n, i64::from(cfg.bn)),
+                pl.batches,
+                cfg.bm(),
+                cfg.bn
+            )
+        })?),
+    };
     let narrow = fits_i32(graph, &s)?;
     let (idx, sfx) = if narrow {
         ("int", "")
@@ -629,7 +714,9 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
         ("KILN_H_BN", cfg.bn.to_string()),
         (
             "KILN_H_STAGES",
-            stages(cfg, stage_out.is_some()).to_string(),
+            resident
+                .unwrap_or_else(|| stages(cfg, stage_out.is_some()))
+                .to_string(),
         ),
         ("KILN_H_STAGED", u8::from(stage_out.is_some()).to_string()),
         ("KILN_H_GROUP_M", "16".to_string()),
@@ -646,6 +733,10 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
         // Only ping-pong prologues name the schedule, so the cooperative configurations'
         // sources stay what they were.
         define(&mut src, "KILN_H_PINGPONG", "1".into());
+    }
+    if resident.is_some() {
+        // Likewise only the prologues with a resident B name it.
+        define(&mut src, "KILN_H_B_RESIDENT", "1".into());
     }
     src.push('\n');
     let mut maps = Vec::new();
@@ -744,7 +835,10 @@ pub fn generate(graph: &OpGraph, conv: bool, cfg: Option<TileConfig>) -> Result<
         // Blocks: one per tile at most; the load device caps them at its SM count.
         grid: [tiles as u32, 1, 1],
         block: [384, 1, 1],
-        shared_bytes: shared_bytes(cfg, stage_out.is_some()),
+        shared_bytes: match resident {
+            Some(n) => resident_shared_bytes(cfg, stage_out.is_some(), n, k_iters),
+            None => shared_bytes(cfg, stage_out.is_some()),
+        },
         maps,
         persistent: true,
         arch_specific: true,
@@ -758,8 +852,8 @@ mod tests {
     #[test]
     fn every_configuration_fits_the_shared_memory_of_a_hopper_block() {
         for cfg in CONFIGS {
-            assert!(shared_bytes(cfg, false) <= 227 * 1024, "{cfg:?}");
-            assert!(shared_bytes(cfg, true) <= 227 * 1024, "{cfg:?} staged");
+            assert!(shared_bytes(cfg, false) <= MAX_SHARED, "{cfg:?}");
+            assert!(shared_bytes(cfg, true) <= MAX_SHARED, "{cfg:?} staged");
             // The accumulators of one consumer thread stay within its registers.
             assert!(cfg.wm * cfg.bn / 2 <= 128, "{cfg:?}");
         }
@@ -825,6 +919,46 @@ mod tests {
         assert_eq!(pick_for(3136, 512, 1, true), CONFIGS[4]);
         assert_eq!(pick_for(6272, 256, 1, true), CONFIGS[4]);
         assert_eq!(pick_for(3136, 512, 1, false), CONFIGS[1]);
+    }
+
+    #[test]
+    fn knob_values_past_the_configurations_keep_b_resident() {
+        let n = CONFIGS.len() as i64;
+        assert_eq!(knob(0).unwrap().tile, None);
+        for v in 1..=n {
+            let (ring, res) = (knob(v).unwrap(), knob(v + n).unwrap());
+            assert_eq!(ring.tile, Some(CONFIGS[v as usize - 1]));
+            assert_eq!(res.tile, ring.tile);
+            assert_eq!((ring.b_resident, res.b_resident), (Some(false), Some(true)));
+        }
+        assert!(knob(KNOB_MAX + 1).is_err());
+        assert!(knob(-1).is_err());
+    }
+
+    #[test]
+    fn a_resident_b_fits_beside_the_ring_or_is_refused() {
+        // conv C64 H56 (K = 576: 9 slices) on 128x64 ping-pong tiles, output staged: 7 stages.
+        let pp = CONFIGS[6];
+        assert_eq!(resident_stages(pp, true, 9), Some(7));
+        assert!(resident_shared_bytes(pp, true, 7, 9) <= MAX_SHARED);
+        assert!(resident_shared_bytes(pp, true, 8, 9) > MAX_SHARED);
+        // Never more stages than the configuration has without its output tile.
+        assert_eq!(resident_stages(pp, false, 1), Some(pp.stages));
+        // 18 slices of 128 columns (conv C128 H56 3x3) do not fit.
+        assert_eq!(resident_stages(CONFIGS[5], true, 18), None);
+        for cfg in CONFIGS {
+            for k_iters in 1..40 {
+                for staged in [false, true] {
+                    if let Some(n) = resident_stages(cfg, staged, k_iters) {
+                        assert!(n >= MIN_RESIDENT_STAGES);
+                        assert!(
+                            resident_shared_bytes(cfg, staged, n, k_iters) <= MAX_SHARED,
+                            "{cfg:?} {k_iters}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -68,7 +68,14 @@
 //                                          and KILN_H_SK_WS (a float* to the workspace: a
 //                                          u32 counter per tile, zeroed before the launch,
 //                                          then KILN_H_SK_CTAS partial tiles at float
-//                                          KILN_H_SK_FLAGS).
+//                                          KILN_H_SK_FLAGS);
+//   KILN_H_B_RESIDENT                      optional, default 0; 1: B stays in shared memory
+//                                          (one N tile, one batch, no stream-K; below).
+//
+// Resident B: where the whole of B (K x BN) fits beside the ring, the producer loads it once per
+// block, one K slice per mbarrier, and the stages hold A alone. A tile then costs its A slices
+// only: for a convolution with 64 filters (B = 9 slices of 8 KB) that is a third of the bytes
+// each tile would otherwise read from L2.
 //
 // Stream-K: the tiles' K slices, tile after tile, are one sequence of tiles * K_ITERS units,
 // and block b of G = min(gridDim.x, KILN_H_SK_CTAS) takes units [b U / G, (b + 1) U / G): every
@@ -97,7 +104,16 @@
 #endif
 #define KILN_H_A_BYTES (KILN_H_BM * KILN_H_BK * 2)
 #define KILN_H_B_BYTES (KILN_H_BN * KILN_H_BK * 2)
+#ifndef KILN_H_B_RESIDENT
+#define KILN_H_B_RESIDENT 0
+#endif
+#if KILN_H_B_RESIDENT
+#define KILN_H_STAGE_BYTES KILN_H_A_BYTES
+#define KILN_H_BRES_BYTES (KILN_H_K_ITERS * KILN_H_B_BYTES)
+#else
 #define KILN_H_STAGE_BYTES (KILN_H_A_BYTES + KILN_H_B_BYTES)
+#define KILN_H_BRES_BYTES 0
+#endif
 // Staged stores: each consumer's 64 WM x BN output tile in shared memory, rows padded by 16
 // bytes so that the fragment writes (8 rows x 16 bytes per warp) hit 32 distinct banks.
 #if KILN_H_STAGED
@@ -113,6 +129,12 @@
 #define KILN_H_K_ITERS ((int)((KILN_GEMM_K + KILN_H_BK - 1) / KILN_H_BK))
 static_assert(KILN_H_BN % 64 == 0 && KILN_H_BN <= 256, "tile N is a multiple of 64, at most 256");
 static_assert(sizeof(elem_t) == 2, "wgmma operands are 16-bit here");
+#if KILN_H_B_RESIDENT
+static_assert(KILN_H_TILES_N == 1 && KILN_H_BATCHES == 1, "a resident B is the one B tile of the GEMM");
+#if defined(KILN_H_STREAM_K) && KILN_H_STREAM_K
+#error "a resident B runs without stream-K"
+#endif
+#endif
 #if KILN_H_A_GATHER == 2
 #include "hopper_conv_grad.cuh"
 #elif KILN_H_A_GATHER
@@ -176,6 +198,18 @@ __device__ __forceinline__ void kiln_h_tile(long long tile, int& batch, int& tm,
     tn = in_group / rows;
 }
 
+// K slice `kt` of B's column tile `tn` in batch `batch` into shared memory at `dst` (B_BYTES),
+// completing on `bar`.
+__device__ __forceinline__ void kiln_h_load_b(unsigned dst, const kiln_tensor_map* map_b, unsigned bar, int kt, int tn, int batch) {
+#if KILN_H_B_KMAJOR
+    kiln_h_tma_b(dst, map_b, bar, kt * KILN_H_BK, tn * KILN_H_BN, batch);
+#else
+#pragma unroll
+    for (int j = 0; j < KILN_H_BN / 64; ++j)
+        kiln_h_tma_b(dst + j * 8192, map_b, bar, tn * KILN_H_BN + 64 * j, kt * KILN_H_BK, batch);
+#endif
+}
+
 #if KILN_H_PINGPONG
 // The K slices of tile `tile` (which a ping-pong consumer skips in the ring for the other's).
 __device__ __forceinline__ int kiln_h_tile_k_iters(long long tile) {
@@ -194,27 +228,47 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
     // the epilogue's global loads across.)
     unsigned char* smem = kiln_smem_raw + ((1024u - (kiln_smem(kiln_smem_raw) & 1023u)) & 1023u);
     const unsigned tiles_base = kiln_smem(smem);
-    const unsigned bars = tiles_base + KILN_H_STAGES * KILN_H_STAGE_BYTES + 2 * KILN_H_C_BYTES;
-    // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s).
+    // The ring, the consumers' output tiles, the resident B (if any), the barriers.
+    const unsigned b_res = tiles_base + KILN_H_STAGES * KILN_H_STAGE_BYTES + 2 * KILN_H_C_BYTES;
+    const unsigned bars = b_res + KILN_H_BRES_BYTES;
+    (void)b_res;
+    // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s), the resident B's slice kt at
+    // bars + 8 (2 STAGES + kt).
 #define KILN_H_FULL(s) (bars + 8u * (unsigned)(s))
 #define KILN_H_EMPTY(s) (bars + 8u * (unsigned)(KILN_H_STAGES + (s)))
+#define KILN_H_BFULL(kt) (bars + 8u * (unsigned)(2 * KILN_H_STAGES + (kt)))
     const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
     const long long tiles = (long long)KILN_H_TILES_M * KILN_H_TILES_N * KILN_H_BATCHES;
     if (threadIdx.x == 0) {
 #pragma unroll 1
         for (int s = 0; s < KILN_H_STAGES; ++s) {
             // A gathered A tile completes with one arrival per producer thread plus the TMA
-            // thread's expect_tx arrival; a TMA-only stage with the latter alone.
-            kiln_mbar_init(KILN_H_FULL(s), KILN_H_A_GATHER ? 129u : 1u);
+            // thread's expect_tx arrival for B (none when B is resident); a TMA-only stage with
+            // the latter alone.
+            kiln_mbar_init(KILN_H_FULL(s), KILN_H_A_GATHER ? (KILN_H_B_RESIDENT ? 128u : 129u) : 1u);
             // Freed by each consumer that reads the stage: both (cooperative) or its tile's one.
             kiln_mbar_init(KILN_H_EMPTY(s), KILN_H_PINGPONG ? 1u : 2u);
         }
+#if KILN_H_B_RESIDENT
+#pragma unroll 1
+        for (int kt = 0; kt < KILN_H_K_ITERS; ++kt) kiln_mbar_init(KILN_H_BFULL(kt), 1u);
+#endif
         kiln_mbar_init_fence();
     }
     __syncthreads();
 
     if (wg == 0) {
         kiln_setmaxnreg_dec<KILN_H_PRODUCER_REGS>();
+#if KILN_H_B_RESIDENT
+        // The whole of B, once, slice by slice (the first tile's MMAs start on the first).
+        if (t == 0) {
+#pragma unroll 1
+            for (int kt = 0; kt < KILN_H_K_ITERS; ++kt) {
+                kiln_mbar_arrive_expect_tx(KILN_H_BFULL(kt), KILN_H_B_BYTES);
+                kiln_h_load_b(b_res + kt * KILN_H_B_BYTES, &map_b, KILN_H_BFULL(kt), kt, 0, 0);
+            }
+        }
+#endif
 #if KILN_H_A_GATHER
         // All 128 producer threads gather A; thread 0 also issues B's TMA.
         int s = 0;
@@ -239,17 +293,12 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
             for (int kt = k_first; kt < k_end; ++kt) {
                 kiln_mbar_wait(KILN_H_EMPTY(s), phase ^ 1u);
                 const unsigned a_dst = tiles_base + s * KILN_H_STAGE_BYTES;
-                const unsigned b_dst = a_dst + KILN_H_A_BYTES;
+#if !KILN_H_B_RESIDENT
                 if (t == 0) {
                     kiln_mbar_arrive_expect_tx(KILN_H_FULL(s), KILN_H_B_BYTES);
-#if KILN_H_B_KMAJOR
-                    kiln_h_tma_b(b_dst, &map_b, KILN_H_FULL(s), kt * KILN_H_BK, tn * KILN_H_BN, batch);
-#else
-#pragma unroll
-                    for (int j = 0; j < KILN_H_BN / 64; ++j)
-                        kiln_h_tma_b(b_dst + j * 8192, &map_b, KILN_H_FULL(s), tn * KILN_H_BN + 64 * j, kt * KILN_H_BK, batch);
-#endif
+                    kiln_h_load_b(a_dst + KILN_H_A_BYTES, &map_b, KILN_H_FULL(s), kt, tn, batch);
                 }
+#endif
                 kiln_h_gather_a(a_dst, t, kt * KILN_H_BK);
                 kiln_cp_async_arrive(KILN_H_FULL(s));
                 if (++s == KILN_H_STAGES) { s = 0; phase ^= 1u; }
@@ -280,7 +329,6 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
                 for (int kt = k_first; kt < k_end; ++kt) {
                     kiln_mbar_wait(KILN_H_EMPTY(s), phase ^ 1u);
                     const unsigned a_dst = tiles_base + s * KILN_H_STAGE_BYTES;
-                    const unsigned b_dst = a_dst + KILN_H_A_BYTES;
                     const unsigned full = KILN_H_FULL(s);
                     kiln_mbar_arrive_expect_tx(full, KILN_H_STAGE_BYTES);
                     const int k0 = kt * KILN_H_BK;
@@ -291,12 +339,8 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
                     for (int j = 0; j < KILN_H_BM / 64; ++j)
                         kiln_h_tma_a(a_dst + j * 8192, &map_a, full, tm * KILN_H_BM + 64 * j, k0, batch);
 #endif
-#if KILN_H_B_KMAJOR
-                    kiln_h_tma_b(b_dst, &map_b, full, k0, tn * KILN_H_BN, batch);
-#else
-#pragma unroll
-                    for (int j = 0; j < KILN_H_BN / 64; ++j)
-                        kiln_h_tma_b(b_dst + j * 8192, &map_b, full, tn * KILN_H_BN + 64 * j, k0, batch);
+#if !KILN_H_B_RESIDENT
+                    kiln_h_load_b(a_dst + KILN_H_A_BYTES, &map_b, full, kt, tn, batch);
 #endif
                     if (++s == KILN_H_STAGES) { s = 0; phase ^= 1u; }
                 }
@@ -360,7 +404,12 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
                 kiln_fence_proxy_async();
 #endif
                 const unsigned a_st = tiles_base + s * KILN_H_STAGE_BYTES;
+#if KILN_H_B_RESIDENT
+                const unsigned b_st = b_res + kt * KILN_H_B_BYTES;
+                kiln_mbar_wait(KILN_H_BFULL(kt), 0u);
+#else
                 const unsigned b_st = a_st + KILN_H_A_BYTES;
+#endif
                 kiln_wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < KILN_H_BK / 16; ++kk) {
@@ -552,4 +601,5 @@ KILN_GEMM_SYMBOL(KILN_H_MAP_PARAMS, KILN_GEMM_PARAMS) {
     }
 #undef KILN_H_FULL
 #undef KILN_H_EMPTY
+#undef KILN_H_BFULL
 }
