@@ -813,13 +813,14 @@ fn gemm_write_plans(dir: &str) {
                     for eng in [kiln_engine_cuda::MATMUL_V2, kiln_engine_cuda::CONV_FPROP_V2] {
                         g.set_knob(eng, kiln_engine_cuda::KNOB_TILE, v);
                     }
-                    match g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice) {
-                        Ok(()) => {}
-                        Err(e) if v > in_ring && e.to_string().contains("cannot stay resident") => {
-                            eprintln!("skipped {name} tile={v}: B does not fit");
-                            continue;
-                        }
-                        Err(e) => panic!("{name} tile={v}: {e}"),
+                    g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                        .unwrap_or_else(|e| panic!("{name} tile={v}: {e}"));
+                    // A value the V2 engine refuses (B resident where it cannot be) leaves the
+                    // plan to the V1 engine: not a tile of the V2 engine, so not timed.
+                    if !engine(&g).ends_with("_V2") {
+                        assert!(v > in_ring, "{name} tile={v}: built by {}", engine(&g));
+                        eprintln!("skipped {name} tile={v}: B does not fit");
+                        continue;
                     }
                     let file = format!("{i:02}-{v}.plan");
                     std::fs::write(
@@ -881,16 +882,17 @@ fn gemm_time_plans(h: &kiln::Handle, dir: &str) {
         for (v, file) in plans {
             let g = load(file);
             let plan = g.plan().expect("plan");
-            assert_eq!(
-                plan.workspace_size(),
-                0,
-                "{name}: a V2 plan has no workspace"
-            );
+            // A stream-K plan's tile counters and partial tiles.
+            let ws_bytes = plan.workspace_size();
+            let ws = (ws_bytes > 0)
+                .then(|| kiln_cuda_driver::DeviceMemory::zeroed(0, ws_bytes).expect("workspace"));
+            let ws_ptr = ws.as_ref().map_or(std::ptr::null_mut(), |w| {
+                w.as_ptr() as *mut std::ffi::c_void
+            });
             // SAFETY: every pointer addresses device memory sized for its tensor (the same
-            // graph's bound tensors); the plan takes no workspace.
-            let run = || {
-                unsafe { plan.execute(h, &b, std::ptr::null_mut(), 0) }.map_err(|e| e.to_string())
-            };
+            // graph's bound tensors); the workspace, when there is one, holds ws_bytes.
+            let run =
+                || unsafe { plan.execute(h, &b, ws_ptr, ws_bytes) }.map_err(|e| e.to_string());
             for _ in 0..3 {
                 run().expect("warm-up");
             }

@@ -184,8 +184,10 @@ pub fn generate_with(
         CONV_FPROP_V1 => codegen::gemm::generate(graph, true)?,
         CONV_DGRAD_V1 => return codegen::conv_grad::generate(graph, ConvDirection::Dgrad),
         CONV_WGRAD_V1 => return codegen::conv_grad::generate(graph, ConvDirection::Wgrad),
-        MATMUL_V2 => codegen::hopper::generate(graph, false, codegen::hopper::knob(tile)?)?,
-        CONV_FPROP_V2 => codegen::hopper::generate(graph, true, codegen::hopper::knob(tile)?)?,
+        MATMUL_V2 => return codegen::hopper::generate(graph, false, codegen::hopper::knob(tile)?),
+        CONV_FPROP_V2 => {
+            return codegen::hopper::generate(graph, true, codegen::hopper::knob(tile)?)
+        }
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
         SDPA_FA3_BWD_V1 => return codegen::sdpa_fa3_bwd::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
@@ -592,6 +594,9 @@ impl EnginePlugin for CudaPlugin {
                 NORM_V1 => codegen::norm::workspace_bytes(graph, wide)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 CONV_WGRAD_V1 => codegen::conv_grad::workspace_bytes(graph, ConvDirection::Wgrad)
+                    .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
+                MATMUL_V2 | CONV_FPROP_V2 => codegen::hopper::knob(tile)
+                    .and_then(|k| codegen::hopper::workspace_bytes(graph, name == CONV_FPROP_V2, k))
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 CONV_WGRAD_V2 => codegen::hopper_grad::knob(ConvDirection::Wgrad, tile)
                     .and_then(|k| {

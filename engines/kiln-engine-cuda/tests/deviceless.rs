@@ -718,6 +718,14 @@ fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
             conv_graph(DataType::Bf16, 2, 32, 15, 15, 256, 3, 1, 2, true, false),
         ),
         (
+            // The conv C128 H56 3x3 stride 2 with bias + relu: the heuristic runs it
+            // stream-K on 128x128 cooperative tiles (196 whole tiles leave a quarter of two
+            // waves idle), after the launch that zeroes the tile counters.
+            "conv_v2_bf16_nhwc_3x3_stride2_stream_k",
+            CONV2,
+            conv_graph(DataType::Bf16, 32, 128, 56, 56, 128, 3, 1, 2, true, true),
+        ),
+        (
             "sdpa_f16_gqa_causal_bias",
             SDPA,
             sdpa_graph(DataType::F16, 2, 8, 2, 100, 130, 64, true, true),
@@ -742,13 +750,18 @@ fn source_variants() -> Vec<(&'static str, &'static str, Graph)> {
     ]
 }
 
-/// The generated kernel of one variant.
+/// The generated kernel of one variant (of a stream-K GEMM, the GEMM after the launch that
+/// zeroes its tile counters).
 fn generated(kind: &str, mut g: Graph) -> kiln_engine_cuda::codegen::Kernel {
     g.validate().expect("valid");
     let og = g.op_graph().expect("graph").clone();
     let mut k = kiln_engine_cuda::generate(kind, &og).expect("generate");
-    assert_eq!(k.len(), 1, "one kernel");
-    k.remove(0)
+    if k.len() == 2 {
+        assert!(k[0].symbol.contains("_counters_"), "{}", k[0].symbol);
+    } else {
+        assert_eq!(k.len(), 1, "one kernel");
+    }
+    k.pop().expect("a kernel")
 }
 
 /// A kernel's launch and source, as its snapshot shows them.
@@ -806,9 +819,9 @@ fn every_snapshot_variant_compiles_for_sm_90() {
     }
 }
 
-/// Every V2 snapshot variant compiles with every tile configuration (cooperative and ping-pong);
-/// with `KILN_DUMP_CUBINS` the cubins are written as `<variant>_tile<v>.cubin` for
-/// scripts/check-hgmma.sh (HGMMA, no spills).
+/// Every V2 snapshot variant compiles with every tile knob value (cooperative and ping-pong, B in
+/// the ring or resident, stream-K); with `KILN_DUMP_CUBINS` the GEMM cubins are written as
+/// `<variant>_tile<v>.cubin` for scripts/check-hgmma.sh (HGMMA, no spills).
 #[test]
 #[ignore = "needs NVRTC and the CUDA headers: eval \"$(scripts/install-nvrtc.sh)\""]
 fn every_v2_variant_compiles_with_every_tile_configuration() {
@@ -818,7 +831,7 @@ fn every_v2_variant_compiles_with_every_tile_configuration() {
     use kiln_engine_cuda::{CONV_FPROP_V2, MATMUL_V2};
     let tiles = kiln_engine_cuda::codegen::hopper::KNOB_MAX;
     let in_ring = kiln_engine_cuda::codegen::hopper::CONFIGS.len() as i64;
-    let (mut compiled, mut resident) = (0, 0);
+    let (mut compiled, mut resident, mut streamed) = (0, 0, 0);
     for (name, kind, mut g) in source_variants() {
         if kind != MATMUL_V2 && kind != CONV_FPROP_V2 {
             continue;
@@ -826,12 +839,27 @@ fn every_v2_variant_compiles_with_every_tile_configuration() {
         g.validate().expect("valid");
         let og = g.op_graph().expect("graph").clone();
         for v in 1..=tiles {
-            let k = match kiln_engine_cuda::generate_with(kind, &og, v) {
-                Ok(mut k) => k.remove(0),
+            let mut kernels = match kiln_engine_cuda::generate_with(kind, &og, v) {
+                Ok(k) => k,
                 // B resident where it does not fit: refused.
                 Err(e) if v > in_ring && e.contains("cannot stay resident") => continue,
                 Err(e) => panic!("{name} tile {v}: {e}"),
             };
+            // A stream-K plan zeroes its tile counters first: that kernel compiles too.
+            let k = kernels.pop().expect("the GEMM kernel");
+            for before in &kernels {
+                let target = kiln_engine_cuda::compile::Target {
+                    arch: 90,
+                    specific: before.arch_specific,
+                };
+                kiln_engine_cuda::compile::compile_uncached(
+                    &before.source,
+                    &format!("{}.cu", before.symbol),
+                    target,
+                    false,
+                )
+                .unwrap_or_else(|e| panic!("{name} tile {v} {}: {e}", before.symbol));
+            }
             let target = kiln_engine_cuda::compile::Target {
                 arch: 90,
                 specific: k.arch_specific,
@@ -854,7 +882,9 @@ fn every_v2_variant_compiles_with_every_tile_configuration() {
                 "{name} tile {v}: the cubin has no symbol {}",
                 k.symbol
             );
-            if v > in_ring {
+            if !kernels.is_empty() {
+                streamed += 1;
+            } else if v > in_ring {
                 resident += 1;
             } else {
                 compiled += 1;
@@ -863,10 +893,15 @@ fn every_v2_variant_compiles_with_every_tile_configuration() {
     }
     assert_eq!(
         compiled,
-        6 * in_ring,
-        "six V2 variants, every configuration"
+        7 * in_ring,
+        "seven V2 variants, every configuration"
     );
     assert!(resident > 0, "no variant compiled with B resident");
+    assert_eq!(
+        streamed,
+        7 * 4,
+        "seven V2 variants, every stream-K configuration"
+    );
 }
 
 fn gemm_source(conv: bool, make: impl Fn() -> Graph) -> String {

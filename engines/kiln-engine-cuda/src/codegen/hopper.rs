@@ -17,7 +17,7 @@ use super::gemm::{
     conv_geometry, epilogue_body, fits_i32, gemm_params, matmul_batch_coords, split, tensor, Main,
     Split,
 };
-use super::{c_type, symbol, Kernel, Params, TensorMapRecipe};
+use super::{c_type, symbol, Kernel, Params, TensorMapRecipe, WORKSPACE_ARG};
 use kiln_core::{DataType, OpGraph, TensorDesc};
 use std::fmt::Write;
 
@@ -108,20 +108,23 @@ pub const CONFIGS: [TileConfig; 7] = [
 /// The cooperative configurations, the heuristic's candidates.
 const COOPERATIVE: usize = 4;
 
-/// What a value of the V2 GEMM engines' tile knob builds: 0 the heuristic's configuration, with
-/// B resident in shared memory wherever it fits (`resident_stages`); `1..=CONFIGS.len()` is
-/// `CONFIGS[v - 1]` with B in the ring (what those values built before B could be resident);
-/// the next `CONFIGS.len()` values are the same configurations with B resident, refused where
-/// it does not fit.
+/// What a value of the V2 GEMM engines' tile knob builds: 0 the heuristic's choice (`choose`);
+/// `1..=CONFIGS.len()` is `CONFIGS[v - 1]` with B in the ring (what those values built before B
+/// could be resident); the next `CONFIGS.len()` values are the same configurations with B
+/// resident, refused where it does not fit; the `COOPERATIVE` values after those are the
+/// cooperative configurations with a stream-K reduction (B in the ring).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Knob {
     pub tile: Option<TileConfig>,
     /// `None`: resident wherever it fits.
     pub b_resident: Option<bool>,
+    pub stream_k: bool,
 }
 
 /// The largest value of the V2 GEMM engines' tile knob.
-pub const KNOB_MAX: i64 = 2 * CONFIGS.len() as i64;
+pub const KNOB_MAX: i64 = RESIDENT_MAX + COOPERATIVE as i64;
+/// The largest knob value with B in the ring or resident.
+const RESIDENT_MAX: i64 = 2 * CONFIGS.len() as i64;
 
 /// The meaning of tile knob value `v` (see `Knob`), or why it has none.
 pub fn knob(v: i64) -> Result<Knob, String> {
@@ -130,12 +133,90 @@ pub fn knob(v: i64) -> Result<Knob, String> {
         0 => Ok(Knob {
             tile: None,
             b_resident: None,
+            stream_k: false,
         }),
-        1..=KNOB_MAX => Ok(Knob {
+        1..=RESIDENT_MAX => Ok(Knob {
             tile: Some(CONFIGS[((v - 1) % n) as usize]),
             b_resident: Some(v > n),
+            stream_k: false,
+        }),
+        _ if (RESIDENT_MAX + 1..=KNOB_MAX).contains(&v) => Ok(Knob {
+            tile: Some(CONFIGS[(v - RESIDENT_MAX - 1) as usize]),
+            b_resident: Some(false),
+            stream_k: true,
         }),
         _ => Err(format!("tile configuration {v} does not exist")),
+    }
+}
+
+/// Stream-K plans give work to at most this many blocks (their workspace holds one partial
+/// tile per block): every compute capability 9.0 part has 132 SMs or fewer.
+const STREAM_K_CTAS: i64 = ASSUMED_SMS;
+/// The heuristic takes stream-K only where the tiles fill their last wave less than this
+/// fraction of the SMs...
+const STREAM_K_BELOW_WAVE_USE: f64 = 0.8;
+/// ... there are more tiles than SMs (fewer spread a tile over many blocks, which the wgrad
+/// measurements found slow: `hopper_grad::MAX_STREAM_K_PARTS`), and a tile has at least this
+/// many K slices (shorter ones cost more in partial tiles than an idle SM's share).
+const MIN_STREAM_K_ITERS: i64 = 8;
+
+/// The heuristic's choice for an M x N x K GEMM with `batches` batches: `pick_for`'s
+/// configuration, or, where its tiles leave much of their last wave idle (conv C128 H56 3x3
+/// stride 2: 196 tiles of 128x128 on 132 SMs, 74% of two waves), the cooperative configuration
+/// with the same tile width and the fewest rows, with a stream-K reduction. Returns the
+/// configuration and whether it runs stream-K.
+pub fn choose(m: i64, n: i64, k: i64, batches: i64, conv: bool) -> (TileConfig, bool) {
+    let cfg = pick_for(m, n, batches, conv);
+    let tiles = cdiv(m, i64::from(cfg.bm())) * cdiv(n, i64::from(cfg.bn)) * batches;
+    let waves = cdiv(tiles, ASSUMED_SMS);
+    let use_of_waves = tiles as f64 / (waves * ASSUMED_SMS) as f64;
+    if tiles <= ASSUMED_SMS
+        || cdiv(k, 64) < MIN_STREAM_K_ITERS
+        || use_of_waves >= STREAM_K_BELOW_WAVE_USE
+    {
+        return (cfg, false);
+    }
+    let coop = CONFIGS[..COOPERATIVE]
+        .iter()
+        .copied()
+        .filter(|c| c.bn == cfg.bn)
+        .min_by_key(|c| c.bm());
+    match coop {
+        Some(c) => (c, true),
+        None => (cfg, false),
+    }
+}
+
+/// A stream-K plan's blocks with work (`min(units, STREAM_K_CTAS)`) and the f32 offset of
+/// their partial tiles in the workspace, after a u32 counter per tile rounded up to 64, as
+/// `hopper_gemm.cuh` lays it out.
+pub(super) fn stream_k_layout(tiles: i64, k_iters: i64) -> (i64, i64) {
+    (
+        (tiles * k_iters.max(1)).min(STREAM_K_CTAS),
+        cdiv(tiles, 64) * 64,
+    )
+}
+
+/// Workspace bytes of a matmul or conv-fprop plan with the tile knob's choice `knob`: the tile
+/// counters and partial tiles of a stream-K plan, else none.
+pub fn workspace_bytes(graph: &OpGraph, conv: bool, knob: Knob) -> Result<u64, String> {
+    let s = split(graph)?;
+    let probe = plan(graph, &s, CONFIGS[0])?;
+    let (cfg, stream_k) = configuration(&probe, conv, knob);
+    if !stream_k {
+        return Ok(0);
+    }
+    let tiles =
+        cdiv(probe.m, i64::from(cfg.bm())) * cdiv(probe.n, i64::from(cfg.bn)) * probe.batches;
+    let (ctas, flags) = stream_k_layout(tiles, cdiv(probe.k, 64));
+    Ok(((flags + ctas * i64::from(cfg.bm()) * i64::from(cfg.bn)) * 4) as u64)
+}
+
+/// The tile configuration and stream-K choice of `knob` for the GEMM of `pl`.
+fn configuration(pl: &Plan, conv: bool, knob: Knob) -> (TileConfig, bool) {
+    match knob.tile {
+        Some(t) => (t, knob.stream_k),
+        None => choose(pl.m, pl.n, pl.k, pl.batches, conv),
     }
 }
 
@@ -640,21 +721,20 @@ pub(super) fn epilogue_value(
 
 /// Generates the kernel of a matmul or conv-fprop graph (which `supports` accepted) with the
 /// tile knob's choice `knob`.
-pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Kernel, String> {
+pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Vec<Kernel>, String> {
     supports(graph, conv)?;
     let s = split(graph)?;
     let (a, _) = operands(graph, &s)?;
     let elem = a.data_type;
     let probe = plan(graph, &s, CONFIGS[0])?;
-    let cfg = knob
-        .tile
-        .unwrap_or_else(|| pick_for(probe.m, probe.n, probe.batches, conv));
+    let (cfg, stream_k) = configuration(&probe, conv, knob);
     let pl = plan(graph, &s, cfg)?;
     let params: Params = gemm_params(graph);
     let stage_out = staged(graph, &s);
-    // B resident: one column tile and one batch, so that every tile reads the same B.
+    // B resident: one column tile and one batch, so that every tile reads the same B (and no
+    // stream-K, whose partial tiles take the room).
     let k_iters = u32::try_from(cdiv(pl.k, 64)).map_err(|_| "K is too large")?;
-    let fits = (cdiv(pl.n, i64::from(cfg.bn)) == 1 && pl.batches == 1)
+    let fits = (cdiv(pl.n, i64::from(cfg.bn)) == 1 && pl.batches == 1 && !stream_k)
         .then(|| resident_stages(cfg, stage_out.is_some(), k_iters))
         .flatten();
     let resident = match knob.b_resident {
@@ -674,6 +754,15 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Kernel, Strin
             )
         })?),
     };
+    if stream_k && cfg.pingpong {
+        return Err(format!(
+            "stream-K runs the cooperative schedule, not the ping-pong {}x{} tiles",
+            cfg.bm(),
+            cfg.bn
+        ));
+    }
+    let tiles = cdiv(pl.m, i64::from(cfg.bm())) * cdiv(pl.n, i64::from(cfg.bn)) * pl.batches;
+    let stream_k = stream_k.then(|| stream_k_layout(tiles, i64::from(k_iters)));
     let narrow = fits_i32(graph, &s)?;
     let (idx, sfx) = if narrow {
         ("int", "")
@@ -700,8 +789,14 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Kernel, Strin
          typedef {ty} elem_t;\n\
          typedef {idx} kiln_idx;\n\n"
     );
-    // The gathering producer computes addresses and keeps its rows' windows in registers.
-    let producer = if pl.gather.is_some() { 56 } else { 40 };
+    // The gathering producer computes addresses and keeps its rows' windows in registers: the
+    // 16 rows of a 256-row tile (three values each) need more than the 56 of 8 rows, or they
+    // spill (conv C128 H56 3x3 stride 2 on 256x128 tiles: 88 bytes of local memory).
+    let producer = match (pl.gather.is_some(), cfg.bm() > 128) {
+        (true, true) => 88,
+        (true, false) => 56,
+        _ => 40,
+    };
     let define = |src: &mut String, key: &str, v: String| {
         let _ = writeln!(src, "#define {key} {v}");
     };
@@ -738,6 +833,11 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Kernel, Strin
         // Likewise only the prologues with a resident B name it.
         define(&mut src, "KILN_H_B_RESIDENT", "1".into());
     }
+    if let Some((ctas, _)) = stream_k {
+        define(&mut src, "KILN_H_STREAM_K", "1".into());
+        define(&mut src, "KILN_H_SK_CTAS", ctas.to_string());
+        define(&mut src, "KILN_H_SK_WS", "kiln_ws".into());
+    }
     src.push('\n');
     let mut maps = Vec::new();
     if let Some(am) = &pl.a {
@@ -756,7 +856,14 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Kernel, Strin
         !pl.b.k_major,
     ));
     let uids: Vec<String> = params.list.iter().map(|(u, _)| u.to_string()).collect();
-    let args: Vec<String> = (0..params.list.len()).map(|i| format!("p{i}")).collect();
+    let mut args: Vec<String> = (0..params.list.len()).map(|i| format!("p{i}")).collect();
+    let mut declared = params.declare(graph)?;
+    let mut kernel_args: Vec<i64> = params.list.iter().map(|&(u, _)| u).collect();
+    if stream_k.is_some() {
+        args.push("kiln_ws".into());
+        declared.push_str(", float* __restrict__ kiln_ws");
+        kernel_args.push(WORKSPACE_ARG);
+    }
     let map_params = if pl.a.is_some() {
         "const __grid_constant__ kiln_tensor_map map_a, const __grid_constant__ kiln_tensor_map map_b"
     } else {
@@ -764,13 +871,18 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Kernel, Strin
     };
     let _ = write!(
         src,
-        "\n// The kernel's parameters: the tensor maps, then tensor UIDs {} as {}.\n",
+        "\n// The kernel's parameters: the tensor maps, then tensor UIDs {} as {}{}.\n",
         uids.join(", "),
-        args.join(", ")
+        args[..params.list.len()].join(", "),
+        if stream_k.is_some() {
+            ", then the workspace as kiln_ws"
+        } else {
+            ""
+        }
     );
     define(&mut src, "KILN_GEMM_SYMBOL", "KILN_SYMBOL".into());
     define(&mut src, "KILN_H_MAP_PARAMS", map_params.into());
-    define(&mut src, "KILN_GEMM_PARAMS", params.declare(graph)?);
+    define(&mut src, "KILN_GEMM_PARAMS", declared);
     define(&mut src, "KILN_GEMM_ARGS", args.join(", "));
     let epilogue = epilogue_body(graph, &s, &params, &pl.coords, pl.batch_coords.clone())?;
     let _ = write!(
@@ -823,17 +935,16 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Kernel, Strin
     src.push_str("\n#include \"hopper_gemm.cuh\"\n");
     let sym = symbol(if conv { "conv_fprop_v2" } else { "matmul_v2" }, &src);
     let source = src.replace("KILN_SYMBOL", &sym);
-    let bm = i64::from(cfg.bm());
-    let tiles = cdiv(pl.m, bm) as i128 * cdiv(pl.n, i64::from(cfg.bn)) as i128 * pl.batches as i128;
-    if tiles > i128::from(i32::MAX) {
+    if tiles > i64::from(i32::MAX) {
         return Err(format!("{tiles} tiles are beyond the grid's limit"));
     }
-    Ok(Kernel {
+    let main = Kernel {
         symbol: sym,
         source,
-        args: params.list.iter().map(|&(u, _)| u).collect(),
-        // Blocks: one per tile at most; the load device caps them at its SM count.
-        grid: [tiles as u32, 1, 1],
+        args: kernel_args,
+        // Blocks: one per tile at most (stream-K: one per share of the K slices); the load
+        // device caps them at its SM count.
+        grid: [stream_k.map_or(tiles, |(ctas, _)| ctas) as u32, 1, 1],
         block: [384, 1, 1],
         shared_bytes: match resident {
             Some(n) => resident_shared_bytes(cfg, stage_out.is_some(), n, k_iters),
@@ -842,6 +953,13 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Kernel, Strin
         maps,
         persistent: true,
         arch_specific: true,
+    };
+    Ok(match stream_k {
+        Some((_, flags)) => vec![
+            super::hopper_grad::stream_k_counters(engine, "gemm_v2_counters", tiles, flags),
+            main,
+        ],
+        None => vec![main],
     })
 }
 
@@ -933,6 +1051,43 @@ mod tests {
         }
         assert!(knob(KNOB_MAX + 1).is_err());
         assert!(knob(-1).is_err());
+    }
+
+    #[test]
+    fn the_last_knob_values_run_the_cooperative_configurations_stream_k() {
+        for (i, cfg) in CONFIGS[..COOPERATIVE].iter().enumerate() {
+            let k = knob(RESIDENT_MAX + 1 + i as i64).unwrap();
+            assert_eq!(k.tile, Some(*cfg));
+            assert!(k.stream_k && !cfg.pingpong);
+            assert_eq!(k.b_resident, Some(false));
+        }
+        assert!((0..=RESIDENT_MAX).all(|v| !knob(v).unwrap().stream_k));
+    }
+
+    #[test]
+    fn stream_k_is_chosen_only_where_the_last_wave_of_long_tiles_idles() {
+        // conv C128 H56 3x3 stride 2: M = 25088, N = 128, K = 1152 (18 slices); 196 tiles of
+        // 128x128 use 74% of two waves.
+        assert_eq!(choose(25088, 128, 1152, 1, true), (CONFIGS[1], true));
+        // The same tiles with 2 slices each (conv C128 H28 1x1): not worth partial tiles.
+        assert_eq!(choose(25088, 128, 128, 1, true), (CONFIGS[5], false));
+        // conv C64 H56 (784 tiles, 99% of six waves), conv C256 H14 and C512 H7 (one wave of
+        // tiles or less), and the issue's matmuls: whole tiles.
+        assert_eq!(choose(100352, 64, 576, 1, true), (CONFIGS[6], false));
+        assert!(!choose(6272, 256, 2304, 1, true).1);
+        assert!(!choose(3136, 512, 4608, 1, true).1);
+        for (m, n, k) in [
+            (4096, 4096, 4096),
+            (8192, 8192, 8192),
+            (4096, 1024, 4096),
+            (16384, 4096, 1024),
+        ] {
+            assert_eq!(
+                choose(m, n, k, 1, false),
+                (pick(m, n, 1), false),
+                "{m}x{n}x{k}"
+            );
+        }
     }
 
     #[test]

@@ -567,8 +567,7 @@ impl Reduction {
 /// workspace (after a u32 counter per tile, rounded up to 64): as `hopper_gemm.cuh` lays it out.
 fn stream_k_layout(pl: &Plan, cfg: TileConfig) -> (i64, i64) {
     let tiles = cdiv(pl.m, i64::from(cfg.bm())) * cdiv(pl.n, i64::from(cfg.bn));
-    let units = tiles * cdiv(pl.k, 64).max(1);
-    (units.min(ASSUMED_SMS), cdiv(tiles, 64) * 64)
+    hopper::stream_k_layout(tiles, cdiv(pl.k, 64))
 }
 
 /// Workspace bytes of the plan: the partial sums of a split wgrad, else none.
@@ -904,7 +903,12 @@ pub fn generate(
     };
     let mut kernels = Vec::new();
     if let Some((_, flags)) = stream_k {
-        kernels.push(stream_k_counters(engine, tiles as i64, flags));
+        kernels.push(stream_k_counters(
+            engine,
+            "conv_wgrad_v2_counters",
+            tiles as i64,
+            flags,
+        ));
     }
     kernels.push(Kernel {
         symbol: sym,
@@ -943,8 +947,8 @@ pub fn generate(
 }
 
 /// The launch before a stream-K GEMM: its `tiles` counters (the first `flags` u32 of the
-/// workspace) set to zero.
-fn stream_k_counters(engine: &str, tiles: i64, flags: i64) -> Kernel {
+/// workspace) set to zero; `prefix` names its symbol.
+pub(super) fn stream_k_counters(engine: &str, prefix: &str, tiles: i64, flags: i64) -> Kernel {
     let src = format!(
         "// {engine}, generated for one graph: the stream-K tile counters of the GEMM that
          // follows, zeroed.
@@ -954,7 +958,7 @@ fn stream_k_counters(engine: &str, tiles: i64, flags: i64) -> Kernel {
          }}
 "
     );
-    let sym = symbol("conv_wgrad_v2_counters", &src);
+    let sym = symbol(prefix, &src);
     Kernel {
         symbol: sym.clone(),
         source: src.replace("KILN_SYMBOL", &sym),
