@@ -108,7 +108,8 @@ pub const CONFIGS: [TileConfig; 7] = [
 /// The cooperative configurations, the heuristic's candidates.
 const COOPERATIVE: usize = 4;
 
-/// What a value of the V2 GEMM engines' tile knob builds: 0 the heuristic's choice (`choose`);
+/// What a value of the V2 GEMM engines' tile knob builds: 0 the heuristic's choice
+/// (`pick_for`, with B resident where that keeps at least the ring's stages);
 /// `1..=CONFIGS.len()` is `CONFIGS[v - 1]` with B in the ring (what those values built before B
 /// could be resident); the next `CONFIGS.len()` values are the same configurations with B
 /// resident, refused where it does not fit; the `COOPERATIVE` values after those are the
@@ -152,40 +153,6 @@ pub fn knob(v: i64) -> Result<Knob, String> {
 /// Stream-K plans give work to at most this many blocks (their workspace holds one partial
 /// tile per block): every compute capability 9.0 part has 132 SMs or fewer.
 const STREAM_K_CTAS: i64 = ASSUMED_SMS;
-/// The heuristic takes stream-K only where the tiles fill their last wave less than this
-/// fraction of the SMs...
-const STREAM_K_BELOW_WAVE_USE: f64 = 0.8;
-/// ... there are more tiles than SMs (fewer spread a tile over many blocks, which the wgrad
-/// measurements found slow: `hopper_grad::MAX_STREAM_K_PARTS`), and a tile has at least this
-/// many K slices (shorter ones cost more in partial tiles than an idle SM's share).
-const MIN_STREAM_K_ITERS: i64 = 8;
-
-/// The heuristic's choice for an M x N x K GEMM with `batches` batches: `pick_for`'s
-/// configuration, or, where its tiles leave much of their last wave idle (conv C128 H56 3x3
-/// stride 2: 196 tiles of 128x128 on 132 SMs, 74% of two waves), the cooperative configuration
-/// with the same tile width and the fewest rows, with a stream-K reduction. Returns the
-/// configuration and whether it runs stream-K.
-pub fn choose(m: i64, n: i64, k: i64, batches: i64, conv: bool) -> (TileConfig, bool) {
-    let cfg = pick_for(m, n, batches, conv);
-    let tiles = cdiv(m, i64::from(cfg.bm())) * cdiv(n, i64::from(cfg.bn)) * batches;
-    let waves = cdiv(tiles, ASSUMED_SMS);
-    let use_of_waves = tiles as f64 / (waves * ASSUMED_SMS) as f64;
-    if tiles <= ASSUMED_SMS
-        || cdiv(k, 64) < MIN_STREAM_K_ITERS
-        || use_of_waves >= STREAM_K_BELOW_WAVE_USE
-    {
-        return (cfg, false);
-    }
-    let coop = CONFIGS[..COOPERATIVE]
-        .iter()
-        .copied()
-        .filter(|c| c.bn == cfg.bn)
-        .min_by_key(|c| c.bm());
-    match coop {
-        Some(c) => (c, true),
-        None => (cfg, false),
-    }
-}
 
 /// A stream-K plan's blocks with work (`min(units, STREAM_K_CTAS)`) and the f32 offset of
 /// their partial tiles in the workspace, after a u32 counter per tile rounded up to 64, as
@@ -212,11 +179,15 @@ pub fn workspace_bytes(graph: &OpGraph, conv: bool, knob: Knob) -> Result<u64, S
     Ok(((flags + ctas * i64::from(cfg.bm()) * i64::from(cfg.bn)) * 4) as u64)
 }
 
-/// The tile configuration and stream-K choice of `knob` for the GEMM of `pl`.
+/// The tile configuration and stream-K choice of `knob` for the GEMM of `pl`. The heuristic
+/// never takes stream-K: on the H200 it ran slower than whole tiles on every matmul and
+/// convolution of the benchmark (conv C128 H56 3×3 stride 2 with bias + relu, whose
+/// 196 tiles of 128×128 fill 74% of two waves: 0.0257 ms stream-K against 0.0236 whole, and
+/// 0.0222 on 256×128 tiles; docs/benchmarks/h200-2026-12-03-session13.md). The knob offers it.
 fn configuration(pl: &Plan, conv: bool, knob: Knob) -> (TileConfig, bool) {
     match knob.tile {
         Some(t) => (t, knob.stream_k),
-        None => choose(pl.m, pl.n, pl.k, pl.batches, conv),
+        None => (pick_for(pl.m, pl.n, pl.k, pl.batches, conv), false),
     }
 }
 
@@ -312,25 +283,31 @@ pub fn pick(m: i64, n: i64, batches: i64) -> TileConfig {
     best
 }
 
-/// The configuration knob 0 builds: `pick`'s, except that a convolution takes the ping-pong
-/// counterpart of a 256-row cooperative tile (256×128 → 128×128 per consumer, 256×64 → 128×64
-/// per consumer: the same accumulators per consumer, one's epilogue under the other's MMAs).
-/// Measured on the H200 (docs/benchmarks/cuda-h200-2026-12-01-epilogue.md): conv C64 H56 3×3
-/// with bias + relu 0.0459 → 0.0354 ms, C128 H56 3×3 stride 2 0.0347 → 0.0304, C128 H28 1×1
-/// 0.0172 → 0.0151; the matmul cases and the 128×128 / 128×256 convolutions stay cooperative
-/// (ping-pong measured slower there: its 64×256 and 128×128 tiles re-read more operand bytes).
+/// The configuration knob 0 builds for an M x N x K GEMM: `pick`'s, except that a convolution
+/// with fewer than `MIN_COOPERATIVE_CONV_ITERS` K slices takes the ping-pong counterpart of a
+/// 256-row cooperative tile (256×128 → 128×128 per consumer, 256×64 → 128×64 per consumer: the
+/// same accumulators per consumer, one's epilogue under the other's MMAs). Measured on the H200:
+/// conv C128 H28 1×1 (2 slices) with bias + relu 0.0100 → 0.0091 ms
+/// (docs/benchmarks/h200-2026-12-03-session13.md). Until session 13 every convolution took the
+/// counterpart (C64 H56 3×3 0.0459 → 0.0354 ms, C128 H56 3×3 stride 2 0.0347 → 0.0304 in
+/// docs/benchmarks/cuda-h200-2026-12-01-epilogue.md), but the 256-row tiles' gathering
+/// producer spilled then (16 rows' windows in 56 registers); with 88 registers, the longer
+/// convolutions run faster on the cooperative tile (C64 H56 0.0290 → 0.0278 ms against the
+/// counterpart with B resident, C128 H56 stride 2 0.0247 → 0.0222). The matmul cases stay
+/// cooperative (ping-pong measured slower there: its 64×256 and 128×128 tiles re-read more
+/// operand bytes).
 ///
 /// And a convolution for which `pick` chose 128×128 cooperative tiles although N is 256 or
 /// more (about one wave of tiles: short M) takes 64×256 ping-pong tiles. Measured on the H200
 /// after the epilogue's loads were batched (docs/benchmarks/h200-2026-12-02-session11.md): with
 /// bias + relu, C256 H14 3×3 0.0219 → 0.0189 ms and C512 H7 3×3 0.0381 → 0.0337 (f16; bf16
 /// alike); bare, 0.0206 → 0.0178 and 0.0369 → 0.0315.
-pub fn pick_for(m: i64, n: i64, batches: i64, conv: bool) -> TileConfig {
+pub fn pick_for(m: i64, n: i64, k: i64, batches: i64, conv: bool) -> TileConfig {
     let cfg = pick(m, n, batches);
     if conv && prefers_wide_ping_pong(cfg, n) {
         return CONFIGS[4];
     }
-    if !conv || cfg.wm != 2 {
+    if !conv || cfg.wm != 2 || cdiv(k, 64) >= MIN_COOPERATIVE_CONV_ITERS {
         return cfg;
     }
     CONFIGS[COOPERATIVE..]
@@ -339,6 +316,10 @@ pub fn pick_for(m: i64, n: i64, batches: i64, conv: bool) -> TileConfig {
         .find(|p| p.wm == 2 && p.bn == cfg.bn)
         .unwrap_or(cfg)
 }
+
+/// A convolution keeps `pick`'s 256-row cooperative tile from this many K slices on (see
+/// `pick_for`).
+const MIN_COOPERATIVE_CONV_ITERS: i64 = 8;
 
 /// Whether a convolution's GEMM (fprop, or a dgrad without stride phases) for which `pick`
 /// chose `cfg` runs faster on 64x256 ping-pong tiles (`CONFIGS[4]`): `pick` took 128x128
@@ -738,7 +719,10 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Vec<Kernel>, 
         .then(|| resident_stages(cfg, stage_out.is_some(), k_iters))
         .flatten();
     let resident = match knob.b_resident {
-        None => fits,
+        // The heuristic keeps B resident only where the ring keeps its depth: on 256x64
+        // cooperative tiles (conv C64 H56) B leaves room for 3 of the ring's 4 stages and ran
+        // slower than B in the ring (0.0306 against 0.0278 ms with bias + relu).
+        None => fits.filter(|&n| n >= stages(cfg, stage_out.is_some())),
         Some(false) => None,
         Some(true) => Some(fits.ok_or_else(|| {
             format!(
@@ -1021,22 +1005,25 @@ mod tests {
     }
 
     #[test]
-    fn convolutions_take_the_ping_pong_counterpart_of_a_256_row_tile() {
-        // conv C64 H56 (M = 100352, N = 64): 256x64 cooperative -> 128x64 ping-pong.
+    fn short_convolutions_take_the_ping_pong_counterpart_of_a_256_row_tile() {
+        // conv C64 H56 (M = 100352, N = 64, K = 576: 9 slices): 256x64 cooperative, kept.
         assert_eq!(pick(100352, 64, 1), CONFIGS[3]);
-        assert_eq!(pick_for(100352, 64, 1, true), CONFIGS[6]);
-        // conv C128 H28 1x1 (M = 25088, N = 128): 256x128 -> 128x128 ping-pong.
+        assert_eq!(pick_for(100352, 64, 576, 1, true), CONFIGS[3]);
+        // conv C128 H56 3x3 stride 2 (M = 25088, N = 128, K = 1152): 256x128, kept.
+        assert_eq!(pick_for(25088, 128, 1152, 1, true), CONFIGS[2]);
+        // conv C128 H28 1x1 (M = 25088, N = 128, K = 128: 2 slices): 256x128 -> 128x128
+        // ping-pong.
         assert_eq!(pick(25088, 128, 1), CONFIGS[2]);
-        assert_eq!(pick_for(25088, 128, 1, true), CONFIGS[5]);
+        assert_eq!(pick_for(25088, 128, 128, 1, true), CONFIGS[5]);
         // Matmuls keep the cooperative choice, and so do convolutions on 128 x 256 tiles.
-        assert_eq!(pick_for(100352, 64, 1, false), CONFIGS[3]);
-        assert_eq!(pick_for(8192, 8192, 1, true), pick(8192, 8192, 1));
+        assert_eq!(pick_for(100352, 64, 128, 1, false), CONFIGS[3]);
+        assert_eq!(pick_for(8192, 8192, 8192, 1, true), pick(8192, 8192, 1));
         // Short-M convolutions with N >= 256 on 128 x 128 tiles: 64 x 256 ping-pong
         // (conv C512 H7, conv C256 H14).
         assert_eq!(pick(3136, 512, 1), CONFIGS[1]);
-        assert_eq!(pick_for(3136, 512, 1, true), CONFIGS[4]);
-        assert_eq!(pick_for(6272, 256, 1, true), CONFIGS[4]);
-        assert_eq!(pick_for(3136, 512, 1, false), CONFIGS[1]);
+        assert_eq!(pick_for(3136, 512, 4608, 1, true), CONFIGS[4]);
+        assert_eq!(pick_for(6272, 256, 2304, 1, true), CONFIGS[4]);
+        assert_eq!(pick_for(3136, 512, 4608, 1, false), CONFIGS[1]);
     }
 
     #[test]
@@ -1062,32 +1049,6 @@ mod tests {
             assert_eq!(k.b_resident, Some(false));
         }
         assert!((0..=RESIDENT_MAX).all(|v| !knob(v).unwrap().stream_k));
-    }
-
-    #[test]
-    fn stream_k_is_chosen_only_where_the_last_wave_of_long_tiles_idles() {
-        // conv C128 H56 3x3 stride 2: M = 25088, N = 128, K = 1152 (18 slices); 196 tiles of
-        // 128x128 use 74% of two waves.
-        assert_eq!(choose(25088, 128, 1152, 1, true), (CONFIGS[1], true));
-        // The same tiles with 2 slices each (conv C128 H28 1x1): not worth partial tiles.
-        assert_eq!(choose(25088, 128, 128, 1, true), (CONFIGS[5], false));
-        // conv C64 H56 (784 tiles, 99% of six waves), conv C256 H14 and C512 H7 (one wave of
-        // tiles or less), and the matmuls: whole tiles.
-        assert_eq!(choose(100352, 64, 576, 1, true), (CONFIGS[6], false));
-        assert!(!choose(6272, 256, 2304, 1, true).1);
-        assert!(!choose(3136, 512, 4608, 1, true).1);
-        for (m, n, k) in [
-            (4096, 4096, 4096),
-            (8192, 8192, 8192),
-            (4096, 1024, 4096),
-            (16384, 4096, 1024),
-        ] {
-            assert_eq!(
-                choose(m, n, k, 1, false),
-                (pick(m, n, 1), false),
-                "{m}x{n}x{k}"
-            );
-        }
     }
 
     #[test]
