@@ -183,7 +183,7 @@ pub fn workspace_bytes(graph: &OpGraph, conv: bool, knob: Knob) -> Result<u64, S
 /// never takes stream-K: on the H200 it ran slower than whole tiles on every matmul and
 /// convolution of the benchmark (conv C128 H56 3×3 stride 2 with bias + relu, whose
 /// 196 tiles of 128×128 fill 74% of two waves: 0.0257 ms stream-K against 0.0236 whole, and
-/// 0.0222 on 256×128 tiles; docs/benchmarks/h200-2026-12-03-session13.md). The knob offers it.
+/// 0.0222 on 256×128 tiles; docs/benchmarks/cuda-h200-2026-12-03.md). The knob offers it.
 fn configuration(pl: &Plan, conv: bool, knob: Knob) -> (TileConfig, bool) {
     match knob.tile {
         Some(t) => (t, knob.stream_k),
@@ -288,7 +288,7 @@ pub fn pick(m: i64, n: i64, batches: i64) -> TileConfig {
 /// 256-row cooperative tile (256×128 → 128×128 per consumer, 256×64 → 128×64 per consumer: the
 /// same accumulators per consumer, one's epilogue under the other's MMAs). Measured on the H200:
 /// conv C128 H28 1×1 (2 slices) with bias + relu 0.0100 → 0.0091 ms
-/// (docs/benchmarks/h200-2026-12-03-session13.md). Until session 13 every convolution took the
+/// (docs/benchmarks/cuda-h200-2026-12-03.md). Until session 13 every convolution took the
 /// counterpart (C64 H56 3×3 0.0459 → 0.0354 ms, C128 H56 3×3 stride 2 0.0347 → 0.0304 in
 /// docs/benchmarks/cuda-h200-2026-12-01-epilogue.md), but the 256-row tiles' gathering
 /// producer spilled then (16 rows' windows in 56 registers); with 88 registers, the longer
