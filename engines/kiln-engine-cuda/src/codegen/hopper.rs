@@ -201,10 +201,13 @@ const MAX_SHARED: u32 = 227 * 1024;
 /// memory beside the ring (which then holds A alone): as many as fit, at most the stages of
 /// the configuration without its output tile; `None` when fewer than `MIN_RESIDENT_STAGES` do.
 pub fn resident_stages(cfg: TileConfig, staged: bool, k_iters: u32) -> Option<u32> {
-    let fixed = c_tiles_bytes(cfg, staged) + k_iters * cfg.bn * 64 * 2 + 8 * k_iters + 1024;
-    let per_stage = cfg.bm() * 64 * 2 + 16;
-    let n = MAX_SHARED.checked_sub(fixed)? / per_stage;
-    (n >= MIN_RESIDENT_STAGES).then_some(n.min(cfg.stages))
+    // In u64: K (from the graph) may be large enough for u32 products to wrap.
+    let fixed = u64::from(c_tiles_bytes(cfg, staged))
+        + u64::from(k_iters) * (u64::from(cfg.bn) * 64 * 2 + 8)
+        + 1024;
+    let per_stage = u64::from(cfg.bm() * 64 * 2 + 16);
+    let n = u64::from(MAX_SHARED).checked_sub(fixed)? / per_stage;
+    (n >= u64::from(MIN_RESIDENT_STAGES)).then(|| (n as u32).min(cfg.stages))
 }
 
 /// Bytes of the two consumers' staged output tiles (64 `wm` rows of `bn` 2-byte elements, each
@@ -725,17 +728,24 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Vec<Kernel>, 
         None => fits.filter(|&n| n >= stages(cfg, stage_out.is_some())),
         Some(false) => None,
         Some(true) => Some(fits.ok_or_else(|| {
-            format!(
-                "B cannot stay resident: {} x {} of it ({} column tiles, {} batches) beside a \
-                 ring of at least {MIN_RESIDENT_STAGES} stages of {}x{} tiles exceeds a block's \
-                 shared memory",
-                pl.k,
-                cfg.bn,
-                cdiv(pl.n, i64::from(cfg.bn)),
-                pl.batches,
-                cfg.bm(),
-                cfg.bn
-            )
+            let tiles_n = cdiv(pl.n, i64::from(cfg.bn));
+            if tiles_n != 1 || pl.batches != 1 || stream_k {
+                format!(
+                    "B cannot stay resident: the GEMM has {tiles_n} column tiles of {} and {} \
+                     batches (a resident B is the GEMM's one B tile, without stream-K)",
+                    cfg.bn, pl.batches
+                )
+            } else {
+                format!(
+                    "B cannot stay resident: its {} x {} elements beside a ring of at least \
+                     {MIN_RESIDENT_STAGES} stages of {}x{} tiles exceed a block's 227 KiB of \
+                     shared memory",
+                    pl.k,
+                    cfg.bn,
+                    cfg.bm(),
+                    cfg.bn
+                )
+            }
         })?),
     };
     if stream_k && cfg.pingpong {
@@ -1060,8 +1070,10 @@ mod tests {
         assert!(resident_shared_bytes(pp, true, 8, 9) > MAX_SHARED);
         // Never more stages than the configuration has without its output tile.
         assert_eq!(resident_stages(pp, false, 1), Some(pp.stages));
-        // 18 slices of 128 columns (conv C128 H56 3x3) do not fit.
+        // 18 slices of 128 columns (conv C128 H56 3x3) do not fit, nor does a K whose bytes
+        // would wrap a u32.
         assert_eq!(resident_stages(CONFIGS[5], true, 18), None);
+        assert_eq!(resident_stages(CONFIGS[0], false, u32::MAX), None);
         for cfg in CONFIGS {
             for k_iters in 1..40 {
                 for staged in [false, true] {
