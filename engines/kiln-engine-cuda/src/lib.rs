@@ -89,7 +89,7 @@ const ENGINES: [&str; 15] = [
 ];
 
 /// The V2 engines' knob: which tile configuration (`codegen::hopper::knob`: a configuration of
-/// `CONFIGS`, with B in the ring or resident in shared memory; for
+/// `CONFIGS`, with B in the ring or resident in shared memory, or a stream-K reduction; for
 /// `KILN_CUDA_SDPA_FA3_V1`, `codegen::sdpa_fa3::VARIANTS[v - 1]`; for the gradient engines
 /// `codegen::hopper_grad::knob`, whose wgrad values past the tiles add a stream-K reduction);
 /// 0 lets the heuristic pick. `kiln build --autotune` times every value on the device and keeps the
