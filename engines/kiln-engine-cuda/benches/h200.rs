@@ -9,6 +9,14 @@ use common::*;
 use kiln::{DataType, Device, DeviceTensor, Graph, HeurMode, PointwiseMode};
 use std::time::Instant;
 
+/// Timed runs per case: 20, or `KILN_BENCH_ITERS` (fewer, e.g. under a profiler).
+fn bench_iters() -> usize {
+    std::env::var("KILN_BENCH_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+}
+
 fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
     time_graph_filled(name, g, h, flops, bytes, &|_| None);
 }
@@ -55,7 +63,7 @@ fn time_graph_filled(
     for _ in 0..3 {
         run().expect("warm-up");
     }
-    let iters = 20;
+    let iters = bench_iters();
     let ms = kiln_cuda_driver::time_ms(&dev, || {
         for _ in 0..iters {
             run()?;
@@ -472,7 +480,7 @@ fn time_same_tensors(h: &kiln::Handle, graphs: &[(String, &Graph)], bytes: f64) 
         for _ in 0..3 {
             run().expect("warm-up");
         }
-        let iters = 20;
+        let iters = bench_iters();
         let ms = kiln_cuda_driver::time_ms(&dev, || {
             for _ in 0..iters {
                 run()?;
@@ -508,12 +516,14 @@ fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
 /// read once, each output written once), so `tbps` compares with the copy bandwidth.
 fn norm_benches(h: &kiln::Handle) {
     let both = |make: &dyn Fn() -> Graph, name: &str, bytes: f64| {
-        let (mut wide, mut scalar) = (make(), make());
+        let (mut ring, mut wide, mut scalar) = (make(), make(), make());
+        build_norm(&mut ring, h, 2);
         build_norm(&mut wide, h, 1);
         build_norm(&mut scalar, h, 0);
         time_same_tensors(
             h,
             &[
+                (format!("{name} [{} wide2]", engine(&ring)), &ring),
                 (format!("{name} [{}]", engine(&wide)), &wide),
                 (format!("{name} [{} scalar]", engine(&scalar)), &scalar),
             ],

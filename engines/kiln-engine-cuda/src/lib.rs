@@ -423,7 +423,7 @@ impl EnginePlugin for CudaPlugin {
                         id: KNOB_NORM_WIDE,
                         name: "wide",
                         min: 0,
-                        max: 1,
+                        max: 2,
                         stride: 1,
                         default: 1,
                     }],
@@ -503,15 +503,17 @@ impl EnginePlugin for CudaPlugin {
         let name = engine_name(id)?;
         let mut tile = 0;
         let mut wide = true;
+        let mut ring = false;
         for k in knobs {
             if name == NORM_V1 && k.knob_id == KNOB_NORM_WIDE {
-                if !(0..=1).contains(&k.value) {
+                if !(0..=2).contains(&k.value) {
                     return Err(PluginError::bad_param(format!(
-                        "{name}: knob wide = {} is outside 0..=1",
+                        "{name}: knob wide = {} is outside 0..=2",
                         k.value
                     )));
                 }
-                wide = k.value == 1;
+                wide = k.value >= 1;
+                ring = k.value == 2;
                 continue;
             }
             let max = match tile_knob_max(name) {
@@ -538,7 +540,7 @@ impl EnginePlugin for CudaPlugin {
         let arch = self.arch();
         let with_ptx = std::env::var("KILN_CUDA_WITH_PTX").is_ok_and(|v| v == "1");
         let kernels = if name == NORM_V1 {
-            codegen::norm::generate_with(graph, wide)
+            codegen::norm::generate_with(graph, wide, ring && arch >= 80)
         } else {
             generate_with(name, graph, tile)
         }
@@ -591,7 +593,7 @@ impl EnginePlugin for CudaPlugin {
             provider_version: PLUGIN_VERSION.to_string(),
             nvrtc_version: (nvrtc.0 as u32, nvrtc.1 as u32),
             workspace: match name {
-                NORM_V1 => codegen::norm::workspace_bytes(graph, wide)
+                NORM_V1 => codegen::norm::workspace_bytes(graph, wide, ring && arch >= 80)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 CONV_WGRAD_V1 => codegen::conv_grad::workspace_bytes(graph, ConvDirection::Wgrad)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
