@@ -1716,3 +1716,54 @@ fn max_pooling_backward_through_x_gathers_through_a_workspace_index() {
         "{err}"
     );
 }
+
+/// The gather knob's value 1 (every window's loads first) compiles for every pooling mode and
+/// index type on the channel-vector path, and its kernel differs from the loops' only there:
+/// it loads into `dyv_at` in a first pass. The scalar paths (not channels-last) keep their loops.
+#[test]
+#[ignore = "needs NVRTC and the CUDA headers: eval \"$(scripts/install-nvrtc.sh)\""]
+fn pooling_backward_loads_first_compiles_for_every_mode() {
+    use kiln::ResampleMode;
+    if let Some(why) = nvrtc_missing() {
+        panic!("NVRTC is not available here: {why}");
+    }
+    let cases = [
+        (ResampleMode::MaxPool, true, true),
+        (ResampleMode::MaxPool, true, false),
+        (ResampleMode::AvgPoolExcludePadding, true, false),
+        (ResampleMode::AvgPoolIncludePadding, true, false),
+        (ResampleMode::AvgPoolIncludePadding, false, false),
+    ];
+    for (dt, (mode, nhwc, index)) in [DataType::Bf16, DataType::F32]
+        .into_iter()
+        .flat_map(|dt| cases.into_iter().map(move |c| (dt, c)))
+    {
+        let mut g = pooling_backward_graph(dt, mode, nhwc, index);
+        g.validate().expect("valid");
+        let og = g.op_graph().expect("graph").clone();
+        let first =
+            kiln_engine_cuda::codegen::resample::generate_backward(&og, true).expect("kernels");
+        let loops =
+            kiln_engine_cuda::codegen::resample::generate_backward(&og, false).expect("kernels");
+        let gather = first.last().expect("a gather kernel");
+        // The common graph's index input is channels-first: that gather stays scalar. Through
+        // x, the index is the workspace's, laid out as dy.
+        let vector = nhwc && !(mode == ResampleMode::MaxPool && index);
+        assert_eq!(
+            gather.source.contains("dyv_at"),
+            vector,
+            "{dt:?} {mode:?} {nhwc}"
+        );
+        assert!(!loops.last().expect("gather").source.contains("dyv_at"));
+        for k in &first {
+            let c = kiln_engine_cuda::compile::compile_uncached(
+                &k.source,
+                &format!("{}.cu", k.symbol),
+                90,
+                false,
+            )
+            .unwrap_or_else(|e| panic!("{dt:?} {mode:?} nhwc {nhwc}: {e}"));
+            assert_eq!(c.cubin.get(..4), Some(&b"\x7fELF"[..]));
+        }
+    }
+}

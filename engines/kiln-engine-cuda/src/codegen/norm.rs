@@ -664,7 +664,11 @@ fn generate_kernels(
                     (512, NHWC_STAT_BLOCKS)
                 };
                 let (scg, slanes) = nhwc_shape(channels, stat_threads);
-                let min_blocks = if ring { (768 / (scg * slanes)).max(1) } else { 1 };
+                let min_blocks = if ring {
+                    (768 / (scg * slanes)).max(1)
+                } else {
+                    1
+                };
                 let unroll = if ring { 6 } else { 4 };
                 let nb = ((positions + slanes * unroll - 1) / (slanes * unroll)).clamp(1, most);
                 kernels.push(g.kernel_ws(

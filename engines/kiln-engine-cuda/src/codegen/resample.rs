@@ -986,11 +986,11 @@ fn remap(args: &mut [i64], uid: i64, with: i64) {
 /// kernel finding every covering window's maximum again per dx element measured 0.354 ms at
 /// bf16 NHWC x [32, 64, 112, 112], 3x3 stride 2 on an H200, where the index gather alone took
 /// 0.053 (docs/benchmarks/pooling-notes.md).
-pub fn generate_backward(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
+pub fn generate_backward(graph: &OpGraph, loads_first: bool) -> Result<Vec<Kernel>, String> {
     supports_backward(graph)?;
     let (r, dy, dx) = backward_parts(graph)?;
     let Some(ws) = argmax_workspace(graph)? else {
-        return Ok(vec![backward_kernel(graph, &r, dy, dx, None)?]);
+        return Ok(vec![backward_kernel(graph, &r, dy, dx, None, loads_first)?]);
     };
     let (node_name, x) = (
         &graph.nodes[0].name,
@@ -1025,7 +1025,7 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
     let dy = with_index.tensor(dy.uid).ok_or("no dy")?;
     let dx = with_index.tensor(dx.uid).ok_or("no dx")?;
     let index = with_index.tensor(ws.index.uid).ok_or("no index")?;
-    let mut gather = backward_kernel(&with_index, &r, dy, dx, Some(index))?;
+    let mut gather = backward_kernel(&with_index, &r, dy, dx, Some(index), loads_first)?;
     remap(&mut gather.args, ws.index.uid, super::workspace_at(0)?);
     Ok(vec![argmax, gather])
 }
@@ -1038,6 +1038,7 @@ fn backward_kernel(
     dy: &kiln_core::TensorDesc,
     dx: &kiln_core::TensorDesc,
     index: Option<&kiln_core::TensorDesc>,
+    loads_first: bool,
 ) -> Result<Kernel, String> {
     let rank = dy.dims.len();
     let spatial = rank - 2;
@@ -1081,6 +1082,7 @@ fn backward_kernel(
         dx,
         source,
         spatial,
+        loads_first,
     };
     let gather = backward_gather(&spec, None)?;
     let dx_ty = c_type(dx.data_type).ok_or("bad dx type")?;
@@ -1128,6 +1130,9 @@ struct Gather<'a> {
     dx: &'a kiln_core::TensorDesc,
     source: Option<&'a kiln_core::TensorDesc>,
     spatial: usize,
+    /// The channel-vector gather's window loops unrolled, every load made first (the engine's
+    /// `gather` knob).
+    loads_first: bool,
 }
 
 /// The backward's gather over the windows that cover dx element (d0, d1, d2..): per spatial
@@ -1165,13 +1170,13 @@ fn backward_gather(s: &Gather<'_>, run: Option<VectorRun>) -> Result<String, Str
             (span + g.stride[k] - 1) / g.stride[k]
         })
         .collect();
-    let unrolled = run.is_some() && most.iter().product::<i64>() <= MOST_UNROLLED_WINDOWS;
+    let unrolled =
+        s.loads_first && run.is_some() && most.iter().product::<i64>() <= MOST_UNROLLED_WINDOWS;
     // Opens the loops over the covering windows, one per spatial dim (indent grows by one level
     // per loop).
     let open = |gather: &mut String, indent: &mut String| {
         for k in 0..spatial {
-            let (st, pre, win, out) =
-                (g.stride[k], g.pre_padding[k], g.window[k], dy.dims[k + 2]);
+            let (st, pre, win, out) = (g.stride[k], g.pre_padding[k], g.window[k], dy.dims[k + 2]);
             let last = if k == wk && more > 0 {
                 format!("(top{k} + {more}LL)")
             } else {
