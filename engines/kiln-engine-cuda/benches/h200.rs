@@ -9,14 +9,6 @@ use common::*;
 use kiln::{DataType, Device, DeviceTensor, Graph, HeurMode, PointwiseMode};
 use std::time::Instant;
 
-/// Timed runs per case: 20, or `KILN_BENCH_ITERS` (fewer, e.g. under a profiler).
-fn bench_iters() -> usize {
-    std::env::var("KILN_BENCH_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20)
-}
-
 fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
     time_graph_filled(name, g, h, flops, bytes, &|_| None);
 }
@@ -63,7 +55,7 @@ fn time_graph_filled(
     for _ in 0..3 {
         run().expect("warm-up");
     }
-    let iters = bench_iters();
+    let iters = 20;
     let ms = kiln_cuda_driver::time_ms(&dev, || {
         for _ in 0..iters {
             run()?;
@@ -237,39 +229,13 @@ fn pooling_benches(h: &kiln::Handle) {
         ),
     ];
     for (what, mode, backward, bytes) in cases {
-        let name = format!("{what} bf16 NHWC N32 C64 H112 3x3 s2");
-        if backward.is_none() {
-            let mut g = pooling_bench_graph(mode, backward);
-            g.build(h, &[HeurMode::A]).expect("build pooling");
-            time_graph(&format!("{name} [{}]", engine(&g)), &g, h, 0.0, bytes);
-            continue;
-        }
-        // The backward with each value of its gather knob, on the same tensors.
-        let build = |gather: i64| {
-            let mut g = pooling_bench_graph(mode, backward);
-            g.validate().expect("valid");
-            g.build_operation_graph(h).expect("operation graph");
-            g.create_execution_plans(&[HeurMode::A]).expect("plans");
-            g.set_knob(
-                kiln_engine_cuda::RESAMPLE_BACKWARD_V1,
-                kiln_engine_cuda::KNOB_GATHER,
-                gather,
-            );
-            g.check_support().expect("support");
-            g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
-                .expect("build pooling backward");
-            g
-        };
-        let (loads_first, loops) = (build(1), build(0));
-        time_same_tensors(
+        let mut g = pooling_bench_graph(mode, backward);
+        g.build(h, &[HeurMode::A]).expect("build pooling");
+        time_graph(
+            &format!("{what} bf16 NHWC N32 C64 H112 3x3 s2 [{}]", engine(&g)),
+            &g,
             h,
-            &[
-                (
-                    format!("{name} [{} gather1]", engine(&loads_first)),
-                    &loads_first,
-                ),
-                (format!("{name} [{} gather0]", engine(&loops)), &loops),
-            ],
+            0.0,
             bytes,
         );
     }
@@ -506,7 +472,7 @@ fn time_same_tensors(h: &kiln::Handle, graphs: &[(String, &Graph)], bytes: f64) 
         for _ in 0..3 {
             run().expect("warm-up");
         }
-        let iters = bench_iters();
+        let iters = 20;
         let ms = kiln_cuda_driver::time_ms(&dev, || {
             for _ in 0..iters {
                 run()?;
@@ -542,14 +508,12 @@ fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
 /// read once, each output written once), so `tbps` compares with the copy bandwidth.
 fn norm_benches(h: &kiln::Handle) {
     let both = |make: &dyn Fn() -> Graph, name: &str, bytes: f64| {
-        let (mut ring, mut wide, mut scalar) = (make(), make(), make());
-        build_norm(&mut ring, h, 2);
+        let (mut wide, mut scalar) = (make(), make());
         build_norm(&mut wide, h, 1);
         build_norm(&mut scalar, h, 0);
         time_same_tensors(
             h,
             &[
-                (format!("{name} [{} wide2]", engine(&ring)), &ring),
                 (format!("{name} [{}]", engine(&wide)), &wide),
                 (format!("{name} [{} scalar]", engine(&scalar)), &scalar),
             ],

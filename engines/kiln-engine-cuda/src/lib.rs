@@ -101,14 +101,6 @@ pub const KNOB_TILE: i64 = 1;
 /// scalar kernels everywhere (kept to compare, and for the plans built before the wide ones).
 pub const KNOB_NORM_WIDE: i64 = 2;
 
-/// `KILN_CUDA_RESAMPLE_BACKWARD_V1`'s knob: 1 unrolls the channel-vector gather's window loops
-/// and makes every window's loads before its additions (where at most 16 windows can cover a
-/// thread's elements), 0 keeps the loops, one load per trip (docs/engines/cuda.md).
-pub const KNOB_GATHER: i64 = 3;
-
-/// `KNOB_GATHER`'s default.
-pub const GATHER_DEFAULT: i64 = 0;
-
 /// The SM number the V2 engines' code runs on.
 pub const HOPPER_ARCH: u32 = 90;
 
@@ -199,9 +191,7 @@ pub fn generate_with(
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
         SDPA_FA3_BWD_V1 => return codegen::sdpa_fa3_bwd::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
-        RESAMPLE_BACKWARD_V1 => {
-            return codegen::resample::generate_backward(graph, GATHER_DEFAULT == 1)
-        }
+        RESAMPLE_BACKWARD_V1 => return codegen::resample::generate_backward(graph),
         NORM_V1 => return codegen::norm::generate(graph),
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     };
@@ -429,19 +419,11 @@ impl EnginePlugin for CudaPlugin {
                         stride: 1,
                         default: 0,
                     }],
-                    None if name == RESAMPLE_BACKWARD_V1 => vec![KnobDescriptor {
-                        id: KNOB_GATHER,
-                        name: "gather",
-                        min: 0,
-                        max: 1,
-                        stride: 1,
-                        default: GATHER_DEFAULT,
-                    }],
                     None if name == NORM_V1 => vec![KnobDescriptor {
                         id: KNOB_NORM_WIDE,
                         name: "wide",
                         min: 0,
-                        max: 2,
+                        max: 1,
                         stride: 1,
                         default: 1,
                     }],
@@ -521,28 +503,15 @@ impl EnginePlugin for CudaPlugin {
         let name = engine_name(id)?;
         let mut tile = 0;
         let mut wide = true;
-        let mut ring = false;
-        let mut gather = GATHER_DEFAULT;
         for k in knobs {
-            if name == RESAMPLE_BACKWARD_V1 && k.knob_id == KNOB_GATHER {
+            if name == NORM_V1 && k.knob_id == KNOB_NORM_WIDE {
                 if !(0..=1).contains(&k.value) {
                     return Err(PluginError::bad_param(format!(
-                        "{name}: knob gather = {} is outside 0..=1",
+                        "{name}: knob wide = {} is outside 0..=1",
                         k.value
                     )));
                 }
-                gather = k.value;
-                continue;
-            }
-            if name == NORM_V1 && k.knob_id == KNOB_NORM_WIDE {
-                if !(0..=2).contains(&k.value) {
-                    return Err(PluginError::bad_param(format!(
-                        "{name}: knob wide = {} is outside 0..=2",
-                        k.value
-                    )));
-                }
-                wide = k.value >= 1;
-                ring = k.value == 2;
+                wide = k.value == 1;
                 continue;
             }
             let max = match tile_knob_max(name) {
@@ -569,9 +538,7 @@ impl EnginePlugin for CudaPlugin {
         let arch = self.arch();
         let with_ptx = std::env::var("KILN_CUDA_WITH_PTX").is_ok_and(|v| v == "1");
         let kernels = if name == NORM_V1 {
-            codegen::norm::generate_with(graph, wide, ring)
-        } else if name == RESAMPLE_BACKWARD_V1 {
-            codegen::resample::generate_backward(graph, gather == 1)
+            codegen::norm::generate_with(graph, wide)
         } else {
             generate_with(name, graph, tile)
         }
@@ -624,7 +591,7 @@ impl EnginePlugin for CudaPlugin {
             provider_version: PLUGIN_VERSION.to_string(),
             nvrtc_version: (nvrtc.0 as u32, nvrtc.1 as u32),
             workspace: match name {
-                NORM_V1 => codegen::norm::workspace_bytes(graph, wide, ring)
+                NORM_V1 => codegen::norm::workspace_bytes(graph, wide)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 CONV_WGRAD_V1 => codegen::conv_grad::workspace_bytes(graph, ConvDirection::Wgrad)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,

@@ -31,7 +31,6 @@ const CHANNELS: &str = include_str!("../kernels/norm_channels.cu");
 const AFFINE: &str = include_str!("../kernels/norm_affine.cu");
 const ROWS_WIDE: &str = include_str!("../kernels/norm_rows_wide.cu");
 const ROWS_BACKWARD_WIDE: &str = include_str!("../kernels/norm_rows_backward_wide.cu");
-const ROWS_BACKWARD_BLOCKS: &str = include_str!("../kernels/norm_rows_backward_blocks.cu");
 const COLUMNS_REDUCE: &str = include_str!("../kernels/norm_columns_reduce.cu");
 const NHWC_STATS: &str = include_str!("../kernels/norm_nhwc_stats.cu");
 const NHWC_FINALIZE: &str = include_str!("../kernels/norm_nhwc_finalize.cu");
@@ -123,25 +122,24 @@ fn check_chain(
 
 /// `Ok` when the engine can run `graph`.
 pub fn supports(graph: &OpGraph) -> Result<(), String> {
-    generate_kernels(graph, false, true, false).map(|_| ())
+    generate_kernels(graph, false, true).map(|_| ())
 }
 
 /// Generates the kernels of `graph` (which `supports` accepted), in launch order, with the
 /// default knobs.
 pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
-    generate_with(graph, true, false)
+    generate_with(graph, true)
 }
 
 /// Generates the kernels of `graph`: the wide ones where the layout allows (`wide`, the
-/// engine's knob), else the scalar ones; with `ring` (sm_80+), the wide backward copies its rows
-/// ahead into shared memory.
-pub fn generate_with(graph: &OpGraph, wide: bool, ring: bool) -> Result<Vec<Kernel>, String> {
-    generate_kernels(graph, true, wide, ring).map(|(k, _)| k)
+/// engine's knob), else the scalar ones.
+pub fn generate_with(graph: &OpGraph, wide: bool) -> Result<Vec<Kernel>, String> {
+    generate_kernels(graph, true, wide).map(|(k, _)| k)
 }
 
 /// The workspace bytes the kernels of `graph` take (0 for the scalar kernels).
-pub fn workspace_bytes(graph: &OpGraph, wide: bool, ring: bool) -> Result<u64, String> {
-    generate_kernels(graph, true, wide, ring).map(|(_, w)| w)
+pub fn workspace_bytes(graph: &OpGraph, wide: bool) -> Result<u64, String> {
+    generate_kernels(graph, true, wide).map(|(_, w)| w)
 }
 
 /// True when `t` is laid out with strides `packed` (dims of size 1 may have any stride).
@@ -199,10 +197,6 @@ fn wide_row_shape(inner: i64, max_vpt: i64) -> (u32, i64) {
         .clamp(32, 1024) as i64;
     (group as u32, (nvec + group - 1) / group)
 }
-
-/// Blocks of the wide backward with several row groups per block (knob wide = 2): one per
-/// multiprocessor of an H200, so its partial rows are few.
-const BACKWARD_BLOCKS: i64 = 132;
 
 /// Rows per block of the wide per-sample kernels when a warp takes a row.
 const WARP_ROWS: u32 = 4;
@@ -463,12 +457,7 @@ fn at_channel(rank: usize) -> Vec<String> {
         .collect()
 }
 
-fn generate_kernels(
-    graph: &OpGraph,
-    emit: bool,
-    wide: bool,
-    ring: bool,
-) -> Result<(Vec<Kernel>, u64), String> {
+fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kernel>, u64), String> {
     check_types(graph)?;
     let (anchor, op, chain) = split(graph)?;
     let node = &graph.nodes[anchor].name;
@@ -624,7 +613,6 @@ fn generate_kernels(
                             ("Y", name(g, y)?),
                             ("FACTORS", factors),
                             ("REVERSE", reverse.to_string()),
-                            ("LOADS_FIRST", ring.to_string()),
                             (
                                 "WS_PARAM",
                                 if ws {
@@ -655,22 +643,8 @@ fn generate_kernels(
                 }
                 let b = BatchnormOp::from_generic(op, &what).map_err(err)?;
                 let eps = b.epsilon.value(graph, node, "epsilon").map_err(err)?;
-                // Knob value 2: blocks of about 256 threads, 768 threads resident per
-                // multiprocessor (at most 80 registers each), 6 positions' loads in flight a
-                // thread, one wave of blocks on an H200.
-                let (stat_threads, most) = if ring {
-                    (256, 3 * NHWC_STAT_BLOCKS / 2)
-                } else {
-                    (512, NHWC_STAT_BLOCKS)
-                };
-                let (scg, slanes) = nhwc_shape(channels, stat_threads);
-                let min_blocks = if ring {
-                    (768 / (scg * slanes)).max(1)
-                } else {
-                    1
-                };
-                let unroll = if ring { 6 } else { 4 };
-                let nb = ((positions + slanes * unroll - 1) / (slanes * unroll)).clamp(1, most);
+                let (scg, slanes) = nhwc_shape(channels, 512);
+                let nb = ((positions + slanes * 4 - 1) / (slanes * 4)).clamp(1, NHWC_STAT_BLOCKS);
                 kernels.push(g.kernel_ws(
                     "norm_nhwc_stats",
                     NHWC_STATS,
@@ -682,9 +656,6 @@ fn generate_kernels(
                         ("ALIGNED", aligned_expr(&g, &[x])?),
                         ("X", name(&g, x)?),
                         ("NB", nb.to_string()),
-                        ("MIN_BLOCKS", min_blocks.to_string()),
-                        ("UNROLL", unroll.to_string()),
-                        ("TX", super::c_type(xt.data_type).unwrap_or("float").into()),
                     ],
                     nb as u64,
                     (scg * slanes) as u32,
@@ -712,7 +683,7 @@ fn generate_kernels(
                         ("LOAD_BIAS", g.load(b.bias, &here)?),
                         ("STATS", stats.trim_end().into()),
                     ],
-                    (channels as u64).div_ceil(8),
+                    (channels as u64).div_ceil(32),
                     1024,
                     true,
                 )?);
@@ -908,64 +879,35 @@ fn generate_kernels(
                     } else {
                         (group, groups as u64)
                     };
-                    let mut values = vec![
-                        ("BLOCK", block.to_string()),
-                        ("GROUP", group.to_string()),
-                        ("VPT", vpt.to_string()),
-                        ("INNER", inner.to_string()),
-                        ("ROWS", rows.to_string()),
-                        ("GROUPS", groups.to_string()),
-                        ("RMS", (b.mean.is_none()).to_string()),
-                        ("ALIGNED", aligned_expr(&g, &wide_uids)?),
-                        ("LOAD_MEAN", mean.clone()),
-                        ("LOAD_INV", g.load(b.inv, &here)?),
-                        ("X", name(&g, b.x)?),
-                        ("DY", name(&g, b.dy)?),
-                        ("DX", name(&g, b.dx)?),
-                        ("SCALE", name(&g, b.scale)?),
-                    ];
-                    // Knob value 2, rows of up to 8192 values: several groups of one vector a
-                    // thread per block, one partial row per block.
-                    let (g1, vpt1) = wide_row_shape(inner, 1);
-                    let mut partials = groups;
-                    if ring && vpt1 == 1 {
-                        let block = if g1 == 32 { 1024 } else { (g1 * 8).min(1024) };
-                        let per = i64::from(block / g1);
-                        let grid = BACKWARD_BLOCKS.min((rows + per - 1) / per).max(1);
-                        for (k, v) in values.iter_mut() {
-                            match *k {
-                                "BLOCK" => *v = block.to_string(),
-                                "GROUP" => *v = g1.to_string(),
-                                _ => {}
-                            }
-                        }
-                        values.retain(|(k, _)| !matches!(*k, "VPT" | "GROUPS"));
-                        values.push(("GRID", grid.to_string()));
-                        partials = grid;
-                        kernels.push(g.kernel_ws(
-                            "norm_rows_backward_blocks",
-                            ROWS_BACKWARD_BLOCKS,
-                            values,
-                            grid as u64,
-                            block,
-                            true,
-                        )?);
-                    } else {
-                        kernels.push(g.kernel_ws(
-                            "norm_rows_backward_wide",
-                            ROWS_BACKWARD_WIDE,
-                            values,
-                            grid,
-                            block,
-                            true,
-                        )?);
-                    }
+                    kernels.push(g.kernel_ws(
+                        "norm_rows_backward_wide",
+                        ROWS_BACKWARD_WIDE,
+                        vec![
+                            ("BLOCK", block.to_string()),
+                            ("GROUP", group.to_string()),
+                            ("VPT", vpt.to_string()),
+                            ("INNER", inner.to_string()),
+                            ("ROWS", rows.to_string()),
+                            ("GROUPS", groups.to_string()),
+                            ("RMS", (b.mean.is_none()).to_string()),
+                            ("ALIGNED", aligned_expr(&g, &wide_uids)?),
+                            ("LOAD_MEAN", mean.clone()),
+                            ("LOAD_INV", g.load(b.inv, &here)?),
+                            ("X", name(&g, b.x)?),
+                            ("DY", name(&g, b.dy)?),
+                            ("DX", name(&g, b.dx)?),
+                            ("SCALE", name(&g, b.scale)?),
+                        ],
+                        grid,
+                        block,
+                        true,
+                    )?);
                     kernels.push(g.kernel_ws(
                         "norm_columns_reduce",
                         COLUMNS_REDUCE,
                         vec![
                             ("INNER", inner.to_string()),
-                            ("GROUPS", partials.to_string()),
+                            ("GROUPS", groups.to_string()),
                             ("COORDS", wide_coords.trim_end().into()),
                             ("STORE_PARAMS", wide_params.trim_end().into()),
                         ],
@@ -973,7 +915,7 @@ fn generate_kernels(
                         1024,
                         true,
                     )?);
-                    workspace = (2 * partials * inner * 4) as u64;
+                    workspace = (2 * groups * inner * 4) as u64;
                     return Ok((kernels, workspace));
                 }
                 let dx = "inv * (g[k] - mg - xh[k] * mgx)";

@@ -986,11 +986,11 @@ fn remap(args: &mut [i64], uid: i64, with: i64) {
 /// kernel finding every covering window's maximum again per dx element measured 0.354 ms at
 /// bf16 NHWC x [32, 64, 112, 112], 3x3 stride 2 on an H200, where the index gather alone took
 /// 0.053 (docs/benchmarks/pooling-notes.md).
-pub fn generate_backward(graph: &OpGraph, loads_first: bool) -> Result<Vec<Kernel>, String> {
+pub fn generate_backward(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
     supports_backward(graph)?;
     let (r, dy, dx) = backward_parts(graph)?;
     let Some(ws) = argmax_workspace(graph)? else {
-        return Ok(vec![backward_kernel(graph, &r, dy, dx, None, loads_first)?]);
+        return Ok(vec![backward_kernel(graph, &r, dy, dx, None)?]);
     };
     let (node_name, x) = (
         &graph.nodes[0].name,
@@ -1025,7 +1025,7 @@ pub fn generate_backward(graph: &OpGraph, loads_first: bool) -> Result<Vec<Kerne
     let dy = with_index.tensor(dy.uid).ok_or("no dy")?;
     let dx = with_index.tensor(dx.uid).ok_or("no dx")?;
     let index = with_index.tensor(ws.index.uid).ok_or("no index")?;
-    let mut gather = backward_kernel(&with_index, &r, dy, dx, Some(index), loads_first)?;
+    let mut gather = backward_kernel(&with_index, &r, dy, dx, Some(index))?;
     remap(&mut gather.args, ws.index.uid, super::workspace_at(0)?);
     Ok(vec![argmax, gather])
 }
@@ -1038,7 +1038,6 @@ fn backward_kernel(
     dy: &kiln_core::TensorDesc,
     dx: &kiln_core::TensorDesc,
     index: Option<&kiln_core::TensorDesc>,
-    loads_first: bool,
 ) -> Result<Kernel, String> {
     let rank = dy.dims.len();
     let spatial = rank - 2;
@@ -1082,7 +1081,6 @@ fn backward_kernel(
         dx,
         source,
         spatial,
-        loads_first,
     };
     let gather = backward_gather(&spec, None)?;
     let dx_ty = c_type(dx.data_type).ok_or("bad dx type")?;
@@ -1118,9 +1116,6 @@ fn backward_kernel(
     ))
 }
 
-/// Most windows (the product over the spatial dims) whose loads the vector gather unrolls.
-const MOST_UNROLLED_WINDOWS: i64 = 16;
-
 /// What the backward's gather needs: the geometry, dy and dx, and for max pooling the index
 /// that names each window's maximum.
 struct Gather<'a> {
@@ -1130,9 +1125,6 @@ struct Gather<'a> {
     dx: &'a kiln_core::TensorDesc,
     source: Option<&'a kiln_core::TensorDesc>,
     spatial: usize,
-    /// The channel-vector gather's window loops unrolled, every load made first (the engine's
-    /// `gather` knob).
-    loads_first: bool,
 }
 
 /// The backward's gather over the windows that cover dx element (d0, d1, d2..): per spatial
@@ -1160,121 +1152,29 @@ fn backward_gather(s: &Gather<'_>, run: Option<VectorRun>) -> Result<String, Str
     }
     // The W dim of the run and the positions past the first that it covers.
     let (wk, more) = run.map_or((usize::MAX, 0), |r| (r.dim - 2, r.outputs as i64 - 1));
-    // The most windows that cover the element (the run's elements along W) per dim: with few in
-    // all, the vector path's loops run that many times, unrolled, each window's loads made
-    // unconditionally (at a window clamped into dy) and its additions only where `live`, so
-    // that every load of a thread is in flight at once rather than one loop trip after another.
-    let most: Vec<i64> = (0..spatial)
-        .map(|k| {
-            let span = g.window[k] + if k == wk { more } else { 0 };
-            (span + g.stride[k] - 1) / g.stride[k]
-        })
-        .collect();
-    let unrolled =
-        s.loads_first && run.is_some() && most.iter().product::<i64>() <= MOST_UNROLLED_WINDOWS;
-    // Opens the loops over the covering windows, one per spatial dim (indent grows by one level
-    // per loop).
-    let open = |gather: &mut String, indent: &mut String| {
-        for k in 0..spatial {
-            let (st, pre, win, out) = (g.stride[k], g.pre_padding[k], g.window[k], dy.dims[k + 2]);
-            let last = if k == wk && more > 0 {
-                format!("(top{k} + {more}LL)")
-            } else {
-                format!("top{k}")
-            };
-            let _ = writeln!(
-                gather,
-                "{indent}const kiln_i64 top{k} = d{} + {pre}LL;\n\
-                 {indent}const kiln_i64 first{k} = top{k} - {}LL;\n\
-                 {indent}const kiln_i64 lo{k} = first{k} <= 0 ? 0 : (first{k} + {}LL) / {st}LL;\n\
-                 {indent}const kiln_i64 hi{k} = {last} / {st}LL < {}LL ? {last} / {st}LL : {}LL;",
-                k + 2,
-                win - 1,
-                st - 1,
-                out - 1,
-                out - 1
-            );
-            if unrolled {
-                let _ = writeln!(
-                    gather,
-                    "#pragma unroll\n\
-                     {indent}for (int a{k} = 0; a{k} < {}; ++a{k}) {{\n\
-                     {indent}    const bool in{k} = lo{k} + a{k} <= hi{k};\n\
-                     {indent}    const kiln_i64 o{k} = in{k} ? lo{k} + a{k} : hi{k};",
-                    most[k]
-                );
-            } else {
-                let _ = writeln!(
-                    gather,
-                    "{indent}for (kiln_i64 o{k} = lo{k}; o{k} <= hi{k}; ++o{k}) {{"
-                );
-            }
-            let _ = writeln!(
-                gather,
-                "{indent}    const kiln_i64 t{k} = top{k} - o{k} * {st}LL;"
-            );
-            indent.push_str("    ");
-        }
-    };
-    let close = |gather: &mut String, indent: &mut String| {
-        for _ in 0..spatial {
-            indent.truncate(indent.len() - 4);
-            let _ = writeln!(gather, "{indent}}}");
-        }
-    };
-    let dy_off = format!(
-        "const kiln_i64 dy_off = {};",
-        offset(&dy.strides, &|k| format!("o{k}"))
-    );
-    // Unrolled: a first pass of the loops makes every window's loads into registers
-    // (`dyv_at[a0][a1]..`, `iv_at`), the second adds them.
-    let at = match run {
-        Some(r) if unrolled => {
-            let dims: String = most.iter().map(|m| format!("[{m}]")).collect();
-            let sub: String = (0..spatial).map(|k| format!("[a{k}]")).collect();
-            let l = r.lanes;
-            let _ = writeln!(gather, "{indent}kiln_vec<{dy_ty}, {l}> dyv_at{dims};");
-            let index = match (s.mode, s.source) {
-                (ResampleMode::MaxPool, Some(t)) => Some((
-                    c_type(t.data_type).ok_or("bad index type")?,
-                    offset(&t.strides, &|k| format!("o{k}")),
-                )),
-                _ => None,
-            };
-            if let Some((i_ty, _)) = &index {
-                let _ = writeln!(gather, "{indent}kiln_vec<{i_ty}, {l}> iv_at{dims};");
-            }
-            let _ = writeln!(gather, "{indent}{{");
-            indent.push_str("    ");
-            open(&mut gather, &mut indent);
-            let _ = writeln!(
-                gather,
-                "{indent}{dy_off}\n{indent}dyv_at{sub} = *reinterpret_cast<const kiln_vec<{dy_ty}, {l}>*>(p0 + (dy_off));"
-            );
-            if let Some((i_ty, i_off)) = &index {
-                let _ = writeln!(
-                    gather,
-                    "{indent}iv_at{sub} = *reinterpret_cast<const kiln_vec<{i_ty}, {l}>*>(p1 + ({i_off}));\n\
-                     {indent}kiln_pin(iv_at{sub});"
-                );
-            }
-            let _ = writeln!(gather, "{indent}kiln_pin(dyv_at{sub});");
-            close(&mut gather, &mut indent);
-            indent.truncate(indent.len() - 4);
-            let _ = writeln!(gather, "{indent}}}");
-            Some(sub)
-        }
-        _ => None,
-    };
-    open(&mut gather, &mut indent);
-    let live = if unrolled {
-        (0..spatial)
-            .map(|k| format!("in{k}"))
-            .collect::<Vec<_>>()
-            .join(" && ")
-    } else {
-        "true".to_string()
-    };
+    for k in 0..spatial {
+        let (st, pre, win, out) = (g.stride[k], g.pre_padding[k], g.window[k], dy.dims[k + 2]);
+        let last = if k == wk && more > 0 {
+            format!("(top{k} + {more}LL)")
+        } else {
+            format!("top{k}")
+        };
+        let _ = writeln!(
+            gather,
+            "{indent}const kiln_i64 top{k} = d{} + {pre}LL;\n\
+             {indent}const kiln_i64 first{k} = top{k} - {}LL;\n\
+             {indent}const kiln_i64 lo{k} = first{k} <= 0 ? 0 : (first{k} + {}LL) / {st}LL;\n\
+             {indent}const kiln_i64 hi{k} = {last} / {st}LL < {}LL ? {last} / {st}LL : {}LL;\n\
+             {indent}for (kiln_i64 o{k} = lo{k}; o{k} <= hi{k}; ++o{k}) {{\n\
+             {indent}    const kiln_i64 t{k} = top{k} - o{k} * {st}LL;",
+            k + 2,
+            win - 1,
+            st - 1,
+            out - 1,
+            out - 1
+        );
+        indent.push_str("    ");
+    }
     let window_position = |tw: &str| {
         let t = |k: usize| {
             if k == wk {
@@ -1289,9 +1189,11 @@ fn backward_gather(s: &Gather<'_>, run: Option<VectorRun>) -> Result<String, Str
         }
         w
     };
-    if at.is_none() {
-        let _ = writeln!(gather, "{indent}{dy_off}");
-    }
+    let _ = writeln!(
+        gather,
+        "{indent}const kiln_i64 dy_off = {};",
+        offset(&dy.strides, &|k| format!("o{k}"))
+    );
     // The window's elements inside x (average excluding padding): the product of the per-dim
     // counts.
     let mut inside = Vec::new();
@@ -1329,11 +1231,12 @@ fn backward_gather(s: &Gather<'_>, run: Option<VectorRun>) -> Result<String, Str
             &offset,
             &inside,
             &window_position,
-            &live,
-            at.as_deref(),
         )?,
     }
-    close(&mut gather, &mut indent);
+    for _ in 0..spatial {
+        indent.truncate(indent.len() - 4);
+        let _ = writeln!(gather, "{indent}}}");
+    }
     Ok(gather.trim_end().to_string())
 }
 
@@ -1390,8 +1293,6 @@ fn vector_add(
     offset: Offsets<'_>,
     inside: &str,
     window_position: &dyn Fn(&str) -> String,
-    live: &str,
-    at: Option<&str>,
 ) -> Result<(), String> {
     let VectorRun {
         lanes: l,
@@ -1399,11 +1300,8 @@ fn vector_add(
         outputs,
     } = run;
     let wk = dim - 2;
-    // The window's vectors: loaded here, or (`at`, the unrolled gather) from the registers of
-    // its first pass.
-    let vec_load = |ty: &str, ptr: &str, off: &str| match at {
-        Some(sub) => format!("{}_at{sub}", if ptr == "p0" { "dyv" } else { "iv" }),
-        None => format!("*reinterpret_cast<const kiln_vec<{ty}, {l}>*>({ptr} + ({off}))"),
+    let vec_load = |ty: &str, ptr: &str, off: &str| {
+        format!("*reinterpret_cast<const kiln_vec<{ty}, {l}>*>({ptr} + ({off}))")
     };
     let _ = writeln!(
         gather,
@@ -1445,9 +1343,6 @@ fn vector_add(
     } else {
         format!("if ({cond}) {{ acc[p][j] += {term}; }}")
     };
-    if live != "true" {
-        let _ = writeln!(gather, "{indent}if (!({live})) {{ continue; }}");
-    }
     let _ = writeln!(gather, "#pragma unroll");
     let _ = writeln!(gather, "{indent}for (int p = 0; p < {outputs}; ++p) {{");
     let _ = writeln!(gather, "{indent}    const kiln_i64 tp = t{wk} + p;");

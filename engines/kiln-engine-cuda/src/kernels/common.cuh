@@ -17,15 +17,6 @@ template <> __device__ __forceinline__ __nv_bfloat16 kiln_st<__nv_bfloat16>(floa
 // N elements of T read or written as one wide access (16 or 32 bytes).
 template <typename T, int N> struct __align__(sizeof(T) * N) kiln_vec { T v[N]; };
 
-// Holds a loaded vector (a multiple of 4 bytes) in registers where it is: the compiler may then
-// neither sink its load to the use nor repeat it, so loads made ahead stay ahead.
-template <typename V> __device__ __forceinline__ void kiln_pin(V& v) {
-    static_assert(sizeof(V) % 4 == 0, "kiln_pin takes whole 32-bit words");
-    unsigned* w = reinterpret_cast<unsigned*>(&v);
-#pragma unroll
-    for (int i = 0; i < (int)(sizeof(V) / 4); ++i) { asm volatile("" : "+r"(w[i])); }
-}
-
 // max/min that propagate NaN (IEEE 754-2019 maximum/minimum), as the reference engine does.
 __device__ __forceinline__ float kiln_max(float a, float b) { return (isnan(a) || isnan(b)) ? __int_as_float(0x7fc00000) : fmaxf(a, b); }
 __device__ __forceinline__ float kiln_min(float a, float b) { return (isnan(a) || isnan(b)) ? __int_as_float(0x7fc00000) : fminf(a, b); }
