@@ -211,8 +211,12 @@ fn nhwc_shape(channels: i64, threads: i64) -> (i64, i64) {
 /// Most 8-channel groups the channels-last kernels take (a block of at most 512 threads).
 const MAX_NHWC_GROUPS: i64 = 512;
 
-/// Blocks of the channels-last statistics kernel at most (two per multiprocessor of an H200).
-const NHWC_STAT_BLOCKS: i64 = 264;
+/// Blocks of the channels-last statistics kernel at most (three per multiprocessor of an H200:
+/// one wave).
+const NHWC_STAT_BLOCKS: i64 = 396;
+
+/// Positions whose loads a thread of the channels-last statistics kernel issues together.
+const NHWC_STAT_UNROLL: i64 = 6;
 
 /// Coordinate names `c0`, `c1`, ... of a tensor of rank `rank`.
 fn coord_names(rank: usize) -> Vec<String> {
@@ -643,8 +647,13 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                 }
                 let b = BatchnormOp::from_generic(op, &what).map_err(err)?;
                 let eps = b.epsilon.value(graph, node, "epsilon").map_err(err)?;
-                let (scg, slanes) = nhwc_shape(channels, 512);
-                let nb = ((positions + slanes * 4 - 1) / (slanes * 4)).clamp(1, NHWC_STAT_BLOCKS);
+                // Blocks of about 256 threads, 768 resident a multiprocessor (at most 80
+                // registers each), each thread with 6 positions' loads in flight.
+                let (scg, slanes) = nhwc_shape(channels, 256);
+                let min_blocks = (768 / (scg * slanes)).max(1);
+                let nb = ((positions + slanes * NHWC_STAT_UNROLL - 1)
+                    / (slanes * NHWC_STAT_UNROLL))
+                    .clamp(1, NHWC_STAT_BLOCKS);
                 kernels.push(g.kernel_ws(
                     "norm_nhwc_stats",
                     NHWC_STATS,
@@ -656,6 +665,9 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                         ("ALIGNED", aligned_expr(&g, &[x])?),
                         ("X", name(&g, x)?),
                         ("NB", nb.to_string()),
+                        ("MIN_BLOCKS", min_blocks.to_string()),
+                        ("UNROLL", NHWC_STAT_UNROLL.to_string()),
+                        ("TX", super::c_type(xt.data_type).unwrap_or("float").into()),
                     ],
                     nb as u64,
                     (scg * slanes) as u32,
@@ -683,7 +695,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                         ("LOAD_BIAS", g.load(b.bias, &here)?),
                         ("STATS", stats.trim_end().into()),
                     ],
-                    (channels as u64).div_ceil(32),
+                    (channels as u64).div_ceil(8),
                     1024,
                     true,
                 )?);

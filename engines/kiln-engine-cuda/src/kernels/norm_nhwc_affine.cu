@@ -17,6 +17,17 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}{{W
     const int cg = threadIdx.x % CG;
     const bool wide = {{ALIGNED}};
     __shared__ float sfa[C], sfb[C];
+    constexpr kiln_i64 nvec = P * CG;
+    const kiln_i64 b = {{REVERSE}} ? (kiln_i64)gridDim.x - 1 - blockIdx.x : (kiln_i64)blockIdx.x;
+    const kiln_i64 first = b * (4 * {{BLOCK}}) + threadIdx.x;
+    float v[4][8];
+    // x's loads are issued before the factors are computed, so that the factors' own loads
+    // and the barrier wait behind them rather than in front (4% faster on an H200).
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+        const kiln_i64 i = first + u * {{BLOCK}};
+        if (i < nvec) { kiln_ld8({{X}} + i * 8, wide, v[u]); }
+    }
     for (kiln_i64 c = threadIdx.x; c < C; c += {{BLOCK}}) {
 {{FACTORS}}
     }
@@ -24,15 +35,6 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}{{W
     float fa[8], fb[8];
 #pragma unroll
     for (int e = 0; e < 8; ++e) { fa[e] = sfa[cg * 8 + e]; fb[e] = sfb[cg * 8 + e]; }
-    constexpr kiln_i64 nvec = P * CG;
-    const kiln_i64 b = {{REVERSE}} ? (kiln_i64)gridDim.x - 1 - blockIdx.x : (kiln_i64)blockIdx.x;
-    const kiln_i64 first = b * (4 * {{BLOCK}}) + threadIdx.x;
-    float v[4][8];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-        const kiln_i64 i = first + u * {{BLOCK}};
-        if (i < nvec) { kiln_ld8({{X}} + i * 8, wide, v[u]); }
-    }
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
         const kiln_i64 i = first + u * {{BLOCK}};

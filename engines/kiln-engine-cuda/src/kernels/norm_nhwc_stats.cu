@@ -8,7 +8,7 @@
 #include "common.cuh"
 #include "norm_wide.cuh"
 
-extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, float* __restrict__ kiln_ws) {
+extern "C" __global__ void __launch_bounds__({{BLOCK}}, {{MIN_BLOCKS}}) {{SYMBOL}}({{PARAMS}}, float* __restrict__ kiln_ws) {
     constexpr int CG = {{GROUPS_C}};
     constexpr int LANES = {{BLOCK}} / CG;
     constexpr kiln_i64 C = {{C}}LL;
@@ -17,28 +17,38 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
     const int cg = threadIdx.x % CG;
     const int pl = threadIdx.x / CG;
     const bool wide = {{ALIGNED}};
+    typedef {{TX}} TX;
+    constexpr int U = {{UNROLL}};          // positions a thread loads before it adds
+    constexpr int W = 16 / sizeof(TX);     // values per 16-byte chunk
+    static_assert(W >= 4 && 8 % W == 0, "x is f32, f16 or bf16");
     float pivot[8], s1[8], s2[8];
     kiln_ld8({{X}} + cg * 8, wide, pivot);
 #pragma unroll
     for (int e = 0; e < 8; ++e) { s1[e] = 0.0f; s2[e] = 0.0f; }
     const kiln_i64 step = (kiln_i64)gridDim.x * LANES;
-    for (kiln_i64 q0 = (kiln_i64)blockIdx.x * LANES + pl; q0 < P; q0 += 4 * step) {
-        float v[4][8];
+    for (kiln_i64 q0 = (kiln_i64)blockIdx.x * LANES + pl; q0 < P; q0 += U * step) {
+        // U positions' raw vectors first (U * 16 bytes of bf16 in flight), then their sums.
+        kiln_vec<TX, W> raw[U][8 / W];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            const kiln_i64 q = q0 + u * step;
-            if (q < P) {
-                kiln_ld8({{X}} + q * C + cg * 8, wide, v[u]);
-            } else {
+        for (int u = 0; u < U; ++u) {
+            const kiln_i64 q = q0 + u * step < P ? q0 + u * step : 0;
+            const TX* src = {{X}} + q * C + cg * 8;
 #pragma unroll
-                for (int e = 0; e < 8; ++e) { v[u][e] = pivot[e]; }
+            for (int c = 0; c < 8 / W; ++c) {
+                if (wide) {
+                    raw[u][c] = *reinterpret_cast<const kiln_vec<TX, W>*>(src + c * W);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < W; ++e) { raw[u][c].v[e] = src[c * W + e]; }
+                }
             }
         }
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
+        for (int u = 0; u < U; ++u) {
+            if (q0 + u * step >= P) { continue; }
 #pragma unroll
             for (int e = 0; e < 8; ++e) {
-                const float d = v[u][e] - pivot[e];
+                const float d = kiln_ld(raw[u][e / W].v[e % W]) - pivot[e];
                 s1[e] += d;
                 s2[e] += d * d;
             }
