@@ -110,6 +110,13 @@ def pooling_peers():
     copy_peer(f"maxpool fwd {base}", 2.0 * nx + 3.0 * ny)
     copy_peer(f"avgpool bwd {base}", 2.0 * (nx + ny))
     copy_peer(f"maxpool bwd index {base}", 2.0 * nx + 3.0 * ny)
+    # The average backward's own traffic (a quarter read, all of dx written): each dy value
+    # copied to its 2x2 block of dx (a nearest 2x upsample), the floor of that byte pattern.
+    small = torch.randn(32, 56, 56, 64, device="cuda", dtype=torch.bfloat16)
+    big = torch.empty(32, 56, 2, 56, 2, 64, device="cuda", dtype=torch.bfloat16)
+    spread = small.view(32, 56, 1, 56, 1, 64).expand(32, 56, 2, 56, 2, 64)
+    emit(f"avgpool bwd {base} torch-upsample", timed(lambda: big.copy_(spread)), nbytes=2.0 * (nx + ny))
+    del small, big, spread
     xg = x.detach().clone().requires_grad_()
     y = F.avg_pool2d(xg, 3, 2, 1, count_include_pad=False)
     dy = torch.randn_like(y)

@@ -9,6 +9,14 @@ use common::*;
 use kiln::{DataType, Device, DeviceTensor, Graph, HeurMode, PointwiseMode};
 use std::time::Instant;
 
+/// Timed runs per case: 20, or `KILN_BENCH_ITERS` (fewer, e.g. under a profiler).
+fn bench_iters() -> usize {
+    std::env::var("KILN_BENCH_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+}
+
 fn time_graph(name: &str, g: &Graph, h: &kiln::Handle, flops: f64, bytes: f64) {
     time_graph_filled(name, g, h, flops, bytes, &|_| None);
 }
@@ -55,7 +63,7 @@ fn time_graph_filled(
     for _ in 0..3 {
         run().expect("warm-up");
     }
-    let iters = 20;
+    let iters = bench_iters();
     let ms = kiln_cuda_driver::time_ms(&dev, || {
         for _ in 0..iters {
             run()?;
@@ -472,7 +480,7 @@ fn time_same_tensors(h: &kiln::Handle, graphs: &[(String, &Graph)], bytes: f64) 
         for _ in 0..3 {
             run().expect("warm-up");
         }
-        let iters = 20;
+        let iters = bench_iters();
         let ms = kiln_cuda_driver::time_ms(&dev, || {
             for _ in 0..iters {
                 run()?;
@@ -507,19 +515,31 @@ fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
 /// ones (` scalar` after the case name): bytes are the fewest the operation moves (each input
 /// read once, each output written once), so `tbps` compares with the copy bandwidth.
 fn norm_benches(h: &kiln::Handle) {
-    let both = |make: &dyn Fn() -> Graph, name: &str, bytes: f64| {
-        let (mut wide, mut scalar) = (make(), make());
-        build_norm(&mut wide, h, 1);
-        build_norm(&mut scalar, h, 0);
-        time_same_tensors(
-            h,
-            &[
-                (format!("{name} [{}]", engine(&wide)), &wide),
-                (format!("{name} [{} scalar]", engine(&scalar)), &scalar),
-            ],
-            bytes,
-        );
+    // Each knob value of `levels` on the same tensors: 1 unnamed, the others named.
+    let timed = |make: &dyn Fn() -> Graph, name: &str, bytes: f64, levels: &[i64]| {
+        let graphs: Vec<Graph> = levels
+            .iter()
+            .map(|&l| {
+                let mut g = make();
+                build_norm(&mut g, h, l);
+                g
+            })
+            .collect();
+        let named: Vec<(String, &Graph)> = levels
+            .iter()
+            .zip(&graphs)
+            .map(|(&l, g)| {
+                let what = match l {
+                    0 => " scalar".to_string(),
+                    1 => String::new(),
+                    l => format!(" wide{l}"),
+                };
+                (format!("{name} [{}{what}]", engine(g)), g)
+            })
+            .collect();
+        time_same_tensors(h, &named, bytes);
     };
+    let both = |make: &dyn Fn() -> Graph, name: &str, bytes: f64| timed(make, name, bytes, &[1, 0]);
     // `--batchnorm`: the batchnorm cases alone.
     let rows_cases: &[(i64, i64)] = if std::env::args().any(|a| a == "--batchnorm") {
         &[]
@@ -534,10 +554,11 @@ fn norm_benches(h: &kiln::Handle) {
                 &format!("{op} fwd bf16 R{rows} H{hidden}"),
                 4.0 * elems,
             );
-            both(
+            timed(
                 &|| norm_rows_backward_graph(op, rows, hidden),
                 &format!("{op} bwd bf16 R{rows} H{hidden}"),
                 6.0 * elems,
+                &[1, 2, 3],
             );
         }
     }
@@ -896,7 +917,7 @@ fn gemm_time_plans(h: &kiln::Handle, dir: &str) {
             for _ in 0..3 {
                 run().expect("warm-up");
             }
-            let iters = 20;
+            let iters = bench_iters();
             let ms = kiln_cuda_driver::time_ms(&dev, || {
                 for _ in 0..iters {
                     run()?;

@@ -101,6 +101,9 @@ pub const KNOB_TILE: i64 = 1;
 /// scalar kernels everywhere (kept to compare, and for the plans built before the wide ones).
 pub const KNOB_NORM_WIDE: i64 = 2;
 
+/// The largest value of `KNOB_NORM_WIDE` (see `codegen::norm::generate_with`).
+const NORM_WIDE_MAX: i64 = 3;
+
 /// The SM number the V2 engines' code runs on.
 pub const HOPPER_ARCH: u32 = 90;
 
@@ -423,7 +426,7 @@ impl EnginePlugin for CudaPlugin {
                         id: KNOB_NORM_WIDE,
                         name: "wide",
                         min: 0,
-                        max: 1,
+                        max: NORM_WIDE_MAX,
                         stride: 1,
                         default: 1,
                     }],
@@ -502,16 +505,16 @@ impl EnginePlugin for CudaPlugin {
     ) -> PluginResult<CudaContext> {
         let name = engine_name(id)?;
         let mut tile = 0;
-        let mut wide = true;
+        let mut wide = 1u8;
         for k in knobs {
             if name == NORM_V1 && k.knob_id == KNOB_NORM_WIDE {
-                if !(0..=1).contains(&k.value) {
+                if !(0..=NORM_WIDE_MAX).contains(&k.value) {
                     return Err(PluginError::bad_param(format!(
-                        "{name}: knob wide = {} is outside 0..=1",
+                        "{name}: knob wide = {} is outside 0..={NORM_WIDE_MAX}",
                         k.value
                     )));
                 }
-                wide = k.value == 1;
+                wide = k.value as u8;
                 continue;
             }
             let max = match tile_knob_max(name) {

@@ -122,23 +122,25 @@ fn check_chain(
 
 /// `Ok` when the engine can run `graph`.
 pub fn supports(graph: &OpGraph) -> Result<(), String> {
-    generate_kernels(graph, false, true).map(|_| ())
+    generate_kernels(graph, false, 1).map(|_| ())
 }
 
 /// Generates the kernels of `graph` (which `supports` accepted), in launch order, with the
 /// default knobs.
 pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
-    generate_with(graph, true)
+    generate_with(graph, 1)
 }
 
-/// Generates the kernels of `graph`: the wide ones where the layout allows (`wide`, the
-/// engine's knob), else the scalar ones.
-pub fn generate_with(graph: &OpGraph, wide: bool) -> Result<Vec<Kernel>, String> {
+/// Generates the kernels of `graph` for the engine's knob `wide`: 0 the scalar kernels, 1 the
+/// wide ones where the layout allows (else the scalar ones), 2 and 3 the wide ones with the
+/// backward's next row loaded before the group sums (3: one vector a thread and 1.5 times the
+/// threads).
+pub fn generate_with(graph: &OpGraph, wide: u8) -> Result<Vec<Kernel>, String> {
     generate_kernels(graph, true, wide).map(|(k, _)| k)
 }
 
 /// The workspace bytes the kernels of `graph` take (0 for the scalar kernels).
-pub fn workspace_bytes(graph: &OpGraph, wide: bool) -> Result<u64, String> {
+pub fn workspace_bytes(graph: &OpGraph, wide: u8) -> Result<u64, String> {
     generate_kernels(graph, true, wide).map(|(_, w)| w)
 }
 
@@ -461,7 +463,8 @@ fn at_channel(rank: usize) -> Vec<String> {
         .collect()
 }
 
-fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kernel>, u64), String> {
+fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kernel>, u64), String> {
+    let wide = level >= 1;
     check_types(graph)?;
     let (anchor, op, chain) = split(graph)?;
     let node = &graph.nodes[anchor].name;
@@ -877,10 +880,13 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                     &[(0, "row")],
                     "        ",
                 );
-                let (group, vpt) = wide_row_shape(inner, 2);
+                // Knob value 3: one vector a thread, 1.5 times the threads (a smaller
+                // workspace: 4 MB for 2^26-element bf16 cases).
+                let (max_vpt, threads) = if level == 3 { (1, 98304) } else { (2, 65536) };
+                let (group, vpt) = wide_row_shape(inner, max_vpt);
                 let wide_uids = [b.x, b.dy, b.dx, b.scale];
                 if wide && inner % 8 == 0 && vpt <= 4 && row_major(graph, &wide_uids) {
-                    let groups = (65536 / i64::from(group))
+                    let groups = (threads / i64::from(group))
                         .min((rows / 8).max(1))
                         .clamp(1, rows);
                     let (block, grid) = if group == 32 {
@@ -890,6 +896,18 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                         )
                     } else {
                         (group, groups as u64)
+                    };
+                    // With the prefetch, registers held to what keeps the default's
+                    // residency: 16 warps a multiprocessor (24 for value 3).
+                    let bounds = match level {
+                        2 => format!("{block}, {}", (512 / block).max(1)),
+                        3 => format!("{block}, {}", (768 / block).max(1)),
+                        _ => block.to_string(),
+                    };
+                    let ty = |u: i64| -> Result<String, String> {
+                        Ok(super::c_type(tensor(graph, u)?.data_type)
+                            .unwrap_or("float")
+                            .into())
                     };
                     kernels.push(g.kernel_ws(
                         "norm_rows_backward_wide",
@@ -901,6 +919,10 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                             ("INNER", inner.to_string()),
                             ("ROWS", rows.to_string()),
                             ("GROUPS", groups.to_string()),
+                            ("BOUNDS", bounds),
+                            ("PREFETCH", (level >= 2).to_string()),
+                            ("TX", ty(b.x)?),
+                            ("TDY", ty(b.dy)?),
                             ("RMS", (b.mean.is_none()).to_string()),
                             ("ALIGNED", aligned_expr(&g, &wide_uids)?),
                             ("LOAD_MEAN", mean.clone()),

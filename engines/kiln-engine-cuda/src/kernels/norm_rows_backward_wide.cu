@@ -5,13 +5,14 @@
 // sums give mean(g) and mean(g * x_hat) (g = dy * scale), and dx is stored. Each thread also
 // sums dy * x_hat and dy over its rows for its own columns; the group's sums go to the
 // workspace (two [GROUPS][INNER] f32 arrays), which norm_columns_reduce.cu sums in a fixed
-// order (deterministic).
+// order (deterministic). With PREFETCH, the next row's x and dy are loaded (raw, unconverted)
+// before this row's group sums, so that two rows' loads are in flight across the barriers.
 // Placeholders (double braces) are filled by codegen/norm.rs.
 #include "common.cuh"
 #include "norm_reduce.cuh"
 #include "norm_wide.cuh"
 
-extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, float* __restrict__ kiln_ws) {
+extern "C" __global__ void __launch_bounds__({{BOUNDS}}) {{SYMBOL}}({{PARAMS}}, float* __restrict__ kiln_ws) {
     __shared__ float kiln_sh[64];
     constexpr int G = {{GROUP}};
     constexpr int VPT = {{VPT}};
@@ -27,6 +28,20 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
 #pragma unroll
         for (int e = 0; e < 8; ++e) { ds[k][e] = 0.0f; db[k][e] = 0.0f; }
     }
+    constexpr bool prefetch = {{PREFETCH}};
+    kiln_raw8<{{TX}}> rx[VPT];
+    kiln_raw8<{{TDY}}> rdy[VPT];
+    auto fetch = [&](kiln_i64 row) {
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const int c = lane + k * G;
+            if (c < nvec) {
+                kiln_fetch8({{X}} + row * inner + c * 8, wide, rx[k]);
+                kiln_fetch8({{DY}} + row * inner + c * 8, wide, rdy[k]);
+            }
+        }
+    };
+    if (prefetch && group < {{ROWS}}LL) { fetch(group); }
     for (kiln_i64 row = group; row < {{ROWS}}LL; row += {{GROUPS}}LL) {
         const float mean = {{LOAD_MEAN}};
         const float inv = {{LOAD_INV}};
@@ -37,8 +52,13 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
             const int c = lane + k * G;
             if (c < nvec) {
                 float dy[8], sc[8];
-                kiln_ld8({{X}} + row * inner + c * 8, wide, xh[k]);
-                kiln_ld8({{DY}} + row * inner + c * 8, wide, dy);
+                if (prefetch) {
+                    kiln_unpack8(rx[k], xh[k]);
+                    kiln_unpack8(rdy[k], dy);
+                } else {
+                    kiln_ld8({{X}} + row * inner + c * 8, wide, xh[k]);
+                    kiln_ld8({{DY}} + row * inner + c * 8, wide, dy);
+                }
                 kiln_ld8({{SCALE}} + c * 8, wide, sc);
 #pragma unroll
                 for (int e = 0; e < 8; ++e) {
@@ -54,6 +74,7 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
                 for (int e = 0; e < 8; ++e) { xh[k][e] = 0.0f; g[k][e] = 0.0f; }
             }
         }
+        if (prefetch && row + {{GROUPS}}LL < {{ROWS}}LL) { fetch(row + {{GROUPS}}LL); }
         kiln_group_sum2<G>(sg, sgx, kiln_sh);
         const float mg = {{RMS}} ? 0.0f : sg / (float)inner;
         const float mgx = sgx / (float)inner;
