@@ -131,6 +131,10 @@ fn cuda_norms_on_the_wide_paths() {
         (Norm::Batchnorm, vec![64, 16, 15, 15]),
         (Norm::BatchnormInference, vec![5, 24, 7, 9]),
         (Norm::BatchnormInference, vec![3, 256, 5, 5]),
+        // One position a channel: a variance of 0, so inv_variance is 1/sqrt(epsilon) and y
+        // must not lose its low bits to x * a - mean * a (proptest found [1, 8] f32).
+        (Norm::Batchnorm, vec![1, 8, 1, 1]),
+        (Norm::Batchnorm, vec![1, 32, 1, 1]),
     ];
     let cases = rows
         .into_iter()

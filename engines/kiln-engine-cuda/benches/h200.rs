@@ -558,7 +558,7 @@ fn norm_benches(h: &kiln::Handle) {
                 &|| norm_rows_backward_graph(op, rows, hidden),
                 &format!("{op} bwd bf16 R{rows} H{hidden}"),
                 6.0 * elems,
-                &[1, 2, 3],
+                &[1, 2],
             );
         }
     }

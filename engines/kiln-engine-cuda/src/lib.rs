@@ -102,7 +102,7 @@ pub const KNOB_TILE: i64 = 1;
 pub const KNOB_NORM_WIDE: i64 = 2;
 
 /// The largest value of `KNOB_NORM_WIDE` (see `codegen::norm::generate_with`).
-const NORM_WIDE_MAX: i64 = 3;
+const NORM_WIDE_MAX: i64 = 2;
 
 /// The SM number the V2 engines' code runs on.
 pub const HOPPER_ARCH: u32 = 90;

@@ -297,8 +297,8 @@ fn wide_paths_take_a_workspace_only_where_they_sum_across_blocks() {
     assert_eq!(ws(layernorm_gelu(4, 1000)), 0);
     // Backward, wide: two f32 partial arrays of [groups][inner]; 21 rows give 2 groups.
     assert_eq!(ws(backward("rmsnorm", &[21, 4096])), 2 * 2 * 4096 * 4);
-    // Training batchnorm, channels-last: two [blocks][C] sums and the two [C] factors.
-    assert!(ws(batchnorm_nhwc([2, 16, 5, 7])) >= 4 * 16 * 4);
+    // Training batchnorm, channels-last: two [blocks][C] sums and the three [C] factors.
+    assert!(ws(batchnorm_nhwc([2, 16, 5, 7])) >= 5 * 16 * 4);
     // Not a multiple of 8: the scalar kernels, no workspace.
     assert_eq!(ws(backward("layernorm", &[5, 3, 70])), 0);
     // Fewer than 8 channels (no 8-channel group): the scalar kernels.
@@ -328,13 +328,11 @@ fn every_norm_kernel_compiles_for_sm_90() {
     for (name, mut g) in variants() {
         g.validate().expect("valid");
         let og = g.op_graph().expect("graph").clone();
-        // The default kernels, then those of the other wide knob values beside them.
+        // The default kernels, then those of knob value 2 beside them.
         let mut all = kernels(g);
-        for level in 2..=3 {
-            for k in kiln_engine_cuda::codegen::norm::generate_with(&og, level).expect("generate") {
-                if all.iter().all(|a| a.symbol != k.symbol) {
-                    all.push(k);
-                }
+        for k in kiln_engine_cuda::codegen::norm::generate_with(&og, 2).expect("generate") {
+            if all.iter().all(|a| a.symbol != k.symbol) {
+                all.push(k);
             }
         }
         for k in all {

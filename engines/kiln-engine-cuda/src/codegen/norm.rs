@@ -132,9 +132,8 @@ pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
 }
 
 /// Generates the kernels of `graph` for the engine's knob `wide`: 0 the scalar kernels, 1 the
-/// wide ones where the layout allows (else the scalar ones), 2 and 3 the wide ones with the
-/// backward's next row loaded before the group sums (3: one vector a thread and 1.5 times the
-/// threads).
+/// wide ones where the layout allows (else the scalar ones), 2 the wide ones with the
+/// backward's scale held in shared memory (to measure; docs/benchmarks/norms-notes.md).
 pub fn generate_with(graph: &OpGraph, wide: u8) -> Result<Vec<Kernel>, String> {
     generate_kernels(graph, true, wide).map(|(k, _)| k)
 }
@@ -639,7 +638,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kerne
                     let b = BatchnormInferenceOp::from_generic(op, &what).map_err(err)?;
                     let factors = format!(
                         "        const float inv = {};\n        const float sc = {};\n        \
-                         sfa[c] = inv * sc;\n        sfb[c] = {} - {} * sfa[c];",
+                         sfa[c] = inv * sc;\n        sfb[c] = {};\n        sfm[c] = {};",
                         g.load(b.inv_variance, &here)?,
                         g.load(b.scale, &here)?,
                         g.load(b.bias, &here)?,
@@ -703,11 +702,13 @@ fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kerne
                     true,
                 )?);
                 let factors = format!(
-                    "        sfa[c] = kiln_ws[{o}LL + c];\n        sfb[c] = kiln_ws[{o}LL + {channels}LL + c];",
+                    "        sfa[c] = kiln_ws[{o}LL + c];\n        sfm[c] = kiln_ws[{o}LL + {channels}LL + c];\n        \
+                     sfb[c] = kiln_ws[{o}LL + {}LL + c];",
+                    2 * channels,
                     o = 2 * nb * channels
                 );
                 kernels.push(affine(&g, factors, true, true)?);
-                workspace = ((2 * nb * channels + 2 * channels) * 4) as u64;
+                workspace = ((2 * nb * channels + 3 * channels) * 4) as u64;
                 return Ok((kernels, workspace));
             }
             if op.op == "batchnorm_inference" {
@@ -880,13 +881,10 @@ fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kerne
                     &[(0, "row")],
                     "        ",
                 );
-                // Knob value 3: one vector a thread, 1.5 times the threads (a smaller
-                // workspace: 4 MB for 2^26-element bf16 cases).
-                let (max_vpt, threads) = if level == 3 { (1, 98304) } else { (2, 65536) };
-                let (group, vpt) = wide_row_shape(inner, max_vpt);
+                let (group, vpt) = wide_row_shape(inner, 2);
                 let wide_uids = [b.x, b.dy, b.dx, b.scale];
                 if wide && inner % 8 == 0 && vpt <= 4 && row_major(graph, &wide_uids) {
-                    let groups = (threads / i64::from(group))
+                    let groups = (65536 / i64::from(group))
                         .min((rows / 8).max(1))
                         .clamp(1, rows);
                     let (block, grid) = if group == 32 {
@@ -897,18 +895,8 @@ fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kerne
                     } else {
                         (group, groups as u64)
                     };
-                    // With the prefetch, registers held to what keeps the default's
-                    // residency: 16 warps a multiprocessor (24 for value 3).
-                    let bounds = match level {
-                        2 => format!("{block}, {}", (512 / block).max(1)),
-                        3 => format!("{block}, {}", (768 / block).max(1)),
-                        _ => block.to_string(),
-                    };
-                    let ty = |u: i64| -> Result<String, String> {
-                        Ok(super::c_type(tensor(graph, u)?.data_type)
-                            .unwrap_or("float")
-                            .into())
-                    };
+                    // Knob value 2: the scale in shared memory where it takes at most 32 KiB.
+                    let shared_scale = level == 2 && i64::from(block) * vpt * 32 <= 32768;
                     kernels.push(g.kernel_ws(
                         "norm_rows_backward_wide",
                         ROWS_BACKWARD_WIDE,
@@ -919,10 +907,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kerne
                             ("INNER", inner.to_string()),
                             ("ROWS", rows.to_string()),
                             ("GROUPS", groups.to_string()),
-                            ("BOUNDS", bounds),
-                            ("PREFETCH", (level >= 2).to_string()),
-                            ("TX", ty(b.x)?),
-                            ("TDY", ty(b.dy)?),
+                            ("SCALE_SHARED", shared_scale.to_string()),
                             ("RMS", (b.mean.is_none()).to_string()),
                             ("ALIGNED", aligned_expr(&g, &wide_uids)?),
                             ("LOAD_MEAN", mean.clone()),

@@ -1,5 +1,7 @@
 // KILN_CUDA_NORM_V1, batchnorm_inference and the training forward's last kernel, channels-last
-// path: x and y packed channels-last ([positions][C], C a multiple of 8), y = x * a[c] + b[c].
+// path: x and y packed channels-last ([positions][C], C a multiple of 8), y = (x - m[c]) * a[c] +
+// b[c] (m the mean, a = inv_variance * scale, b the bias: x * a + (b - m * a) would lose y's
+// low bits to cancellation where a is large, e.g. a variance of 0).
 // The block first computes the C factors into shared memory (consecutive threads on
 // consecutive channels, so the parameter loads are coalesced). Then the block takes 4 * BLOCK
 // consecutive 8-channel vectors of x (16 KiB of bf16), thread t the vectors t, t + BLOCK, ...;
@@ -16,7 +18,7 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}{{W
     constexpr kiln_i64 P = {{POSITIONS}}LL;
     const int cg = threadIdx.x % CG;
     const bool wide = {{ALIGNED}};
-    __shared__ float sfa[C], sfb[C];
+    __shared__ float sfa[C], sfm[C], sfb[C];
     constexpr kiln_i64 nvec = P * CG;
     const kiln_i64 b = {{REVERSE}} ? (kiln_i64)gridDim.x - 1 - blockIdx.x : (kiln_i64)blockIdx.x;
     const kiln_i64 first = b * (4 * {{BLOCK}}) + threadIdx.x;
@@ -32,16 +34,16 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}{{W
 {{FACTORS}}
     }
     __syncthreads();
-    float fa[8], fb[8];
+    float fa[8], fm[8], fb[8];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) { fa[e] = sfa[cg * 8 + e]; fb[e] = sfb[cg * 8 + e]; }
+    for (int e = 0; e < 8; ++e) { fa[e] = sfa[cg * 8 + e]; fm[e] = sfm[cg * 8 + e]; fb[e] = sfb[cg * 8 + e]; }
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
         const kiln_i64 i = first + u * {{BLOCK}};
         if (i < nvec) {
             float y[8];
 #pragma unroll
-            for (int e = 0; e < 8; ++e) { y[e] = v[u][e] * fa[e] + fb[e]; }
+            for (int e = 0; e < 8; ++e) { y[e] = (v[u][e] - fm[e]) * fa[e] + fb[e]; }
             kiln_st8({{Y}} + i * 8, wide, y);
         }
     }

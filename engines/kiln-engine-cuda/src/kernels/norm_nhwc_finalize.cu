@@ -1,8 +1,8 @@
 // KILN_CUDA_NORM_V1, batchnorm training forward, channels-last path, second kernel: per channel
 // c, the NB block sums of the first kernel (workspace) added in a fixed order in f64 (blocks of
 // 8 channels x 128 splits, each split's loads issued together), then mean, inv_variance and
-// the running statistics are stored, and y's per-channel factors a = inv * scale and
-// b = bias - mean * a go to the workspace (after the block sums: a [C], then b [C]).
+// the running statistics are stored, and y's per-channel factors go to the workspace (after
+// the block sums: a = inv * scale [C], the mean [C], the bias [C]).
 // Placeholders (double braces) are filled by codegen/norm.rs.
 #include "common.cuh"
 
@@ -46,5 +46,6 @@ extern "C" __global__ void __launch_bounds__(1024) {{SYMBOL}}({{PARAMS}}, float*
 {{STATS}}
     const float fa = inv * sc;
     kiln_ws[2LL * {{NB}}LL * C + c] = fa;
-    kiln_ws[2LL * {{NB}}LL * C + C + c] = bi - mean * fa;
+    kiln_ws[2LL * {{NB}}LL * C + C + c] = mean;
+    kiln_ws[2LL * {{NB}}LL * C + 2LL * C + c] = bi;
 }

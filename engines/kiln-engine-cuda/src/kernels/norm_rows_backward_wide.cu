@@ -5,14 +5,15 @@
 // sums give mean(g) and mean(g * x_hat) (g = dy * scale), and dx is stored. Each thread also
 // sums dy * x_hat and dy over its rows for its own columns; the group's sums go to the
 // workspace (two [GROUPS][INNER] f32 arrays), which norm_columns_reduce.cu sums in a fixed
-// order (deterministic). With PREFETCH, the next row's x and dy are loaded (raw, unconverted)
-// before this row's group sums, so that two rows' loads are in flight across the barriers.
+// order (deterministic). With SCALE_SHARED, each thread first copies its columns' scale, as
+// f32, into its own slots of shared memory and reads it there for every row, so that the
+// scale's reloads neither evict x and dy from L1 nor add to the L2 traffic.
 // Placeholders (double braces) are filled by codegen/norm.rs.
 #include "common.cuh"
 #include "norm_reduce.cuh"
 #include "norm_wide.cuh"
 
-extern "C" __global__ void __launch_bounds__({{BOUNDS}}) {{SYMBOL}}({{PARAMS}}, float* __restrict__ kiln_ws) {
+extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, float* __restrict__ kiln_ws) {
     __shared__ float kiln_sh[64];
     constexpr int G = {{GROUP}};
     constexpr int VPT = {{VPT}};
@@ -22,26 +23,27 @@ extern "C" __global__ void __launch_bounds__({{BOUNDS}}) {{SYMBOL}}({{PARAMS}}, 
     const kiln_i64 group = (kiln_i64)blockIdx.x * ({{BLOCK}} / G) + threadIdx.x / G;
     if (group >= {{GROUPS}}LL) { return; }  // whole groups only
     const bool wide = {{ALIGNED}} && ((unsigned long long)kiln_ws % 16ULL) == 0;
+    constexpr bool shared_scale = {{SCALE_SHARED}};
+    // Thread t's 8 values of vector k: halves at [(k * 2 + h) * BLOCK + t] (conflict-free).
+    __shared__ float4 ssc[shared_scale ? VPT * 2 * {{BLOCK}} : 1];
+    if (shared_scale) {
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const int c = lane + k * G;
+            if (c < nvec) {
+                float sc[8];
+                kiln_ld8({{SCALE}} + c * 8, wide, sc);
+                ssc[(k * 2) * {{BLOCK}} + threadIdx.x] = make_float4(sc[0], sc[1], sc[2], sc[3]);
+                ssc[(k * 2 + 1) * {{BLOCK}} + threadIdx.x] = make_float4(sc[4], sc[5], sc[6], sc[7]);
+            }
+        }
+    }
     float ds[VPT][8], db[VPT][8];
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
 #pragma unroll
         for (int e = 0; e < 8; ++e) { ds[k][e] = 0.0f; db[k][e] = 0.0f; }
     }
-    constexpr bool prefetch = {{PREFETCH}};
-    kiln_raw8<{{TX}}> rx[VPT];
-    kiln_raw8<{{TDY}}> rdy[VPT];
-    auto fetch = [&](kiln_i64 row) {
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-            const int c = lane + k * G;
-            if (c < nvec) {
-                kiln_fetch8({{X}} + row * inner + c * 8, wide, rx[k]);
-                kiln_fetch8({{DY}} + row * inner + c * 8, wide, rdy[k]);
-            }
-        }
-    };
-    if (prefetch && group < {{ROWS}}LL) { fetch(group); }
     for (kiln_i64 row = group; row < {{ROWS}}LL; row += {{GROUPS}}LL) {
         const float mean = {{LOAD_MEAN}};
         const float inv = {{LOAD_INV}};
@@ -52,14 +54,16 @@ extern "C" __global__ void __launch_bounds__({{BOUNDS}}) {{SYMBOL}}({{PARAMS}}, 
             const int c = lane + k * G;
             if (c < nvec) {
                 float dy[8], sc[8];
-                if (prefetch) {
-                    kiln_unpack8(rx[k], xh[k]);
-                    kiln_unpack8(rdy[k], dy);
+                kiln_ld8({{X}} + row * inner + c * 8, wide, xh[k]);
+                kiln_ld8({{DY}} + row * inner + c * 8, wide, dy);
+                if (shared_scale) {
+                    const float4 a = ssc[(k * 2) * {{BLOCK}} + threadIdx.x];
+                    const float4 b = ssc[(k * 2 + 1) * {{BLOCK}} + threadIdx.x];
+                    sc[0] = a.x; sc[1] = a.y; sc[2] = a.z; sc[3] = a.w;
+                    sc[4] = b.x; sc[5] = b.y; sc[6] = b.z; sc[7] = b.w;
                 } else {
-                    kiln_ld8({{X}} + row * inner + c * 8, wide, xh[k]);
-                    kiln_ld8({{DY}} + row * inner + c * 8, wide, dy);
+                    kiln_ld8({{SCALE}} + c * 8, wide, sc);
                 }
-                kiln_ld8({{SCALE}} + c * 8, wide, sc);
 #pragma unroll
                 for (int e = 0; e < 8; ++e) {
                     xh[k][e] = (xh[k][e] - mean) * inv;
@@ -74,7 +78,6 @@ extern "C" __global__ void __launch_bounds__({{BOUNDS}}) {{SYMBOL}}({{PARAMS}}, 
                 for (int e = 0; e < 8; ++e) { xh[k][e] = 0.0f; g[k][e] = 0.0f; }
             }
         }
-        if (prefetch && row + {{GROUPS}}LL < {{ROWS}}LL) { fetch(row + {{GROUPS}}LL); }
         kiln_group_sum2<G>(sg, sgx, kiln_sh);
         const float mg = {{RMS}} ? 0.0f : sg / (float)inner;
         const float mgx = sgx / (float)inner;

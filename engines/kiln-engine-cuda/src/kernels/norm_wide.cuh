@@ -37,30 +37,6 @@ __device__ __forceinline__ void kiln_st8(T* __restrict__ p, bool wide, const flo
     }
 }
 
-// 8 values of T as loaded and not yet converted (one or two 16-byte vectors), so that loads
-// issued ahead of their use hold half the registers of their f32 values for 16-bit T.
-template <typename T> struct kiln_raw8 { kiln_vec<T, 16 / sizeof(T)> c[8 * sizeof(T) / 16]; };
-
-template <typename T>
-__device__ __forceinline__ void kiln_fetch8(const T* __restrict__ p, bool wide, kiln_raw8<T>& r) {
-    constexpr int W = 16 / sizeof(T);
-    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "T is f32, f16 or bf16");
-    if (wide) {
-#pragma unroll
-        for (int c = 0; c < 8 / W; ++c) { r.c[c] = *reinterpret_cast<const kiln_vec<T, W>*>(p + c * W); }
-    } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) { r.c[e / W].v[e % W] = p[e]; }
-    }
-}
-
-template <typename T>
-__device__ __forceinline__ void kiln_unpack8(const kiln_raw8<T>& r, float (&o)[8]) {
-    constexpr int W = 16 / sizeof(T);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) { o[e] = kiln_ld(r.c[e / W].v[e % W]); }
-}
-
 // The sums of a and b over a group of G threads: a warp (G = 32) or the whole block (G =
 // blockDim.x, every thread calling).
 template <int G>
