@@ -237,13 +237,36 @@ fn pooling_benches(h: &kiln::Handle) {
         ),
     ];
     for (what, mode, backward, bytes) in cases {
-        let mut g = pooling_bench_graph(mode, backward);
-        g.build(h, &[HeurMode::A]).expect("build pooling");
-        time_graph(
-            &format!("{what} bf16 NHWC N32 C64 H112 3x3 s2 [{}]", engine(&g)),
-            &g,
+        let name = format!("{what} bf16 NHWC N32 C64 H112 3x3 s2");
+        if backward.is_none() {
+            let mut g = pooling_bench_graph(mode, backward);
+            g.build(h, &[HeurMode::A]).expect("build pooling");
+            time_graph(&format!("{name} [{}]", engine(&g)), &g, h, 0.0, bytes);
+            continue;
+        }
+        // The backward with each value of its gather knob, on the same tensors.
+        let build = |gather: i64| {
+            let mut g = pooling_bench_graph(mode, backward);
+            g.validate().expect("valid");
+            g.build_operation_graph(h).expect("operation graph");
+            g.create_execution_plans(&[HeurMode::A]).expect("plans");
+            g.set_knob(
+                kiln_engine_cuda::RESAMPLE_BACKWARD_V1,
+                kiln_engine_cuda::KNOB_GATHER,
+                gather,
+            );
+            g.check_support().expect("support");
+            g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+                .expect("build pooling backward");
+            g
+        };
+        let (phase, runs) = (build(1), build(0));
+        time_same_tensors(
             h,
-            0.0,
+            &[
+                (format!("{name} [{} gather1]", engine(&phase)), &phase),
+                (format!("{name} [{} gather0]", engine(&runs)), &runs),
+            ],
             bytes,
         );
     }

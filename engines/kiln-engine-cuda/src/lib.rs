@@ -101,6 +101,14 @@ pub const KNOB_TILE: i64 = 1;
 /// scalar kernels everywhere (kept to compare, and for the plans built before the wide ones).
 pub const KNOB_NORM_WIDE: i64 = 2;
 
+/// `KILN_CUDA_RESAMPLE_BACKWARD_V1`'s knob: 1 takes the phase path where a 2-D channel-vector
+/// backward's tiles fit (a thread per stride_h x stride_w tile of dx, its windows constants of
+/// the kernel), 0 the gather over runs of positions along W (docs/engines/cuda.md).
+pub const KNOB_GATHER: i64 = 3;
+
+/// `KNOB_GATHER`'s default.
+pub const GATHER_DEFAULT: i64 = 0;
+
 /// The largest value of `KNOB_NORM_WIDE` (see `codegen::norm::generate_with`).
 const NORM_WIDE_MAX: i64 = 2;
 
@@ -194,7 +202,9 @@ pub fn generate_with(
         SDPA_FA2_V1 => return codegen::sdpa::generate(graph),
         SDPA_FA3_BWD_V1 => return codegen::sdpa_fa3_bwd::generate(graph),
         RESAMPLE_V1 => codegen::resample::generate(graph)?,
-        RESAMPLE_BACKWARD_V1 => return codegen::resample::generate_backward(graph),
+        RESAMPLE_BACKWARD_V1 => {
+            return codegen::resample::generate_backward(graph, GATHER_DEFAULT == 1)
+        }
         NORM_V1 => return codegen::norm::generate(graph),
         other => return Err(format!("{other} is not an engine of {PLUGIN_NAME}")),
     };
@@ -422,6 +432,14 @@ impl EnginePlugin for CudaPlugin {
                         stride: 1,
                         default: 0,
                     }],
+                    None if name == RESAMPLE_BACKWARD_V1 => vec![KnobDescriptor {
+                        id: KNOB_GATHER,
+                        name: "gather",
+                        min: 0,
+                        max: 1,
+                        stride: 1,
+                        default: GATHER_DEFAULT,
+                    }],
                     None if name == NORM_V1 => vec![KnobDescriptor {
                         id: KNOB_NORM_WIDE,
                         name: "wide",
@@ -506,7 +524,18 @@ impl EnginePlugin for CudaPlugin {
         let name = engine_name(id)?;
         let mut tile = 0;
         let mut wide = 1u8;
+        let mut gather = GATHER_DEFAULT;
         for k in knobs {
+            if name == RESAMPLE_BACKWARD_V1 && k.knob_id == KNOB_GATHER {
+                if !(0..=1).contains(&k.value) {
+                    return Err(PluginError::bad_param(format!(
+                        "{name}: knob gather = {} is outside 0..=1",
+                        k.value
+                    )));
+                }
+                gather = k.value;
+                continue;
+            }
             if name == NORM_V1 && k.knob_id == KNOB_NORM_WIDE {
                 if !(0..=NORM_WIDE_MAX).contains(&k.value) {
                     return Err(PluginError::bad_param(format!(
@@ -542,6 +571,8 @@ impl EnginePlugin for CudaPlugin {
         let with_ptx = std::env::var("KILN_CUDA_WITH_PTX").is_ok_and(|v| v == "1");
         let kernels = if name == NORM_V1 {
             codegen::norm::generate_with(graph, wide)
+        } else if name == RESAMPLE_BACKWARD_V1 {
+            codegen::resample::generate_backward(graph, gather == 1)
         } else {
             generate_with(name, graph, tile)
         }

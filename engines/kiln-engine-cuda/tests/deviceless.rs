@@ -1716,3 +1716,65 @@ fn max_pooling_backward_through_x_gathers_through_a_workspace_index() {
         "{err}"
     );
 }
+
+/// The gather knob's value 1 (the phase path) compiles for every pooling mode and index type
+/// on the channel-vector path, and only there differs from value 0's kernel; the scalar paths
+/// (not channels-last) and value 0 keep the gather over runs.
+#[test]
+#[ignore = "needs NVRTC and the CUDA headers: eval \"$(scripts/install-nvrtc.sh)\""]
+fn pooling_backward_phase_path_compiles_for_every_mode() {
+    use kiln::ResampleMode;
+    if let Some(why) = nvrtc_missing() {
+        panic!("NVRTC is not available here: {why}");
+    }
+    let cases = [
+        (ResampleMode::MaxPool, true, true),
+        (ResampleMode::MaxPool, true, false),
+        (ResampleMode::AvgPoolExcludePadding, true, false),
+        (ResampleMode::AvgPoolIncludePadding, true, false),
+        (ResampleMode::AvgPoolIncludePadding, false, false),
+    ];
+    let marker = "The phase path";
+    for (dt, (mode, nhwc, index)) in [DataType::Bf16, DataType::F32]
+        .into_iter()
+        .flat_map(|dt| cases.into_iter().map(move |c| (dt, c)))
+    {
+        let mut g = pooling_backward_graph(dt, mode, nhwc, index);
+        g.validate().expect("valid");
+        let og = g.op_graph().expect("graph").clone();
+        let phase =
+            kiln_engine_cuda::codegen::resample::generate_backward(&og, true).expect("kernels");
+        let runs =
+            kiln_engine_cuda::codegen::resample::generate_backward(&og, false).expect("kernels");
+        // The common graph's index input is channels-first: that gather stays scalar. Through
+        // x, the index is the workspace's, laid out as dy.
+        let vector = nhwc && !(mode == ResampleMode::MaxPool && index);
+        let gather = phase.last().expect("a gather kernel");
+        assert_eq!(
+            gather.source.contains(marker),
+            vector,
+            "{dt:?} {mode:?} {nhwc}"
+        );
+        assert!(!runs.last().expect("gather").source.contains(marker));
+        for k in &phase {
+            let c = kiln_engine_cuda::compile::compile_uncached(
+                &k.source,
+                &format!("{}.cu", k.symbol),
+                90,
+                false,
+            )
+            .unwrap_or_else(|e| panic!("{dt:?} {mode:?} nhwc {nhwc}: {e}\n{}", k.source));
+            assert_eq!(c.cubin.get(..4), Some(&b"\x7fELF"[..]));
+            if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
+                std::fs::create_dir_all(&dir).expect("dump dir");
+                let path = std::path::Path::new(&dir).join(format!("{}.cubin", k.symbol));
+                std::fs::write(path, &c.cubin).expect("dump cubin");
+                std::fs::write(
+                    std::path::Path::new(&dir).join(format!("{}.cu", k.symbol)),
+                    &k.source,
+                )
+                .expect("dump source");
+            }
+        }
+    }
+}

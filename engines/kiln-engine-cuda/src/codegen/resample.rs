@@ -986,11 +986,15 @@ fn remap(args: &mut [i64], uid: i64, with: i64) {
 /// kernel finding every covering window's maximum again per dx element measured 0.354 ms at
 /// bf16 NHWC x [32, 64, 112, 112], 3x3 stride 2 on an H200, where the index gather alone took
 /// 0.053 (docs/benchmarks/pooling-notes.md).
-pub fn generate_backward(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
+///
+/// With `phase`, a 2-D channel-vector backward whose tiles fit ([`PhaseTiles`]) takes the
+/// phase path: a thread per stride_h x stride_w tile of dx, its windows known when the
+/// kernel is compiled.
+pub fn generate_backward(graph: &OpGraph, phase: bool) -> Result<Vec<Kernel>, String> {
     supports_backward(graph)?;
     let (r, dy, dx) = backward_parts(graph)?;
     let Some(ws) = argmax_workspace(graph)? else {
-        return Ok(vec![backward_kernel(graph, &r, dy, dx, None)?]);
+        return Ok(vec![backward_kernel(graph, &r, dy, dx, None, phase)?]);
     };
     let (node_name, x) = (
         &graph.nodes[0].name,
@@ -1025,7 +1029,7 @@ pub fn generate_backward(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
     let dy = with_index.tensor(dy.uid).ok_or("no dy")?;
     let dx = with_index.tensor(dx.uid).ok_or("no dx")?;
     let index = with_index.tensor(ws.index.uid).ok_or("no index")?;
-    let mut gather = backward_kernel(&with_index, &r, dy, dx, Some(index))?;
+    let mut gather = backward_kernel(&with_index, &r, dy, dx, Some(index), phase)?;
     remap(&mut gather.args, ws.index.uid, super::workspace_at(0)?);
     Ok(vec![argmax, gather])
 }
@@ -1038,6 +1042,7 @@ fn backward_kernel(
     dy: &kiln_core::TensorDesc,
     dx: &kiln_core::TensorDesc,
     index: Option<&kiln_core::TensorDesc>,
+    phase: bool,
 ) -> Result<Kernel, String> {
     let rank = dy.dims.len();
     let spatial = rank - 2;
@@ -1087,10 +1092,15 @@ fn backward_kernel(
     let store = format!("        {dx_param}[dx_off] = kiln_st<{dx_ty}>(acc);");
     let mut tensors = vec![dy, dx];
     tensors.extend(source);
-    let run = channel_lanes(dx, &tensors).map(|lanes| VectorRun::along_w(dx, lanes, DX_ALONG_W));
-    let vector = match run {
-        Some(run) => vector_backward(&spec, run, &dx_param)?,
-        None => String::new(),
+    let lanes = channel_lanes(dx, &tensors);
+    let tiles = lanes
+        .filter(|_| phase)
+        .and_then(|l| PhaseTiles::of(&spec, l));
+    let run = lanes.map(|lanes| VectorRun::along_w(dx, lanes, DX_ALONG_W));
+    let (vector, items) = match (&tiles, run) {
+        (Some(t), _) => (phase_backward(&spec, t, &dx_param)?, t.items(dx)),
+        (None, Some(run)) => (vector_backward(&spec, run, &dx_param)?, run.items(dx)),
+        (None, None) => (String::new(), count),
     };
     let kernel = fill(
         BACKWARD_TEMPLATE,
@@ -1106,7 +1116,6 @@ fn backward_kernel(
     )?;
     let extents = padded_extents(dx, dy, run);
     let narrow = fits_i32(count, &tensors, reach(g, &extents));
-    let items = run.map_or(count, |r| r.items(dx));
     Ok(pooling_kernel(
         "resample_backward",
         &kernel,
@@ -1367,18 +1376,9 @@ fn vector_add(
     Ok(())
 }
 
-/// The backward's channel-vector path: where dy, dx (and the index or x) are aligned for
-/// `lanes` elements at once, a thread takes a group of `lanes` channels (d1 the group, cg its
-/// first channel) at the `outputs` adjacent dx positions along W of `run`, so the coordinate
-/// and window arithmetic and each covering window's loads serve them all, and returns; the
-/// scalar loop after it runs otherwise.
-fn vector_backward(s: &Gather<'_>, run: VectorRun, dx_param: &str) -> Result<String, String> {
-    let VectorRun {
-        lanes,
-        dim,
-        outputs,
-    } = run;
-    let dx_ty = c_type(s.dx.data_type).ok_or("bad dx type")?;
+/// The low bits of the backward's pointers that must be 0 for `lanes`-element accesses of dy,
+/// dx and the index (`p0`, `dx_param`, `p1`).
+fn backward_aligned(s: &Gather<'_>, lanes: usize, dx_param: &str) -> String {
     let mut aligned = vec![
         format!(
             "(reinterpret_cast<size_t>(p0) & {})",
@@ -1395,9 +1395,254 @@ fn vector_backward(s: &Gather<'_>, run: VectorRun, dx_param: &str) -> Result<Str
             t.data_type.size() * lanes - 1
         ));
     }
+    aligned.join(" | ")
+}
+
+/// Most accumulators (dx positions of a tile times lanes) a thread of the phase path holds.
+const PHASE_ACCUMULATORS: i64 = 32;
+
+/// Most windows whose dy (and index) a thread of the phase path reads.
+const PHASE_WINDOWS: i64 = 9;
+
+/// The phase path of a 2-D pooling backward: dx in tiles of stride_h x stride_w positions,
+/// tile (t0, t1) starting at (t0 * stride_h, t1 * stride_w). Position r of a tile along dim k
+/// lies in window t_k + a exactly for the offsets a of `cover[k][r]` (the same for every
+/// tile), and its tap in that window is r - a * stride + pre_padding: the windows, taps and
+/// index values a thread compares are constants of the kernel.
+struct PhaseTiles {
+    lanes: usize,
+    /// Per spatial dim, per phase r: the window offsets (lo, hi) covering it (lo > hi: none).
+    cover: [Vec<(i64, i64)>; 2],
+}
+
+impl PhaseTiles {
+    /// The tiles of `s` with `lanes` channels a thread, where the geometry is 2-D with
+    /// positive strides and a thread's accumulators and windows stay within bounds.
+    fn of(s: &Gather<'_>, lanes: usize) -> Option<PhaseTiles> {
+        if s.spatial != 2 || s.g.stride.iter().any(|&st| st <= 0) {
+            return None;
+        }
+        let cover = |k: usize| -> Vec<(i64, i64)> {
+            let (st, pre, win) = (s.g.stride[k], s.g.pre_padding[k], s.g.window[k]);
+            (0..st)
+                .map(|r| {
+                    let lo = -((-(r + pre - win + 1)).div_euclid(st));
+                    (lo, (r + pre).div_euclid(st))
+                })
+                .collect()
+        };
+        let t = PhaseTiles {
+            lanes,
+            cover: [cover(0), cover(1)],
+        };
+        let windows: i64 = (0..2)
+            .map(|k| t.span(k).map_or(0, |(a, b)| b - a + 1))
+            .product();
+        let outputs = s.g.stride[0].checked_mul(s.g.stride[1])?;
+        (outputs.checked_mul(lanes as i64)? <= PHASE_ACCUMULATORS
+            && (1..=PHASE_WINDOWS).contains(&windows))
+        .then_some(t)
+    }
+
+    /// The window offsets any phase of dim `k` reads: (first, last), or `None` when no
+    /// position of the dim lies in a window.
+    fn span(&self, k: usize) -> Option<(i64, i64)> {
+        let live = self.cover[k].iter().filter(|(lo, hi)| lo <= hi);
+        let first = live.clone().map(|c| c.0).min()?;
+        Some((first, live.map(|c| c.1).max()?))
+    }
+
+    /// dx with its channels counted in groups of `lanes` and its spatial dims in tiles.
+    fn grouped(&self, dx: &kiln_core::TensorDesc) -> kiln_core::TensorDesc {
+        let mut g = dx.clone();
+        g.dims[1] /= self.lanes as i64;
+        for k in 0..2 {
+            let st = self.cover[k].len() as i64;
+            g.dims[k + 2] = (g.dims[k + 2] + st - 1) / st;
+        }
+        g
+    }
+
+    /// Work items (threads' worth) over dx.
+    fn items(&self, dx: &kiln_core::TensorDesc) -> i64 {
+        self.grouped(dx).dims.iter().product()
+    }
+}
+
+/// The backward's phase path (see [`PhaseTiles`]): where dy, dx (and the index) are aligned
+/// for `lanes` elements at once, a thread takes a group of channels at every position of one
+/// tile of dx. Each window that covers some of them is read once (16 bytes of dy, and of the
+/// index), its terms added to those positions' sums in window order (as the gather adds
+/// them, so the sums round alike), and the tile's positions inside dx are stored.
+fn phase_backward(s: &Gather<'_>, t: &PhaseTiles, dx_param: &str) -> Result<String, String> {
+    let l = t.lanes;
+    let (dy_ty, dx_ty) = (
+        c_type(s.dy.data_type).ok_or("bad dy type")?,
+        c_type(s.dx.data_type).ok_or("bad dx type")?,
+    );
+    let (st, pre, win) = (&s.g.stride, &s.g.pre_padding, &s.g.window);
+    let (rows, cols) = (st[0] as usize, st[1] as usize);
+    let head_run = VectorRun {
+        lanes: l,
+        dim: 3,
+        outputs: 1,
+    };
+    let mut body = vector_loop_head(
+        &backward_aligned(s, l, dx_param),
+        &t.grouped(s.dx),
+        head_run,
+    );
+    let ind = "            ";
+    let _ = writeln!(
+        body,
+        "{ind}// The phase path: a {rows}x{cols} tile of dx a thread."
+    );
+    let dx_off = offset_terms(&s.dx.strides, 2, &|k| format!("(d{} * {}LL)", k + 2, st[k]))
+        .replace("d1 * ", "cg * ");
+    let _ = writeln!(body, "{ind}const kiln_i64 dx_off = {dx_off};");
+    let _ = writeln!(body, "{ind}float acc[{}][{l}];", rows * cols);
+    let _ = writeln!(body, "#pragma unroll");
+    let _ = writeln!(
+        body,
+        "{ind}for (int p = 0; p < {}; ++p) for (int j = 0; j < {l}; ++j) acc[p][j] = 0.0f;",
+        rows * cols
+    );
+    let (Some((a0, a1)), Some((b0, b1))) = (t.span(0), t.span(1)) else {
+        return Err("no dx position lies in a window".into());
+    };
+    let vec_load = |ty: &str, ptr: &str, off: &str| {
+        format!("*reinterpret_cast<const kiln_vec<{ty}, {l}>*>({ptr} + ({off}))")
+    };
+    let at_window =
+        |strides: &[i64]| offset_terms(strides, 2, &|k| format!("o{k}")).replace("d1 * ", "cg * ");
+    for a in a0..=a1 {
+        for b in b0..=b1 {
+            // The tile's positions (r, q) that window (t0 + a, t1 + b) covers.
+            let covered: Vec<(usize, usize)> = (0..rows)
+                .flat_map(|r| (0..cols).map(move |q| (r, q)))
+                .filter(|&(r, q)| {
+                    let (c0, c1) = (t.cover[0][r], t.cover[1][q]);
+                    c0.0 <= a && a <= c0.1 && c1.0 <= b && b <= c1.1
+                })
+                .collect();
+            if covered.is_empty() {
+                continue;
+            }
+            let _ = writeln!(body, "{ind}{{");
+            let _ = writeln!(body, "{ind}    const kiln_i64 o0 = d2 + ({a}LL);");
+            let _ = writeln!(body, "{ind}    const kiln_i64 o1 = d3 + ({b}LL);");
+            let _ = writeln!(
+                body,
+                "{ind}    if ((unsigned long long)o0 < {}ULL && (unsigned long long)o1 < {}ULL) {{",
+                s.dy.dims[2], s.dy.dims[3]
+            );
+            let inner = format!("{ind}        ");
+            let _ = writeln!(
+                body,
+                "{inner}const kiln_vec<{dy_ty}, {l}> dyv = {};",
+                vec_load(dy_ty, "p0", &at_window(&s.dy.strides))
+            );
+            let mut index_f32 = false;
+            match (s.mode, s.source) {
+                (ResampleMode::MaxPool, Some(ix)) => {
+                    let i_ty = c_type(ix.data_type).ok_or("bad index type")?;
+                    index_f32 = ix.data_type == DataType::F32;
+                    let _ = writeln!(
+                        body,
+                        "{inner}const kiln_vec<{i_ty}, {l}> iv = {};",
+                        vec_load(i_ty, "p1", &at_window(&ix.strides))
+                    );
+                }
+                (ResampleMode::MaxPool, None) => {
+                    return Err("max pooling's gather reads an index".into());
+                }
+                (ResampleMode::AvgPoolIncludePadding, _) => {
+                    let rcp = super::float_lit(1.0 / s.g.window_elements() as f64);
+                    let _ = writeln!(body, "{inner}const float per = {rcp};");
+                }
+                (ResampleMode::AvgPoolExcludePadding, _) => {
+                    for k in 0..2 {
+                        let input = s.dx.dims[k + 2];
+                        let _ = writeln!(
+                            body,
+                            "{inner}const kiln_i64 s{k} = o{k} * {}LL - {}LL;\n\
+                             {inner}const kiln_i64 n{k} = (s{k} + {}LL < {input}LL ? s{k} + {}LL : {input}LL) - (s{k} > 0 ? s{k} : 0);",
+                            st[k], pre[k], win[k], win[k]
+                        );
+                    }
+                    let _ = writeln!(body, "{inner}const float per = 1.0f / (float)(n0 * n1);");
+                }
+            }
+            for (r, q) in covered {
+                let p = r * cols + q;
+                let add = if s.mode == ResampleMode::MaxPool {
+                    // The position's tap in this window, as the index names it.
+                    let tap =
+                        (r as i64 - a * st[0] + pre[0]) * win[1] + (q as i64 - b * st[1] + pre[1]);
+                    let cond = if index_f32 {
+                        format!("iv.v[j] == {tap}.0f")
+                    } else {
+                        format!("(int)iv.v[j] == {tap}")
+                    };
+                    format!("if ({cond}) {{ acc[{p}][j] += kiln_ld(dyv.v[j]); }}")
+                } else {
+                    format!("acc[{p}][j] += kiln_ld(dyv.v[j]) * per;")
+                };
+                let _ = writeln!(body, "#pragma unroll");
+                let _ = writeln!(body, "{inner}for (int j = 0; j < {l}; ++j) {{ {add} }}");
+            }
+            let _ = writeln!(body, "{ind}    }}");
+            let _ = writeln!(body, "{ind}}}");
+        }
+    }
+    // The tile's positions inside dx.
+    for r in 0..rows {
+        for q in 0..cols {
+            let p = r * cols + q;
+            let _ = writeln!(
+                body,
+                "{ind}if (d2 * {}LL + {r}LL < {}LL && d3 * {}LL + {q}LL < {}LL) {{",
+                st[0], s.dx.dims[2], st[1], s.dx.dims[3]
+            );
+            let _ = writeln!(body, "{ind}    kiln_vec<{dx_ty}, {l}> out;");
+            let _ = writeln!(body, "#pragma unroll");
+            let _ = writeln!(
+                body,
+                "{ind}    for (int j = 0; j < {l}; ++j) out.v[j] = kiln_st<{dx_ty}>(acc[{p}][j]);"
+            );
+            let _ = writeln!(
+                body,
+                "{ind}    *reinterpret_cast<kiln_vec<{dx_ty}, {l}>*>({dx_param} + dx_off + {}LL) = out;",
+                r as i64 * s.dx.strides[2] + q as i64 * s.dx.strides[3]
+            );
+            let _ = writeln!(body, "{ind}}}");
+        }
+    }
+    let _ = writeln!(body, "        }}");
+    let _ = writeln!(body, "        return;");
+    let _ = write!(body, "    }}");
+    Ok(body)
+}
+
+/// The backward's channel-vector path: where dy, dx (and the index or x) are aligned for
+/// `lanes` elements at once, a thread takes a group of `lanes` channels (d1 the group, cg its
+/// first channel) at the `outputs` adjacent dx positions along W of `run`, so the coordinate
+/// and window arithmetic and each covering window's loads serve them all, and returns; the
+/// scalar loop after it runs otherwise.
+fn vector_backward(s: &Gather<'_>, run: VectorRun, dx_param: &str) -> Result<String, String> {
+    let VectorRun {
+        lanes,
+        dim,
+        outputs,
+    } = run;
+    let dx_ty = c_type(s.dx.data_type).ok_or("bad dx type")?;
     let dx_off = offset_terms(&s.dx.strides, s.spatial, &|k| format!("d{}", k + 2))
         .replace("d1 * ", "cg * ");
-    let mut body = vector_loop_head(&aligned.join(" | "), &run.grouped(s.dx), run);
+    let mut body = vector_loop_head(
+        &backward_aligned(s, lanes, dx_param),
+        &run.grouped(s.dx),
+        run,
+    );
     let _ = writeln!(body, "            const kiln_i64 dx_off = {dx_off};");
     let _ = writeln!(body, "            float acc[{outputs}][{lanes}];");
     let _ = writeln!(body, "#pragma unroll");
