@@ -149,6 +149,10 @@ fn cuda_norms_on_the_wide_paths() {
             let mut spec = fixed(norm, &dims, layout.clone());
             spec.x.data_type = dt;
             spec.y_layout = layout.clone();
+            // One value a channel has no unbiased variance: no running statistics there.
+            if dims.iter().product::<i64>() == dims[1] {
+                spec.variant = false;
+            }
             conform_cuda(&spec, 23).unwrap_or_else(|e| panic!("{norm:?} {dims:?} {dt}: {e}"));
         }
     }

@@ -538,31 +538,19 @@ fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
 /// ones (` scalar` after the case name): bytes are the fewest the operation moves (each input
 /// read once, each output written once), so `tbps` compares with the copy bandwidth.
 fn norm_benches(h: &kiln::Handle) {
-    // Each knob value of `levels` on the same tensors: 1 unnamed, the others named.
-    let timed = |make: &dyn Fn() -> Graph, name: &str, bytes: f64, levels: &[i64]| {
-        let graphs: Vec<Graph> = levels
-            .iter()
-            .map(|&l| {
-                let mut g = make();
-                build_norm(&mut g, h, l);
-                g
-            })
-            .collect();
-        let named: Vec<(String, &Graph)> = levels
-            .iter()
-            .zip(&graphs)
-            .map(|(&l, g)| {
-                let what = match l {
-                    0 => " scalar".to_string(),
-                    1 => String::new(),
-                    l => format!(" wide{l}"),
-                };
-                (format!("{name} [{}{what}]", engine(g)), g)
-            })
-            .collect();
-        time_same_tensors(h, &named, bytes);
+    let both = |make: &dyn Fn() -> Graph, name: &str, bytes: f64| {
+        let (mut wide, mut scalar) = (make(), make());
+        build_norm(&mut wide, h, 1);
+        build_norm(&mut scalar, h, 0);
+        time_same_tensors(
+            h,
+            &[
+                (format!("{name} [{}]", engine(&wide)), &wide),
+                (format!("{name} [{} scalar]", engine(&scalar)), &scalar),
+            ],
+            bytes,
+        );
     };
-    let both = |make: &dyn Fn() -> Graph, name: &str, bytes: f64| timed(make, name, bytes, &[1, 0]);
     // `--batchnorm`: the batchnorm cases alone.
     let rows_cases: &[(i64, i64)] = if std::env::args().any(|a| a == "--batchnorm") {
         &[]
@@ -577,11 +565,10 @@ fn norm_benches(h: &kiln::Handle) {
                 &format!("{op} fwd bf16 R{rows} H{hidden}"),
                 4.0 * elems,
             );
-            timed(
+            both(
                 &|| norm_rows_backward_graph(op, rows, hidden),
                 &format!("{op} bwd bf16 R{rows} H{hidden}"),
                 6.0 * elems,
-                &[1, 2],
             );
         }
     }

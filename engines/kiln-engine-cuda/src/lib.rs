@@ -101,16 +101,15 @@ pub const KNOB_TILE: i64 = 1;
 /// scalar kernels everywhere (kept to compare, and for the plans built before the wide ones).
 pub const KNOB_NORM_WIDE: i64 = 2;
 
-/// `KILN_CUDA_RESAMPLE_BACKWARD_V1`'s knob: 1 takes the phase path where a 2-D channel-vector
-/// backward's tiles fit (a thread per stride_h x stride_w tile of dx, its windows constants of
-/// the kernel), 0 the gather over runs of positions along W (docs/engines/cuda.md).
+/// `KILN_CUDA_RESAMPLE_BACKWARD_V1`'s knob: 1 (the default) takes the phase path where a 2-D
+/// channel-vector backward's tiles fit (a thread per stride_h x stride_w tile of dx, its
+/// windows constants of the kernel), 0 the gather over runs of positions along W (kept to
+/// compare; docs/engines/cuda.md).
 pub const KNOB_GATHER: i64 = 3;
 
-/// `KNOB_GATHER`'s default.
-pub const GATHER_DEFAULT: i64 = 0;
-
-/// The largest value of `KNOB_NORM_WIDE` (see `codegen::norm::generate_with`).
-const NORM_WIDE_MAX: i64 = 2;
+/// `KNOB_GATHER`'s default: the phase path, 1.23-1.43x faster than the runs on the H200
+/// (docs/benchmarks/pooling-notes.md, session 15).
+pub const GATHER_DEFAULT: i64 = 1;
 
 /// The SM number the V2 engines' code runs on.
 pub const HOPPER_ARCH: u32 = 90;
@@ -444,7 +443,7 @@ impl EnginePlugin for CudaPlugin {
                         id: KNOB_NORM_WIDE,
                         name: "wide",
                         min: 0,
-                        max: NORM_WIDE_MAX,
+                        max: 1,
                         stride: 1,
                         default: 1,
                     }],
@@ -523,7 +522,7 @@ impl EnginePlugin for CudaPlugin {
     ) -> PluginResult<CudaContext> {
         let name = engine_name(id)?;
         let mut tile = 0;
-        let mut wide = 1u8;
+        let mut wide = true;
         let mut gather = GATHER_DEFAULT;
         for k in knobs {
             if name == RESAMPLE_BACKWARD_V1 && k.knob_id == KNOB_GATHER {
@@ -537,13 +536,13 @@ impl EnginePlugin for CudaPlugin {
                 continue;
             }
             if name == NORM_V1 && k.knob_id == KNOB_NORM_WIDE {
-                if !(0..=NORM_WIDE_MAX).contains(&k.value) {
+                if !(0..=1).contains(&k.value) {
                     return Err(PluginError::bad_param(format!(
-                        "{name}: knob wide = {} is outside 0..={NORM_WIDE_MAX}",
+                        "{name}: knob wide = {} is outside 0..=1",
                         k.value
                     )));
                 }
-                wide = k.value as u8;
+                wide = k.value == 1;
                 continue;
             }
             let max = match tile_knob_max(name) {

@@ -122,24 +122,23 @@ fn check_chain(
 
 /// `Ok` when the engine can run `graph`.
 pub fn supports(graph: &OpGraph) -> Result<(), String> {
-    generate_kernels(graph, false, 1).map(|_| ())
+    generate_kernels(graph, false, true).map(|_| ())
 }
 
 /// Generates the kernels of `graph` (which `supports` accepted), in launch order, with the
 /// default knobs.
 pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
-    generate_with(graph, 1)
+    generate_with(graph, true)
 }
 
-/// Generates the kernels of `graph` for the engine's knob `wide`: 0 the scalar kernels, 1 the
-/// wide ones where the layout allows (else the scalar ones), 2 the wide ones with the
-/// backward's scale held in shared memory (to measure; docs/benchmarks/norms-notes.md).
-pub fn generate_with(graph: &OpGraph, wide: u8) -> Result<Vec<Kernel>, String> {
+/// Generates the kernels of `graph`: the wide ones where the layout allows (`wide`, the
+/// engine's knob), else the scalar ones.
+pub fn generate_with(graph: &OpGraph, wide: bool) -> Result<Vec<Kernel>, String> {
     generate_kernels(graph, true, wide).map(|(k, _)| k)
 }
 
 /// The workspace bytes the kernels of `graph` take (0 for the scalar kernels).
-pub fn workspace_bytes(graph: &OpGraph, wide: u8) -> Result<u64, String> {
+pub fn workspace_bytes(graph: &OpGraph, wide: bool) -> Result<u64, String> {
     generate_kernels(graph, true, wide).map(|(_, w)| w)
 }
 
@@ -462,8 +461,7 @@ fn at_channel(rank: usize) -> Vec<String> {
         .collect()
 }
 
-fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kernel>, u64), String> {
-    let wide = level >= 1;
+fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kernel>, u64), String> {
     check_types(graph)?;
     let (anchor, op, chain) = split(graph)?;
     let node = &graph.nodes[anchor].name;
@@ -895,8 +893,6 @@ fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kerne
                     } else {
                         (group, groups as u64)
                     };
-                    // Knob value 2: the scale in shared memory where it takes at most 32 KiB.
-                    let shared_scale = level == 2 && i64::from(block) * vpt * 32 <= 32768;
                     kernels.push(g.kernel_ws(
                         "norm_rows_backward_wide",
                         ROWS_BACKWARD_WIDE,
@@ -907,7 +903,6 @@ fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kerne
                             ("INNER", inner.to_string()),
                             ("ROWS", rows.to_string()),
                             ("GROUPS", groups.to_string()),
-                            ("SCALE_SHARED", shared_scale.to_string()),
                             ("RMS", (b.mean.is_none()).to_string()),
                             ("ALIGNED", aligned_expr(&g, &wide_uids)?),
                             ("LOAD_MEAN", mean.clone()),

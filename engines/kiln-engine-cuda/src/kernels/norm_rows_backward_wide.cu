@@ -5,9 +5,7 @@
 // sums give mean(g) and mean(g * x_hat) (g = dy * scale), and dx is stored. Each thread also
 // sums dy * x_hat and dy over its rows for its own columns; the group's sums go to the
 // workspace (two [GROUPS][INNER] f32 arrays), which norm_columns_reduce.cu sums in a fixed
-// order (deterministic). With SCALE_SHARED, each thread first copies its columns' scale, as
-// f32, into its own slots of shared memory and reads it there for every row, so that the
-// scale's reloads neither evict x and dy from L1 nor add to the L2 traffic.
+// order (deterministic).
 // Placeholders (double braces) are filled by codegen/norm.rs.
 #include "common.cuh"
 #include "norm_reduce.cuh"
@@ -23,21 +21,6 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
     const kiln_i64 group = (kiln_i64)blockIdx.x * ({{BLOCK}} / G) + threadIdx.x / G;
     if (group >= {{GROUPS}}LL) { return; }  // whole groups only
     const bool wide = {{ALIGNED}} && ((unsigned long long)kiln_ws % 16ULL) == 0;
-    constexpr bool shared_scale = {{SCALE_SHARED}};
-    // Thread t's 8 values of vector k: halves at [(k * 2 + h) * BLOCK + t] (conflict-free).
-    __shared__ float4 ssc[shared_scale ? VPT * 2 * {{BLOCK}} : 1];
-    if (shared_scale) {
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-            const int c = lane + k * G;
-            if (c < nvec) {
-                float sc[8];
-                kiln_ld8({{SCALE}} + c * 8, wide, sc);
-                ssc[(k * 2) * {{BLOCK}} + threadIdx.x] = make_float4(sc[0], sc[1], sc[2], sc[3]);
-                ssc[(k * 2 + 1) * {{BLOCK}} + threadIdx.x] = make_float4(sc[4], sc[5], sc[6], sc[7]);
-            }
-        }
-    }
     float ds[VPT][8], db[VPT][8];
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
@@ -56,14 +39,7 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}) {{SYMBOL}}({{PARAMS}}, f
                 float dy[8], sc[8];
                 kiln_ld8({{X}} + row * inner + c * 8, wide, xh[k]);
                 kiln_ld8({{DY}} + row * inner + c * 8, wide, dy);
-                if (shared_scale) {
-                    const float4 a = ssc[(k * 2) * {{BLOCK}} + threadIdx.x];
-                    const float4 b = ssc[(k * 2 + 1) * {{BLOCK}} + threadIdx.x];
-                    sc[0] = a.x; sc[1] = a.y; sc[2] = a.z; sc[3] = a.w;
-                    sc[4] = b.x; sc[5] = b.y; sc[6] = b.z; sc[7] = b.w;
-                } else {
-                    kiln_ld8({{SCALE}} + c * 8, wide, sc);
-                }
+                kiln_ld8({{SCALE}} + c * 8, wide, sc);
 #pragma unroll
                 for (int e = 0; e < 8; ++e) {
                     xh[k][e] = (xh[k][e] - mean) * inv;
