@@ -551,23 +551,6 @@ fn norm_benches(h: &kiln::Handle) {
             bytes,
         );
     };
-    // The backward with knob values 2 and 3 as well (`norm_rows_backward_lean.cu`, to measure).
-    let lean = |make: &dyn Fn() -> Graph, name: &str, bytes: f64| {
-        let mut graphs = [make(), make(), make()];
-        for (g, level) in graphs.iter_mut().zip([2, 3, 1]) {
-            build_norm(g, h, level);
-        }
-        let [l24, l32, wide] = &graphs;
-        time_same_tensors(
-            h,
-            &[
-                (format!("{name} [{} lean24]", engine(l24)), l24),
-                (format!("{name} [{} lean32]", engine(l32)), l32),
-                (format!("{name} [{}]", engine(wide)), wide),
-            ],
-            bytes,
-        );
-    };
     // `--batchnorm`: the batchnorm cases alone.
     let rows_cases: &[(i64, i64)] = if std::env::args().any(|a| a == "--batchnorm") {
         &[]
@@ -582,7 +565,7 @@ fn norm_benches(h: &kiln::Handle) {
                 &format!("{op} fwd bf16 R{rows} H{hidden}"),
                 4.0 * elems,
             );
-            lean(
+            both(
                 &|| norm_rows_backward_graph(op, rows, hidden),
                 &format!("{op} bwd bf16 R{rows} H{hidden}"),
                 6.0 * elems,

@@ -443,7 +443,7 @@ impl EnginePlugin for CudaPlugin {
                         id: KNOB_NORM_WIDE,
                         name: "wide",
                         min: 0,
-                        max: 3,
+                        max: 1,
                         stride: 1,
                         default: 1,
                     }],
@@ -522,7 +522,7 @@ impl EnginePlugin for CudaPlugin {
     ) -> PluginResult<CudaContext> {
         let name = engine_name(id)?;
         let mut tile = 0;
-        let mut wide = 1u8;
+        let mut wide = true;
         let mut gather = GATHER_DEFAULT;
         for k in knobs {
             if name == RESAMPLE_BACKWARD_V1 && k.knob_id == KNOB_GATHER {
@@ -536,13 +536,13 @@ impl EnginePlugin for CudaPlugin {
                 continue;
             }
             if name == NORM_V1 && k.knob_id == KNOB_NORM_WIDE {
-                if !(0..=3).contains(&k.value) {
+                if !(0..=1).contains(&k.value) {
                     return Err(PluginError::bad_param(format!(
-                        "{name}: knob wide = {} is outside 0..=3",
+                        "{name}: knob wide = {} is outside 0..=1",
                         k.value
                     )));
                 }
-                wide = k.value as u8;
+                wide = k.value == 1;
                 continue;
             }
             let max = match tile_knob_max(name) {

@@ -31,7 +31,6 @@ const CHANNELS: &str = include_str!("../kernels/norm_channels.cu");
 const AFFINE: &str = include_str!("../kernels/norm_affine.cu");
 const ROWS_WIDE: &str = include_str!("../kernels/norm_rows_wide.cu");
 const ROWS_BACKWARD_WIDE: &str = include_str!("../kernels/norm_rows_backward_wide.cu");
-const ROWS_BACKWARD_LEAN: &str = include_str!("../kernels/norm_rows_backward_lean.cu");
 const COLUMNS_REDUCE: &str = include_str!("../kernels/norm_columns_reduce.cu");
 const NHWC_STATS: &str = include_str!("../kernels/norm_nhwc_stats.cu");
 const NHWC_FINALIZE: &str = include_str!("../kernels/norm_nhwc_finalize.cu");
@@ -123,25 +122,23 @@ fn check_chain(
 
 /// `Ok` when the engine can run `graph`.
 pub fn supports(graph: &OpGraph) -> Result<(), String> {
-    generate_kernels(graph, false, 1).map(|_| ())
+    generate_kernels(graph, false, true).map(|_| ())
 }
 
 /// Generates the kernels of `graph` (which `supports` accepted), in launch order, with the
 /// default knobs.
 pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
-    generate_with(graph, 1)
+    generate_with(graph, true)
 }
 
-/// Generates the kernels of `graph` for the engine's knob `wide`: 0 the scalar kernels, 1 the
-/// wide ones where the layout allows (else the scalar ones), 2 and 3 those with the
-/// backward's sums in shared memory (`norm_rows_backward_lean.cu`, 24 and 32 warps a
-/// multiprocessor; to measure).
-pub fn generate_with(graph: &OpGraph, wide: u8) -> Result<Vec<Kernel>, String> {
+/// Generates the kernels of `graph`: the wide ones where the layout allows (`wide`, the
+/// engine's knob), else the scalar ones.
+pub fn generate_with(graph: &OpGraph, wide: bool) -> Result<Vec<Kernel>, String> {
     generate_kernels(graph, true, wide).map(|(k, _)| k)
 }
 
 /// The workspace bytes the kernels of `graph` take (0 for the scalar kernels).
-pub fn workspace_bytes(graph: &OpGraph, wide: u8) -> Result<u64, String> {
+pub fn workspace_bytes(graph: &OpGraph, wide: bool) -> Result<u64, String> {
     generate_kernels(graph, true, wide).map(|(_, w)| w)
 }
 
@@ -464,8 +461,7 @@ fn at_channel(rank: usize) -> Vec<String> {
         .collect()
 }
 
-fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kernel>, u64), String> {
-    let wide = level >= 1;
+fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kernel>, u64), String> {
     check_types(graph)?;
     let (anchor, op, chain) = split(graph)?;
     let node = &graph.nodes[anchor].name;
@@ -886,12 +882,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kerne
                 let (group, vpt) = wide_row_shape(inner, 2);
                 let wide_uids = [b.x, b.dy, b.dx, b.scale];
                 if wide && inner % 8 == 0 && vpt <= 4 && row_major(graph, &wide_uids) {
-                    // Knob values 2 and 3, groups of at most 256 threads: the sums in shared
-                    // memory, 24 or 32 warps a multiprocessor, the threads to match.
-                    let lean = level >= 2 && group <= 256;
-                    let warps: i64 = if level == 3 { 32 } else { 24 };
-                    let threads = if lean { 4096 * warps } else { 65536 };
-                    let groups = (threads / i64::from(group))
+                    let groups = (65536 / i64::from(group))
                         .min((rows / 8).max(1))
                         .clamp(1, rows);
                     let (block, grid) = if group == 32 {
@@ -902,32 +893,29 @@ fn generate_kernels(graph: &OpGraph, emit: bool, level: u8) -> Result<(Vec<Kerne
                     } else {
                         (group, groups as u64)
                     };
-                    let (prefix, source) = if lean {
-                        ("norm_rows_backward_lean", ROWS_BACKWARD_LEAN)
-                    } else {
-                        ("norm_rows_backward_wide", ROWS_BACKWARD_WIDE)
-                    };
-                    let mut values = vec![
-                        ("BLOCK", block.to_string()),
-                        ("GROUP", group.to_string()),
-                        ("VPT", vpt.to_string()),
-                        ("INNER", inner.to_string()),
-                        ("ROWS", rows.to_string()),
-                        ("GROUPS", groups.to_string()),
-                        ("RMS", (b.mean.is_none()).to_string()),
-                        ("ALIGNED", aligned_expr(&g, &wide_uids)?),
-                        ("LOAD_MEAN", mean.clone()),
-                        ("LOAD_INV", g.load(b.inv, &here)?),
-                        ("X", name(&g, b.x)?),
-                        ("DY", name(&g, b.dy)?),
-                        ("DX", name(&g, b.dx)?),
-                        ("SCALE", name(&g, b.scale)?),
-                    ];
-                    if lean {
-                        let min_blocks = (32 * warps / i64::from(block)).max(1);
-                        values.push(("MIN_BLOCKS", min_blocks.to_string()));
-                    }
-                    kernels.push(g.kernel_ws(prefix, source, values, grid, block, true)?);
+                    kernels.push(g.kernel_ws(
+                        "norm_rows_backward_wide",
+                        ROWS_BACKWARD_WIDE,
+                        vec![
+                            ("BLOCK", block.to_string()),
+                            ("GROUP", group.to_string()),
+                            ("VPT", vpt.to_string()),
+                            ("INNER", inner.to_string()),
+                            ("ROWS", rows.to_string()),
+                            ("GROUPS", groups.to_string()),
+                            ("RMS", (b.mean.is_none()).to_string()),
+                            ("ALIGNED", aligned_expr(&g, &wide_uids)?),
+                            ("LOAD_MEAN", mean.clone()),
+                            ("LOAD_INV", g.load(b.inv, &here)?),
+                            ("X", name(&g, b.x)?),
+                            ("DY", name(&g, b.dy)?),
+                            ("DX", name(&g, b.dx)?),
+                            ("SCALE", name(&g, b.scale)?),
+                        ],
+                        grid,
+                        block,
+                        true,
+                    )?);
                     kernels.push(g.kernel_ws(
                         "norm_columns_reduce",
                         COLUMNS_REDUCE,
