@@ -1211,13 +1211,7 @@ fn backward_gather(s: &Gather<'_>, run: Option<VectorRun>) -> Result<String, Str
         ResampleMode::MaxPool | ResampleMode::AvgPoolIncludePadding
     ) {
         for k in 0..spatial {
-            let (st, pre, win, input) =
-                (g.stride[k], g.pre_padding[k], g.window[k], dx.dims[k + 2]);
-            let _ = writeln!(
-                gather,
-                "{indent}const kiln_i64 s{k} = o{k} * {st}LL - {pre}LL;\n\
-                 {indent}const kiln_i64 n{k} = (s{k} + {win}LL < {input}LL ? s{k} + {win}LL : {input}LL) - (s{k} > 0 ? s{k} : 0);"
-            );
+            gather.push_str(&inside_count(g, dx, k, &indent));
             inside.push(format!("n{k}"));
         }
     }
@@ -1247,6 +1241,21 @@ fn backward_gather(s: &Gather<'_>, run: Option<VectorRun>) -> Result<String, Str
         let _ = writeln!(gather, "{indent}}}");
     }
     Ok(gather.trim_end().to_string())
+}
+
+/// The statements defining n<k>, the elements of window o<k> along spatial dim k inside dx
+/// (the average excluding padding divides by their product), and its first position s<k>.
+fn inside_count(
+    g: &kiln_core::ops::resample::ResampleGeometry,
+    dx: &kiln_core::TensorDesc,
+    k: usize,
+    indent: &str,
+) -> String {
+    let (st, pre, win, input) = (g.stride[k], g.pre_padding[k], g.window[k], dx.dims[k + 2]);
+    format!(
+        "{indent}const kiln_i64 s{k} = o{k} * {st}LL - {pre}LL;\n\
+         {indent}const kiln_i64 n{k} = (s{k} + {win}LL < {input}LL ? s{k} + {win}LL : {input}LL) - (s{k} > 0 ? s{k} : 0);\n"
+    )
 }
 
 /// The gather's offset of a tensor with the given strides at the spatial coordinates named by
@@ -1562,13 +1571,7 @@ fn phase_backward(s: &Gather<'_>, t: &PhaseTiles, dx_param: &str) -> Result<Stri
                 }
                 (ResampleMode::AvgPoolExcludePadding, _) => {
                     for k in 0..2 {
-                        let input = s.dx.dims[k + 2];
-                        let _ = writeln!(
-                            body,
-                            "{inner}const kiln_i64 s{k} = o{k} * {}LL - {}LL;\n\
-                             {inner}const kiln_i64 n{k} = (s{k} + {}LL < {input}LL ? s{k} + {}LL : {input}LL) - (s{k} > 0 ? s{k} : 0);",
-                            st[k], pre[k], win[k], win[k]
-                        );
+                        body.push_str(&inside_count(s.g, s.dx, k, &inner));
                     }
                     let _ = writeln!(body, "{inner}const float per = 1.0f / (float)(n0 * n1);");
                 }
