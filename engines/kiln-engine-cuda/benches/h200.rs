@@ -247,17 +247,13 @@ fn pooling_benches(h: &kiln::Handle) {
         // The backward with each value of its gather knob, on the same tensors.
         let build = |gather: i64| {
             let mut g = pooling_bench_graph(mode, backward);
-            g.validate().expect("valid");
-            g.build_operation_graph(h).expect("operation graph");
-            g.create_execution_plans(&[HeurMode::A]).expect("plans");
-            g.set_knob(
+            build_with_knob(
+                &mut g,
+                h,
                 kiln_engine_cuda::RESAMPLE_BACKWARD_V1,
                 kiln_engine_cuda::KNOB_GATHER,
                 gather,
             );
-            g.check_support().expect("support");
-            g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
-                .expect("build pooling backward");
             g
         };
         let (phase, runs) = (build(1), build(0));
@@ -519,19 +515,26 @@ fn time_same_tensors(h: &kiln::Handle, graphs: &[(String, &Graph)], bytes: f64) 
     }
 }
 
-/// Builds `g` with the norm engine's `wide` knob (1: the wide kernels, 0: the scalar ones).
-fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
+/// Builds `g` with knob `knob` of engine `engine` set to `value`.
+fn build_with_knob(g: &mut Graph, h: &kiln::Handle, engine: &str, knob: i64, value: i64) {
     g.validate().expect("valid");
     g.build_operation_graph(h).expect("operation graph");
     g.create_execution_plans(&[HeurMode::A]).expect("plans");
-    g.set_knob(
+    g.set_knob(engine, knob, value);
+    g.check_support().expect("support");
+    g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
+        .unwrap_or_else(|e| panic!("build with {engine} knob {knob} = {value}: {e}"));
+}
+
+/// Builds `g` with the norm engine's `wide` knob (1: the wide kernels, 0: the scalar ones).
+fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
+    build_with_knob(
+        g,
+        h,
         kiln_engine_cuda::NORM_V1,
         kiln_engine_cuda::KNOB_NORM_WIDE,
         wide,
     );
-    g.check_support().expect("support");
-    g.build_plans(kiln::BuildPlanPolicy::HeuristicsChoice)
-        .expect("build norm plan");
 }
 
 /// The normalization cases (issue 11), each with the wide kernels (the default) and the scalar
