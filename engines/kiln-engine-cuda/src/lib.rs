@@ -107,7 +107,7 @@ pub const KNOB_NORM_WIDE: i64 = 2;
 /// compare; docs/engines/cuda.md).
 pub const KNOB_GATHER: i64 = 3;
 
-/// `KNOB_GATHER`'s default: the phase path, 1.23-1.43x faster than the runs on the H200
+/// `KNOB_GATHER`'s default: the phase path, 1.23-1.44x faster than the runs on the H200
 /// (docs/benchmarks/pooling-notes.md, session 15).
 pub const GATHER_DEFAULT: i64 = 1;
 

@@ -1431,26 +1431,30 @@ impl PhaseTiles {
         if s.spatial != 2 || s.g.stride.iter().any(|&st| st <= 0) {
             return None;
         }
-        let cover = |k: usize| -> Vec<(i64, i64)> {
+        // The tile's size first: the strides are the graph's, so nothing is sized by them
+        // before they are known to be small.
+        let outputs = s.g.stride[0].checked_mul(s.g.stride[1])?;
+        if outputs.checked_mul(lanes as i64)? > PHASE_ACCUMULATORS {
+            return None;
+        }
+        let cover = |k: usize| -> Option<Vec<(i64, i64)>> {
             let (st, pre, win) = (s.g.stride[k], s.g.pre_padding[k], s.g.window[k]);
             (0..st)
                 .map(|r| {
-                    let lo = -((-(r + pre - win + 1)).div_euclid(st));
-                    (lo, (r + pre).div_euclid(st))
+                    let first = r.checked_add(pre)?.checked_sub(win)?.checked_add(1)?;
+                    let lo = -(first.checked_neg()?.div_euclid(st));
+                    Some((lo, r.checked_add(pre)?.div_euclid(st)))
                 })
                 .collect()
         };
         let t = PhaseTiles {
             lanes,
-            cover: [cover(0), cover(1)],
+            cover: [cover(0)?, cover(1)?],
         };
         let windows: i64 = (0..2)
             .map(|k| t.span(k).map_or(0, |(a, b)| b - a + 1))
             .product();
-        let outputs = s.g.stride[0].checked_mul(s.g.stride[1])?;
-        (outputs.checked_mul(lanes as i64)? <= PHASE_ACCUMULATORS
-            && (1..=PHASE_WINDOWS).contains(&windows))
-        .then_some(t)
+        (1..=PHASE_WINDOWS).contains(&windows).then_some(t)
     }
 
     /// The window offsets any phase of dim `k` reads: (first, last), or `None` when no
