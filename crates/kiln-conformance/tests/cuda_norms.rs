@@ -113,7 +113,8 @@ fn cuda_norms_on_large_odd_shapes() {
 
 /// The wide (16-byte, vectorised) kernels: rows whose length is a multiple of 8, a warp or a
 /// block per row (with a row group's vectors partly past the row), backwards that walk several
-/// rows per group and sum their parameter gradients through the workspace, and channels-last
+/// rows per group and sum their parameter gradients through the workspace (also through the
+/// shared-memory ring of knob value 2), and channels-last
 /// batchnorms with 8-channel groups that fill no block evenly; f32 and bf16.
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -125,6 +126,11 @@ fn cuda_norms_on_the_wide_paths() {
         (Norm::LayernormBackward, vec![300, 1024]),
         (Norm::LayernormBackward, vec![77, 256]),
         (Norm::RmsnormBackward, vec![50, 4096]),
+        // The ring path (knob wide = 2): three stages of 8192 columns, a row group's vectors
+        // partly past the row, and groups with fewer rows than stages.
+        (Norm::LayernormBackward, vec![300, 8192]),
+        (Norm::RmsnormBackward, vec![40, 2056]),
+        (Norm::LayernormBackward, vec![3, 4096]),
     ];
     let channels = [
         (Norm::Batchnorm, vec![5, 24, 7, 9]),

@@ -526,7 +526,8 @@ fn build_with_knob(g: &mut Graph, h: &kiln::Handle, engine: &str, knob: i64, val
         .unwrap_or_else(|e| panic!("build with {engine} knob {knob} = {value}: {e}"));
 }
 
-/// Builds `g` with the norm engine's `wide` knob (1: the wide kernels, 0: the scalar ones).
+/// Builds `g` with the norm engine's `wide` knob (2: the wide kernels with the backward's ring,
+/// 1: the wide kernels, 0: the scalar ones).
 fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
     build_with_knob(
         g,
@@ -537,30 +538,52 @@ fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
     );
 }
 
-/// The normalization cases (issue 11), each with the wide kernels (the default) and the scalar
-/// ones (` scalar` after the case name): bytes are the fewest the operation moves (each input
-/// read once, each output written once), so `tbps` compares with the copy bandwidth.
+/// The normalization cases (issue 11), each with the engine's default knob (on an H200 the wide
+/// kernels, the per-sample backwards through the shared-memory ring) and the scalar kernels
+/// (` scalar` after the case name), the per-sample backwards also with the wide kernels' register
+/// path (knob `wide` = 1, ` registers`): bytes are the fewest the operation moves (each input read
+/// once, each output written once), so `tbps` compares with the copy bandwidth.
 fn norm_benches(h: &kiln::Handle) {
-    let both = |make: &dyn Fn() -> Graph, name: &str, bytes: f64| {
-        let (mut wide, mut scalar) = (make(), make());
-        build_norm(&mut wide, h, 1);
-        build_norm(&mut scalar, h, 0);
-        time_same_tensors(
-            h,
-            &[
-                (format!("{name} [{}]", engine(&wide)), &wide),
-                (format!("{name} [{} scalar]", engine(&scalar)), &scalar),
-            ],
-            bytes,
-        );
+    let variants = |make: &dyn Fn() -> Graph, name: &str, bytes: f64, ring: bool| {
+        let mut knobs = vec![(kiln_engine_cuda::NORM_WIDE_DEFAULT, ""), (0, " scalar")];
+        if ring {
+            knobs.push((1, " registers"));
+        }
+        let graphs: Vec<(Graph, &str)> = knobs
+            .into_iter()
+            .map(|(v, tag)| {
+                let mut g = make();
+                build_norm(&mut g, h, v);
+                (g, tag)
+            })
+            .collect();
+        let named: Vec<(String, &Graph)> = graphs
+            .iter()
+            .map(|(g, tag)| (format!("{name} [{}{tag}]", engine(g)), g))
+            .collect();
+        time_same_tensors(h, &named, bytes);
     };
+    let both =
+        |make: &dyn Fn() -> Graph, name: &str, bytes: f64| variants(make, name, bytes, false);
     // `--batchnorm`: the batchnorm cases alone.
+    // KILN_BENCH_NORM_ROWS=RxH,...: these rows cases only (e.g. under a profiler).
+    let only: Option<Vec<(i64, i64)>> = std::env::var("KILN_BENCH_NORM_ROWS").ok().map(|v| {
+        v.split(',')
+            .filter_map(|c| {
+                let (r, h) = c.split_once('x')?;
+                Some((r.parse().ok()?, h.parse().ok()?))
+            })
+            .collect()
+    });
     let rows_cases: &[(i64, i64)] = if std::env::args().any(|a| a == "--batchnorm") {
         &[]
     } else {
         &[(4096, 1024), (16384, 4096), (65536, 1024), (8192, 8192)]
     };
     for &(rows, hidden) in rows_cases {
+        if only.as_ref().is_some_and(|o| !o.contains(&(rows, hidden))) {
+            continue;
+        }
         let elems = (rows * hidden) as f64;
         for op in ["layernorm", "rmsnorm"] {
             both(
@@ -568,10 +591,11 @@ fn norm_benches(h: &kiln::Handle) {
                 &format!("{op} fwd bf16 R{rows} H{hidden}"),
                 4.0 * elems,
             );
-            both(
+            variants(
                 &|| norm_rows_backward_graph(op, rows, hidden),
                 &format!("{op} bwd bf16 R{rows} H{hidden}"),
                 6.0 * elems,
+                true,
             );
         }
     }

@@ -96,10 +96,16 @@ const ENGINES: [&str; 15] = [
 /// fastest; the plan records the choice, so a load never tunes again.
 pub const KNOB_TILE: i64 = 1;
 
-/// `KILN_CUDA_NORM_V1`'s knob: 1 (the default) takes the wide kernels (16-byte accesses, a warp
-/// or block per row, channels-last batchnorm; docs/norms.md) where the layout allows them, 0 the
-/// scalar kernels everywhere (kept to compare, and for the plans built before the wide ones).
+/// `KILN_CUDA_NORM_V1`'s knob: 1 takes the wide kernels (16-byte accesses, a warp or block per
+/// row, channels-last batchnorm; docs/norms.md) where the layout allows them; 2 (the default) the
+/// same with the per-sample backward's rows staged in a shared-memory ring by the bulk copy
+/// engine (sm_90 and newer; on older targets 2 is 1); 0 the scalar kernels everywhere (kept to
+/// compare, and for the plans built before the wide ones).
 pub const KNOB_NORM_WIDE: i64 = 2;
+
+/// `KNOB_NORM_WIDE`'s default: the ring backward, 1.26-1.40x faster than the register path on
+/// the H200's large cases (docs/benchmarks/norms-notes.md, session 16).
+pub const NORM_WIDE_DEFAULT: i64 = 2;
 
 /// `KILN_CUDA_RESAMPLE_BACKWARD_V1`'s knob: 1 (the default) takes the phase path where a 2-D
 /// channel-vector backward's tiles fit (a thread per stride_h x stride_w tile of dx, its
@@ -443,9 +449,9 @@ impl EnginePlugin for CudaPlugin {
                         id: KNOB_NORM_WIDE,
                         name: "wide",
                         min: 0,
-                        max: 1,
+                        max: 2,
                         stride: 1,
-                        default: 1,
+                        default: NORM_WIDE_DEFAULT,
                     }],
                     None => Vec::new(),
                 },
@@ -522,7 +528,7 @@ impl EnginePlugin for CudaPlugin {
     ) -> PluginResult<CudaContext> {
         let name = engine_name(id)?;
         let mut tile = 0;
-        let mut wide = true;
+        let mut wide = NORM_WIDE_DEFAULT;
         let mut gather = GATHER_DEFAULT;
         for k in knobs {
             if name == RESAMPLE_BACKWARD_V1 && k.knob_id == KNOB_GATHER {
@@ -536,13 +542,13 @@ impl EnginePlugin for CudaPlugin {
                 continue;
             }
             if name == NORM_V1 && k.knob_id == KNOB_NORM_WIDE {
-                if !(0..=1).contains(&k.value) {
+                if !(0..=2).contains(&k.value) {
                     return Err(PluginError::bad_param(format!(
-                        "{name}: knob wide = {} is outside 0..=1",
+                        "{name}: knob wide = {} is outside 0..=2",
                         k.value
                     )));
                 }
-                wide = k.value == 1;
+                wide = k.value;
                 continue;
             }
             let max = match tile_knob_max(name) {
@@ -568,8 +574,10 @@ impl EnginePlugin for CudaPlugin {
             .map_err(|e| PluginError::not_supported(format!("CUDA engine not available: {e}")))?;
         let arch = self.arch();
         let with_ptx = std::env::var("KILN_CUDA_WITH_PTX").is_ok_and(|v| v == "1");
+        let norm_path =
+            codegen::norm::Path::of_knob(wide, arch).unwrap_or(codegen::norm::Path::Wide);
         let kernels = if name == NORM_V1 {
-            codegen::norm::generate_with(graph, wide)
+            codegen::norm::generate_with(graph, norm_path)
         } else if name == RESAMPLE_BACKWARD_V1 {
             codegen::resample::generate_backward(graph, gather == 1)
         } else {
@@ -624,7 +632,7 @@ impl EnginePlugin for CudaPlugin {
             provider_version: PLUGIN_VERSION.to_string(),
             nvrtc_version: (nvrtc.0 as u32, nvrtc.1 as u32),
             workspace: match name {
-                NORM_V1 => codegen::norm::workspace_bytes(graph, wide)
+                NORM_V1 => codegen::norm::workspace_bytes(graph, norm_path)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,
                 CONV_WGRAD_V1 => codegen::conv_grad::workspace_bytes(graph, ConvDirection::Wgrad)
                     .map_err(|e| PluginError::not_supported(format!("{name}: {e}")))?,

@@ -13,6 +13,7 @@ use kiln::{
     LayernormAttributes, NormBackwardAttributes, NormPhase, PointwiseAttributes, PointwiseMode,
     RmsnormAttributes, RmsnormBackwardAttributes, Tensor, TensorAttributes,
 };
+use kiln_engine_cuda::codegen::norm::Path;
 use kiln_engine_cuda::NORM_V1;
 
 fn t(g: &mut Graph, name: &str, dims: &[i64], dt: DataType) -> Tensor {
@@ -175,8 +176,12 @@ fn batchnorm_inference_nhwc(dims: [i64; 4]) -> Graph {
 
 /// A backward of `op` ("layernorm", "rmsnorm", "batchnorm") on bf16 x of `dims`.
 fn backward(op: &str, dims: &[i64]) -> Graph {
+    backward_typed(op, dims, DataType::Bf16)
+}
+
+/// A backward norm whose x, dy and scale (and so dx, dscale, dbias) are `dt`.
+fn backward_typed(op: &str, dims: &[i64], dt: DataType) -> Graph {
     let mut g = Graph::new();
-    let dt = DataType::Bf16;
     let x = t(&mut g, "x", dims, dt);
     let dy = t(&mut g, "dy", dims, dt);
     let per_ch = op == "batchnorm";
@@ -279,6 +284,109 @@ fn norm_sources_are_stable() {
     }
 }
 
+/// The per-sample backwards on the ring path (knob `wide` = 2), each with the kernel it takes:
+/// a warp-sized and block-sized group, bf16 and f32, up to the longest row whose two stages fit.
+fn ring_variants() -> Vec<(&'static str, Graph, &'static str)> {
+    vec![
+        (
+            "norm_layernorm_backward_bf16_ring_warp",
+            backward("layernorm", &[37, 4, 64]),
+            "norm_rows_backward_ring",
+        ),
+        (
+            "norm_rmsnorm_backward_bf16_ring_block",
+            backward("rmsnorm", &[21, 4096]),
+            "norm_rows_backward_ring",
+        ),
+        (
+            "norm_layernorm_backward_bf16_ring_h8192",
+            backward("layernorm", &[40, 8192]),
+            "norm_rows_backward_ring",
+        ),
+        (
+            "norm_layernorm_backward_f32_ring_h8192",
+            backward_typed("layernorm", &[9, 8192], DataType::F32),
+            "norm_rows_backward_ring",
+        ),
+        // Two stages of 32768 f32 values of x and dy do not fit: the register path.
+        (
+            "norm_rmsnorm_backward_f32_h32768",
+            backward_typed("rmsnorm", &[4, 32768], DataType::F32),
+            "norm_rows_backward_wide",
+        ),
+    ]
+}
+
+fn ring_kernels(mut g: Graph) -> Vec<kiln_engine_cuda::codegen::Kernel> {
+    g.validate().expect("valid");
+    let og = g.op_graph().expect("graph").clone();
+    kiln_engine_cuda::codegen::norm::generate_with(&og, Path::Ring).expect("generate")
+}
+
+#[test]
+fn the_ring_path_takes_the_ring_kernel_where_two_stages_fit() {
+    for (name, g, first) in ring_variants() {
+        let ks = ring_kernels(g);
+        assert_eq!(ks.len(), 2, "{name}");
+        assert!(ks[0].symbol.contains(first), "{name}: {}", ks[0].symbol);
+        assert!(ks[1].symbol.contains("norm_columns_reduce"), "{name}");
+        if first == "norm_rows_backward_ring" {
+            assert!(
+                ks[0].shared_bytes > 0 && ks[0].shared_bytes <= 200 * 1024,
+                "{name}"
+            );
+        }
+    }
+    // Knob value 2 is the ring on sm_90 and newer, the register path before.
+    assert_eq!(Path::of_knob(2, 90), Some(Path::Ring));
+    assert_eq!(Path::of_knob(2, 80), Some(Path::Wide));
+    assert_eq!(Path::of_knob(3, 90), None);
+    let (_, g, _) = ring_variants().remove(1);
+    let text: Vec<String> = ring_kernels(g)
+        .iter()
+        .map(|k| {
+            format!(
+                "// launch: grid {:?}, block {:?}, {} bytes of dynamic shared memory, tensor \
+                 UIDs {:?}\n{}",
+                k.grid, k.block, k.shared_bytes, k.args, k.source
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(
+        "norm_rmsnorm_backward_bf16_ring_block",
+        text.join("\n// next kernel\n")
+    );
+}
+
+#[test]
+#[ignore = "needs NVRTC and the CUDA headers: eval \"$(scripts/install-nvrtc.sh)\""]
+fn every_ring_kernel_compiles_for_sm_90() {
+    if let Some(why) = nvrtc_missing() {
+        panic!("NVRTC is not available here: {why}");
+    }
+    for (name, g, _) in ring_variants() {
+        let mut g = g;
+        g.validate().expect("valid");
+        let og = g.op_graph().expect("graph").clone();
+        for k in kiln_engine_cuda::codegen::norm::generate_with(&og, Path::Ring).expect("generate")
+        {
+            let c = kiln_engine_cuda::compile::compile_uncached(
+                &k.source,
+                &format!("{}.cu", k.symbol),
+                90,
+                false,
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(c.cubin.get(..4), Some(&b"\x7fELF"[..]), "{name}");
+            if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
+                std::fs::create_dir_all(&dir).expect("dump dir");
+                let path = std::path::Path::new(&dir).join(format!("{name}_{}.cubin", k.symbol));
+                std::fs::write(path, &c.cubin).expect("dump cubin");
+            }
+        }
+    }
+}
+
 #[test]
 fn backwards_launch_two_kernels_per_sample_and_one_per_channel() {
     assert_eq!(kernels(backward("layernorm", &[5, 70])).len(), 2);
@@ -290,7 +398,8 @@ fn backwards_launch_two_kernels_per_sample_and_one_per_channel() {
 fn wide_paths_take_a_workspace_only_where_they_sum_across_blocks() {
     let ws = |mut g: Graph| {
         g.validate().expect("valid");
-        kiln_engine_cuda::codegen::norm::workspace_bytes(g.op_graph().unwrap(), true).expect("ws")
+        kiln_engine_cuda::codegen::norm::workspace_bytes(g.op_graph().unwrap(), Path::Wide)
+            .expect("ws")
     };
     assert_eq!(ws(layernorm_plain(9, 1024)), 0);
     assert_eq!(ws(batchnorm_inference_nhwc([3, 24, 5, 7])), 0);

@@ -31,6 +31,7 @@ const CHANNELS: &str = include_str!("../kernels/norm_channels.cu");
 const AFFINE: &str = include_str!("../kernels/norm_affine.cu");
 const ROWS_WIDE: &str = include_str!("../kernels/norm_rows_wide.cu");
 const ROWS_BACKWARD_WIDE: &str = include_str!("../kernels/norm_rows_backward_wide.cu");
+const ROWS_BACKWARD_RING: &str = include_str!("../kernels/norm_rows_backward_ring.cu");
 const COLUMNS_REDUCE: &str = include_str!("../kernels/norm_columns_reduce.cu");
 const NHWC_STATS: &str = include_str!("../kernels/norm_nhwc_stats.cu");
 const NHWC_FINALIZE: &str = include_str!("../kernels/norm_nhwc_finalize.cu");
@@ -122,24 +123,48 @@ fn check_chain(
 
 /// `Ok` when the engine can run `graph`.
 pub fn supports(graph: &OpGraph) -> Result<(), String> {
-    generate_kernels(graph, false, true).map(|_| ())
+    generate_kernels(graph, false, Path::Wide).map(|_| ())
+}
+
+/// Which kernels the engine's `wide` knob selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    /// 0: the scalar kernels everywhere (any strides).
+    Scalar,
+    /// 1: the wide kernels (16-byte accesses) where the layout allows them.
+    Wide,
+    /// 2: as 1, with the per-sample backward's rows brought into a shared-memory ring by the
+    /// bulk copy engine (`norm_rows_backward_ring.cu`, sm_90 and newer; older targets take 1).
+    Ring,
+}
+
+impl Path {
+    /// The path of knob value `wide` on `sm_<arch>`; `None` outside 0..=2.
+    pub fn of_knob(wide: i64, arch: u32) -> Option<Path> {
+        match wide {
+            0 => Some(Path::Scalar),
+            1 => Some(Path::Wide),
+            2 if arch >= 90 => Some(Path::Ring),
+            2 => Some(Path::Wide),
+            _ => None,
+        }
+    }
 }
 
 /// Generates the kernels of `graph` (which `supports` accepted), in launch order, with the
 /// default knobs.
 pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
-    generate_with(graph, true)
+    generate_with(graph, Path::Wide)
 }
 
-/// Generates the kernels of `graph`: the wide ones where the layout allows (`wide`, the
-/// engine's knob), else the scalar ones.
-pub fn generate_with(graph: &OpGraph, wide: bool) -> Result<Vec<Kernel>, String> {
-    generate_kernels(graph, true, wide).map(|(k, _)| k)
+/// Generates the kernels of `graph` on `path` (the wide ones only where the layout allows).
+pub fn generate_with(graph: &OpGraph, path: Path) -> Result<Vec<Kernel>, String> {
+    generate_kernels(graph, true, path).map(|(k, _)| k)
 }
 
-/// The workspace bytes the kernels of `graph` take (0 for the scalar kernels).
-pub fn workspace_bytes(graph: &OpGraph, wide: bool) -> Result<u64, String> {
-    generate_kernels(graph, true, wide).map(|(_, w)| w)
+/// The workspace bytes the kernels of `graph` take on `path` (0 for the scalar kernels).
+pub fn workspace_bytes(graph: &OpGraph, path: Path) -> Result<u64, String> {
+    generate_kernels(graph, true, path).map(|(_, w)| w)
 }
 
 /// True when `t` is laid out with strides `packed` (dims of size 1 may have any stride).
@@ -197,6 +222,14 @@ fn wide_row_shape(inner: i64, max_vpt: i64) -> (u32, i64) {
         .clamp(32, 1024) as i64;
     (group as u32, (nvec + group - 1) / group)
 }
+
+/// Shared-memory bytes the ring backward's stages take at most (2 to 4 stages of a row's x and
+/// dy): two blocks of a multiprocessor fit in an H200's 228 KiB.
+const RING_BYTES: u64 = 96 * 1024;
+
+/// Most shared-memory bytes of the ring backward's two stages (longer rows take the register
+/// path): under the 227 KiB a Hopper block may opt into.
+const RING_BYTES_MAX: u64 = 200 * 1024;
 
 /// Rows per block of the wide per-sample kernels when a warp takes a row.
 const WARP_ROWS: u32 = 4;
@@ -461,7 +494,8 @@ fn at_channel(rank: usize) -> Vec<String> {
         .collect()
 }
 
-fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kernel>, u64), String> {
+fn generate_kernels(graph: &OpGraph, emit: bool, path: Path) -> Result<(Vec<Kernel>, u64), String> {
+    let wide = path != Path::Scalar;
     check_types(graph)?;
     let (anchor, op, chain) = split(graph)?;
     let node = &graph.nodes[anchor].name;
@@ -893,29 +927,61 @@ fn generate_kernels(graph: &OpGraph, emit: bool, wide: bool) -> Result<(Vec<Kern
                     } else {
                         (group, groups as u64)
                     };
-                    kernels.push(g.kernel_ws(
-                        "norm_rows_backward_wide",
-                        ROWS_BACKWARD_WIDE,
-                        vec![
-                            ("BLOCK", block.to_string()),
-                            ("GROUP", group.to_string()),
-                            ("VPT", vpt.to_string()),
-                            ("INNER", inner.to_string()),
-                            ("ROWS", rows.to_string()),
-                            ("GROUPS", groups.to_string()),
-                            ("RMS", (b.mean.is_none()).to_string()),
-                            ("ALIGNED", aligned_expr(&g, &wide_uids)?),
-                            ("LOAD_MEAN", mean.clone()),
-                            ("LOAD_INV", g.load(b.inv, &here)?),
-                            ("X", name(&g, b.x)?),
-                            ("DY", name(&g, b.dy)?),
-                            ("DX", name(&g, b.dx)?),
-                            ("SCALE", name(&g, b.scale)?),
-                        ],
-                        grid,
-                        block,
-                        true,
-                    )?);
+                    let mut values = vec![
+                        ("VPT", vpt.to_string()),
+                        ("INNER", inner.to_string()),
+                        ("ROWS", rows.to_string()),
+                        ("GROUPS", groups.to_string()),
+                        ("RMS", (b.mean.is_none()).to_string()),
+                        ("ALIGNED", aligned_expr(&g, &wide_uids)?),
+                        ("LOAD_MEAN", mean.clone()),
+                        ("LOAD_INV", g.load(b.inv, &here)?),
+                        ("X", name(&g, b.x)?),
+                        ("DY", name(&g, b.dy)?),
+                        ("DX", name(&g, b.dx)?),
+                        ("SCALE", name(&g, b.scale)?),
+                    ];
+                    let stage = inner as u64
+                        * (tensor(graph, b.x)?.data_type.size()
+                            + tensor(graph, b.dy)?.data_type.size())
+                            as u64;
+                    if path == Path::Ring && 2 * stage <= RING_BYTES_MAX {
+                        // A block per group (a warp-sized group is a block of one warp).
+                        let c_type = |uid| -> Result<&'static str, String> {
+                            let t = tensor(graph, uid)?;
+                            super::c_type(t.data_type)
+                                .ok_or_else(|| format!("{}: not a CUDA engine type", t.label()))
+                        };
+                        let (tx, tdy) = (c_type(b.x)?, c_type(b.dy)?);
+                        let stages = (RING_BYTES / stage).clamp(2, 4);
+                        values.extend([
+                            ("BLOCK", group.to_string()),
+                            ("STAGES", stages.to_string()),
+                            ("TX", tx.to_string()),
+                            ("TDY", tdy.to_string()),
+                        ]);
+                        let mut k = g.kernel_ws(
+                            "norm_rows_backward_ring",
+                            ROWS_BACKWARD_RING,
+                            values,
+                            groups as u64,
+                            group,
+                            true,
+                        )?;
+                        k.shared_bytes = u32::try_from(stages * stage)
+                            .map_err(|_| format!("{what}: a row of {inner} is too long"))?;
+                        kernels.push(k);
+                    } else {
+                        values.extend([("BLOCK", block.to_string()), ("GROUP", group.to_string())]);
+                        kernels.push(g.kernel_ws(
+                            "norm_rows_backward_wide",
+                            ROWS_BACKWARD_WIDE,
+                            values,
+                            grid,
+                            block,
+                            true,
+                        )?);
+                    }
                     kernels.push(g.kernel_ws(
                         "norm_columns_reduce",
                         COLUMNS_REDUCE,

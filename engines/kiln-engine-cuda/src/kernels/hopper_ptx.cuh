@@ -110,6 +110,15 @@ __device__ __forceinline__ void kiln_tma_prefetch_map(const kiln_tensor_map* map
     asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
+// --- the bulk copy engine without a tensor map --------------------------------------------
+// `bytes` contiguous bytes from global `src` into shared memory at `dst` (both 16-byte aligned,
+// `bytes` a multiple of 16); completes `bytes` transactions on `bar`. Plain sm_90.
+__device__ __forceinline__ void kiln_bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
 // --- cp.async (16 bytes, zero-filled past `src_bytes`), completing on an mbarrier ------------
 __device__ __forceinline__ void kiln_cp_async_16(unsigned dst, const void* src, unsigned src_bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
