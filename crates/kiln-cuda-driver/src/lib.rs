@@ -190,12 +190,31 @@ impl Module {
         .map_err(|e| format!("cuFuncSetAttribute (dynamic shared memory {bytes} bytes): {e}"))
     }
 
+    /// How many blocks of `threads` threads and `shared` bytes of dynamic shared memory of
+    /// function `index` one multiprocessor holds at once (0: none fits).
+    pub fn max_active_blocks(&self, index: usize, threads: u32, shared: u32) -> Result<u32, String> {
+        self.device.bind()?;
+        let f = *self.functions.get(index).ok_or("no such function")?;
+        // SAFETY: f is a function of this loaded module; the sizes are plain values.
+        let n = unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(
+                f,
+                threads as i32,
+                shared as usize,
+            )
+        }
+        .map_err(|e| format!("cuOccupancyMaxActiveBlocksPerMultiprocessor: {e}"))?;
+        Ok(n.max(0) as u32)
+    }
+
     /// Launches function `index` with `params`, one pointer to each parameter's value (as
-    /// cuLaunchKernel takes them), on `stream`.
+    /// cuLaunchKernel takes them), on `stream`; with `cooperative`, through
+    /// cuLaunchCooperativeKernel (every block resident at once, or the launch fails).
     ///
     /// # Safety
     /// Each pointer addresses a value of its kernel parameter's size and type, alive for the
     /// call; pointer values address memory large enough for the kernel.
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn launch_with_params(
         &self,
         index: usize,
@@ -204,21 +223,20 @@ impl Module {
         shared: u32,
         stream: sys::CUstream,
         params: &mut [*mut c_void],
+        cooperative: bool,
     ) -> Result<(), String> {
         self.device.bind()?;
         let f = *self.functions.get(index).ok_or("no such function")?;
-        // SAFETY: per the contract.
-        unsafe {
-            result::launch_kernel(
-                f,
-                (grid[0], grid[1], grid[2]),
-                (block[0], block[1], block[2]),
-                shared,
-                stream,
-                params,
-            )
+        let (g, b) = ((grid[0], grid[1], grid[2]), (block[0], block[1], block[2]));
+        if cooperative {
+            // SAFETY: per the contract.
+            unsafe { result::launch_cooperative_kernel(f, g, b, shared, stream, params) }
+                .map_err(|e| format!("cuLaunchCooperativeKernel failed: {e}"))
+        } else {
+            // SAFETY: per the contract.
+            unsafe { result::launch_kernel(f, g, b, shared, stream, params) }
+                .map_err(|e| format!("cuLaunchKernel failed: {e}"))
         }
-        .map_err(|e| format!("cuLaunchKernel failed: {e}"))
     }
 
     /// Launches function `index` with `args` (device pointers) on `stream`.

@@ -75,13 +75,15 @@ fn check(st: sys::nvrtcResult, what: &str) -> Result<(), String> {
     }
 }
 
-/// The NVRTC options of a compilation for `sm_<arch>` with headers from `include`.
-fn options(target: Target, include: &std::path::Path) -> [String; 4] {
+/// The NVRTC options of a compilation for `sm_<arch>` with headers from `include` (and from its
+/// `cccl` folder, where CUDA 13 keeps the C++ library that `cooperative_groups.h` includes).
+fn options(target: Target, include: &std::path::Path) -> [String; 5] {
     [
         format!("--gpu-architecture={target}"),
         "--std=c++17".to_string(),
         "-default-device".to_string(),
         format!("-I{}", include.display()),
+        format!("-I{}", include.join("cccl").display()),
     ]
 }
 

@@ -386,6 +386,22 @@ impl CudaPlugin {
                 if l.persistent {
                     grid[0] = grid[0].min(dev.sm_count);
                 }
+                if l.cooperative {
+                    let threads = l.block.iter().product::<u32>();
+                    let per_sm = modules[m]
+                        .max_active_blocks(f, threads, l.shared_bytes)
+                        .map_err(|e| PluginError::not_applicable(format!("{PLUGIN_NAME}: {e}")))?;
+                    if per_sm == 0 {
+                        return Err(PluginError::not_applicable(format!(
+                            "{PLUGIN_NAME}: kernel {} (blocks of {threads} threads, {} bytes of \
+                             shared memory) cannot hold one block a multiprocessor on {}",
+                            l.symbol,
+                            l.shared_bytes,
+                            self.where_()
+                        )));
+                    }
+                    grid[0] = grid[0].min(per_sm.saturating_mul(dev.sm_count));
+                }
                 let encoded = l
                     .tensor_maps
                     .iter()
@@ -617,6 +633,7 @@ impl EnginePlugin for CudaPlugin {
                     .collect(),
                 tensor_maps: k.maps.clone(),
                 persistent: k.persistent,
+                cooperative: k.cooperative,
             });
         }
         let tensors = graph
@@ -796,7 +813,15 @@ impl EnginePlugin for CudaPlugin {
             // map was encoded over its tensor's bound pointer from a recipe checked to span
             // no more than the tensor's size; `words` and `maps` outlive the launch call.
             unsafe {
-                module.launch_with_params(f, grid, l.block, l.shared_bytes, stream, &mut params)
+                module.launch_with_params(
+                    f,
+                    grid,
+                    l.block,
+                    l.shared_bytes,
+                    stream,
+                    &mut params,
+                    l.cooperative,
+                )
             }
             .map_err(PluginError::execution_failed)?;
         }

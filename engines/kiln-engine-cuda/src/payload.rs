@@ -32,10 +32,10 @@ pub const MARKER: [u8; 4] = *b"KCUD";
 /// The format major this provider writes and reads (2: FlatBuffer body).
 pub const FORMAT_MAJOR: u16 = 2;
 /// The newest format minor this provider reads. It writes minor 1 only for a payload that uses
-/// a minor-1 field (tensor maps, persistent grids, arch-specific code objects), and minor 2 only
-/// for one with a workspace argument, so plans of the older engines keep the bytes (and the
-/// readers) of their minor.
-pub const FORMAT_MINOR: u16 = 2;
+/// a minor-1 field (tensor maps, persistent grids, arch-specific code objects), minor 2 only
+/// for one with a workspace argument, and minor 3 only for one with a cooperative launch, so
+/// plans of the older engines keep the bytes (and the readers) of their minor.
+pub const FORMAT_MINOR: u16 = 3;
 /// Payload kind: a saved execution context.
 pub const KIND_EXECUTION_CONTEXT: u16 = 1;
 /// Header bytes in front of the body.
@@ -131,6 +131,9 @@ pub struct Launch {
     pub tensor_maps: Vec<TensorMapRecipe>,
     /// `grid[0]` is an upper bound, capped at the load device's multiprocessor count.
     pub persistent: bool,
+    /// Launched cooperatively; `grid[0]` is an upper bound, capped at the blocks the load device
+    /// holds at once.
+    pub cooperative: bool,
 }
 
 /// What a CUDA plan holds.
@@ -252,6 +255,7 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
                 args,
                 maps,
                 l.persistent,
+                l.cooperative,
             )
         })
         .collect();
@@ -278,8 +282,15 @@ pub fn encode(p: &Payload<'_>) -> Vec<u8> {
         .launches
         .iter()
         .any(|l| l.args.iter().any(|a| matches!(a, Argument::Workspace(_))));
+    let minor_3 = p.launches.iter().any(|l| l.cooperative);
     PayloadFormat {
-        minor: if minor_2 { 2 } else { u16::from(minor_1) },
+        minor: if minor_3 {
+            3
+        } else if minor_2 {
+            2
+        } else {
+            u16::from(minor_1)
+        },
         ..FORMAT
     }
     .wrap(body)
@@ -441,6 +452,7 @@ fn read_body(body: &[u8]) -> PluginResult<Payload<'_>> {
                 args,
                 tensor_maps,
                 persistent: l.persistent_grid().map_err(|e| bad(&what, e))?,
+                cooperative: l.cooperative().map_err(|e| bad(&what, e))?,
             });
         }
     }
@@ -634,6 +646,11 @@ pub fn describe(
             .collect();
         let grid = if l.persistent {
             format!("{:?} (x at most the device's SM count)", l.grid)
+        } else if l.cooperative {
+            format!(
+                "{:?} (cooperative; x at most the blocks the device holds at once)",
+                l.grid
+            )
         } else {
             format!("{:?}", l.grid)
         };
@@ -698,6 +715,7 @@ mod tests {
                 ],
                 tensor_maps: Vec::new(),
                 persistent: false,
+                cooperative: false,
             }],
         }
     }

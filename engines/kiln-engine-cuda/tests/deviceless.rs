@@ -344,6 +344,7 @@ fn payload_of(edit: impl FnOnce(&mut payload::Payload<'static>)) -> Vec<u8> {
                 .collect(),
             tensor_maps: Vec::new(),
             persistent: false,
+            cooperative: false,
         }],
     };
     edit(&mut p);

@@ -310,6 +310,7 @@ fn a_code_object_the_driver_refuses_fails_the_load() {
             args: Vec::new(),
             tensor_maps: Vec::new(),
             persistent: false,
+            cooperative: false,
         }],
     };
     let bytes = payload::encode(&p);

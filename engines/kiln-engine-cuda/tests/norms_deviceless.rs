@@ -284,8 +284,9 @@ fn norm_sources_are_stable() {
     }
 }
 
-/// The per-sample backwards on the ring path (knob `wide` = 2), each with the kernel it takes:
-/// a warp-sized and block-sized group, bf16 and f32, up to the longest row whose two stages fit.
+/// Graphs on the sm_90 path (knob `wide` = 2), each with the kernel it takes: per-sample
+/// backwards (a warp-sized and block-sized group, bf16 and f32, up to the longest row whose two
+/// stages fit) and channels-last batchnorm training forwards (one cooperative kernel).
 fn ring_variants() -> Vec<(&'static str, Graph, &'static str)> {
     vec![
         (
@@ -308,6 +309,32 @@ fn ring_variants() -> Vec<(&'static str, Graph, &'static str)> {
             backward_typed("layernorm", &[9, 8192], DataType::F32),
             "norm_rows_backward_ring",
         ),
+        (
+            "norm_batchnorm_f16_nhwc_running_persistent",
+            batchnorm_nhwc([2, 16, 5, 7]),
+            "norm_nhwc_persistent",
+        ),
+        (
+            "norm_batchnorm_bf16_nhwc_c256_persistent",
+            {
+                let mut g = Graph::new();
+                let dims = [4, 256, 9, 9];
+                let x = t(&mut g, "x", &dims, DataType::Bf16);
+                x.set_stride(&nhwc(&dims));
+                let p = per_channel(256);
+                let s = t(&mut g, "scale", &p, DataType::F32);
+                let b = t(&mut g, "bias", &p, DataType::F32);
+                let out = g
+                    .batchnorm(&x, &s, &b, BatchnormAttributes::new().epsilon(1e-5))
+                    .unwrap();
+                out.y.set_output(true).set_stride(&nhwc(&dims));
+                for o in [out.mean, out.inv_variance] {
+                    o.set_output(true).set_data_type(DataType::F32);
+                }
+                g
+            },
+            "norm_nhwc_persistent",
+        ),
         // Two stages of 32768 f32 values of x and dy do not fit: the register path.
         (
             "norm_rmsnorm_backward_f32_h32768",
@@ -327,14 +354,19 @@ fn ring_kernels(mut g: Graph) -> Vec<kiln_engine_cuda::codegen::Kernel> {
 fn the_ring_path_takes_the_ring_kernel_where_two_stages_fit() {
     for (name, g, first) in ring_variants() {
         let ks = ring_kernels(g);
-        assert_eq!(ks.len(), 2, "{name}");
         assert!(ks[0].symbol.contains(first), "{name}: {}", ks[0].symbol);
+        if first == "norm_nhwc_persistent" {
+            // One cooperative kernel, x kept in shared memory.
+            assert_eq!(ks.len(), 1, "{name}");
+            assert!(ks[0].cooperative && !ks[0].persistent, "{name}");
+            assert!(ks[0].shared_bytes > 0 && ks[0].shared_bytes <= 200 * 1024, "{name}");
+            continue;
+        }
+        assert_eq!(ks.len(), 2, "{name}");
         assert!(ks[1].symbol.contains("norm_columns_reduce"), "{name}");
+        assert!(!ks[0].cooperative, "{name}");
         if first == "norm_rows_backward_ring" {
-            assert!(
-                ks[0].shared_bytes > 0 && ks[0].shared_bytes <= 200 * 1024,
-                "{name}"
-            );
+            assert!(ks[0].shared_bytes > 0 && ks[0].shared_bytes <= 200 * 1024, "{name}");
         }
     }
     // Knob value 2 is the ring on sm_90 and newer, the register path before.

@@ -468,6 +468,7 @@ pub fn generate(graph: &OpGraph, dir: ConvDirection) -> Result<Vec<Kernel>, Stri
         shared_bytes: 0,
         maps: Vec::new(),
         persistent: false,
+        cooperative: false,
         arch_specific: false,
     }];
     if split_k {
@@ -538,6 +539,7 @@ pub(super) fn reduce_kernel(
         shared_bytes: 0,
         maps: Vec::new(),
         persistent: false,
+        cooperative: false,
         arch_specific: false,
     }
 }

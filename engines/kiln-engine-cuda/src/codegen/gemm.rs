@@ -387,6 +387,7 @@ pub fn generate(graph: &OpGraph, conv: bool) -> Result<Kernel, String> {
         shared_bytes: 0,
         maps: Vec::new(),
         persistent: false,
+        cooperative: false,
         arch_specific: false,
     })
 }

@@ -946,6 +946,7 @@ pub fn generate(graph: &OpGraph, conv: bool, knob: Knob) -> Result<Vec<Kernel>, 
         },
         maps,
         persistent: true,
+        cooperative: false,
         arch_specific: true,
     };
     Ok(match stream_k {

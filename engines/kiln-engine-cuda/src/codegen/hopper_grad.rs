@@ -919,6 +919,7 @@ pub fn generate(
         shared_bytes: hopper::shared_bytes(cfg, stage_out.is_some()),
         maps: vec![pl.b.clone()],
         persistent: true,
+        cooperative: false,
         arch_specific: true,
     });
     if split_k {
@@ -968,6 +969,7 @@ pub(super) fn stream_k_counters(engine: &str, prefix: &str, tiles: i64, flags: i
         shared_bytes: 0,
         maps: Vec::new(),
         persistent: false,
+        cooperative: false,
         arch_specific: false,
     }
 }

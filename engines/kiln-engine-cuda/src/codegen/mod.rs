@@ -164,6 +164,10 @@ pub struct Kernel {
     /// The grid's x extent is an upper bound: the load device caps it at its SM count (the
     /// kernel strides over its tiles by `gridDim.x`).
     pub persistent: bool,
+    /// Launched cooperatively (every block resident at once, so that the kernel may synchronise
+    /// its whole grid): the load device caps the grid's x extent at the blocks it can hold at
+    /// once (the kernel strides over its work by `gridDim.x`).
+    pub cooperative: bool,
     /// Compiled for the architecture-specific target (`sm_90a`), which runs on that exact
     /// compute capability only.
     pub arch_specific: bool,

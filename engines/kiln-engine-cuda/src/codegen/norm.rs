@@ -36,6 +36,7 @@ const COLUMNS_REDUCE: &str = include_str!("../kernels/norm_columns_reduce.cu");
 const NHWC_STATS: &str = include_str!("../kernels/norm_nhwc_stats.cu");
 const NHWC_FINALIZE: &str = include_str!("../kernels/norm_nhwc_finalize.cu");
 const NHWC_AFFINE: &str = include_str!("../kernels/norm_nhwc_affine.cu");
+const NHWC_PERSISTENT: &str = include_str!("../kernels/norm_nhwc_persistent.cu");
 
 /// Most values of one sample the per-sample kernels take (64 registers per thread of 1024).
 pub const MAX_ROW: i64 = 64 * 1024;
@@ -133,8 +134,10 @@ pub enum Path {
     Scalar,
     /// 1: the wide kernels (16-byte accesses) where the layout allows them.
     Wide,
-    /// 2: as 1, with the per-sample backward's rows brought into a shared-memory ring by the
-    /// bulk copy engine (`norm_rows_backward_ring.cu`, sm_90 and newer; older targets take 1).
+    /// 2: as 1, with the sm_90 kernels (older targets take 1): the per-sample backward's rows
+    /// brought into a shared-memory ring by the bulk copy engine (`norm_rows_backward_ring.cu`),
+    /// and the channels-last batchnorm training forward as one cooperative kernel that keeps
+    /// part of x in shared memory across its grid barriers (`norm_nhwc_persistent.cu`).
     Ring,
 }
 
@@ -247,6 +250,14 @@ const MAX_NHWC_GROUPS: i64 = 512;
 /// Blocks of the channels-last statistics kernel at most (three per multiprocessor of an H200:
 /// one wave).
 const NHWC_STAT_BLOCKS: i64 = 396;
+
+/// Shared-memory bytes of x each block of the cooperative batchnorm kernel keeps (one block a
+/// multiprocessor: with its 16 KiB of sums, under the 227 KiB a Hopper block may opt into).
+const PERSISTENT_KEEP_BYTES: i64 = 200 * 1024;
+
+/// Blocks of the cooperative batchnorm kernel at most (the grid is capped at load at the blocks
+/// the device holds at once; its workspace holds this many partial rows).
+const PERSISTENT_MAX_BLOCKS: i64 = 1024;
 
 /// Positions whose loads a thread of the channels-last statistics kernel issues together.
 const NHWC_STAT_UNROLL: i64 = 6;
@@ -435,6 +446,7 @@ impl Gen<'_> {
             shared_bytes: 0,
             maps: Vec::new(),
             persistent: false,
+            cooperative: false,
             arch_specific: false,
         })
     }
@@ -681,6 +693,54 @@ fn generate_kernels(graph: &OpGraph, emit: bool, path: Path) -> Result<(Vec<Kern
                 }
                 let b = BatchnormOp::from_generic(op, &what).map_err(err)?;
                 let eps = b.epsilon.value(graph, node, "epsilon").map_err(err)?;
+                let mut stats = g.store(b.mean, &here, "mean", "    ")?;
+                stats.push_str(&g.store(b.inv_variance, &here, "inv", "    ")?);
+                if let Some(r) = &b.running {
+                    let mo = r.momentum.value(graph, node, "momentum").map_err(err)?;
+                    stats.push_str(&g.running_stats(r, mo, positions, &here, "    ")?);
+                }
+                let first: Vec<String> = (0..rank)
+                    .map(|d| if d == 1 { "c".into() } else { "0".into() })
+                    .collect();
+                if path == Path::Ring {
+                    // One cooperative kernel, a block of about 512 threads a multiprocessor,
+                    // each keeping up to PERSISTENT_KEEP_BYTES of its positions in shared
+                    // memory.
+                    let (pcg, planes) = nhwc_shape(channels, 512);
+                    let elem = xt.data_type.size() as i64;
+                    let keep = PERSISTENT_KEEP_BYTES / (channels * elem);
+                    let nb = positions.clamp(1, PERSISTENT_MAX_BLOCKS);
+                    let mut k = g.kernel_ws(
+                        "norm_nhwc_persistent",
+                        NHWC_PERSISTENT,
+                        vec![
+                            ("BLOCK", (pcg * planes).to_string()),
+                            ("GROUPS_C", pcg.to_string()),
+                            ("C", channels.to_string()),
+                            ("POSITIONS", positions.to_string()),
+                            ("KEEP", keep.to_string()),
+                            ("NB", nb.to_string()),
+                            ("ALIGNED", aligned_expr(&g, &[x, y])?),
+                            ("X", name(&g, x)?),
+                            ("Y", name(&g, y)?),
+                            ("TX", super::c_type(xt.data_type).unwrap_or("float").into()),
+                            ("COUNT", positions.to_string()),
+                            ("LOAD_PIVOT", g.load(b.x, &first)?),
+                            ("EPS", float_lit(eps)),
+                            ("LOAD_SCALE", g.load(b.scale, &here)?),
+                            ("LOAD_BIAS", g.load(b.bias, &here)?),
+                            ("STATS", stats.trim_end().replace('\n', "\n            ")),
+                        ],
+                        nb as u64,
+                        (pcg * planes) as u32,
+                        true,
+                    )?;
+                    k.shared_bytes = (keep * channels * elem) as u32;
+                    k.cooperative = true;
+                    kernels.push(k);
+                    workspace = ((2 * nb * channels + 3 * channels) * 4) as u64;
+                    return Ok((kernels, workspace));
+                }
                 // Blocks of about 256 threads, 768 resident a multiprocessor (at most 80
                 // registers each), each thread with 6 positions' loads in flight.
                 let (scg, slanes) = nhwc_shape(channels, 256);
@@ -707,15 +767,6 @@ fn generate_kernels(graph: &OpGraph, emit: bool, path: Path) -> Result<(Vec<Kern
                     (scg * slanes) as u32,
                     true,
                 )?);
-                let mut stats = g.store(b.mean, &here, "mean", "    ")?;
-                stats.push_str(&g.store(b.inv_variance, &here, "inv", "    ")?);
-                if let Some(r) = &b.running {
-                    let mo = r.momentum.value(graph, node, "momentum").map_err(err)?;
-                    stats.push_str(&g.running_stats(r, mo, positions, &here, "    ")?);
-                }
-                let first: Vec<String> = (0..rank)
-                    .map(|d| if d == 1 { "c".into() } else { "0".into() })
-                    .collect();
                 kernels.push(g.kernel_ws(
                     "norm_nhwc_finalize",
                     NHWC_FINALIZE,

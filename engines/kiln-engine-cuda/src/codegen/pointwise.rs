@@ -268,6 +268,7 @@ pub fn generate(graph: &OpGraph) -> Result<Kernel, String> {
         shared_bytes: 0,
         maps: Vec::new(),
         persistent: false,
+        cooperative: false,
         arch_specific: false,
     })
 }

@@ -339,6 +339,7 @@ fn pooling_kernel(name: &str, text: &str, narrow: bool, items: i64, params: &Par
         shared_bytes: 0,
         maps: Vec::new(),
         persistent: false,
+        cooperative: false,
         arch_specific: false,
     }
 }

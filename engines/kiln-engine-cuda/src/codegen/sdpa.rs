@@ -346,6 +346,7 @@ pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
             shared_bytes: 0,
             maps: Vec::new(),
             persistent: false,
+            cooperative: false,
             arch_specific: false,
         }
     };

@@ -626,6 +626,7 @@ pub fn generate(graph: &OpGraph, variant: Option<Variant>) -> Result<Kernel, Str
         shared_bytes: (shared_bytes(rows, d, bn, stages) + extra) as u32,
         maps,
         persistent,
+        cooperative: false,
         arch_specific: true,
     })
 }

@@ -301,6 +301,7 @@ pub fn generate(graph: &OpGraph) -> Result<Vec<Kernel>, String> {
             shared_bytes: shared as u32,
             maps: if hopper { maps.clone() } else { Vec::new() },
             persistent: false,
+            cooperative: false,
             arch_specific: hopper,
         })
         .collect())

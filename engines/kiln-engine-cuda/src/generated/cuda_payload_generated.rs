@@ -1338,6 +1338,10 @@ mod root {
                 ///  (minor 1) When true, `grid.x` is an upper bound and the load device caps it at its number
                 ///  of multiprocessors (a persistent kernel striding over its tiles).
                 pub persistent_grid: bool,
+                ///  (minor 3) When true, the launch is cooperative (every block resident at once, so that the
+                ///  kernel may synchronise its whole grid), and `grid.x` is an upper bound that the load device
+                ///  caps at the blocks it can hold at once.
+                pub cooperative: bool,
             }
 
             #[allow(clippy::derivable_impls)]
@@ -1352,6 +1356,7 @@ mod root {
                         arguments: ::core::default::Default::default(),
                         tensor_maps: ::core::default::Default::default(),
                         persistent_grid: false,
+                        cooperative: false,
                     }
                 }
             }
@@ -1380,6 +1385,7 @@ mod root {
                         ::planus::Offset<[::planus::Offset<self::TensorMap>]>,
                     >,
                     field_persistent_grid: impl ::planus::WriteAsDefault<bool, bool>,
+                    field_cooperative: impl ::planus::WriteAsDefault<bool, bool>,
                 ) -> ::planus::Offset<Self> {
                     let prepared_code_object = field_code_object.prepare(builder, &0);
                     let prepared_symbol = field_symbol.prepare(builder);
@@ -1390,8 +1396,9 @@ mod root {
                     let prepared_arguments = field_arguments.prepare(builder);
                     let prepared_tensor_maps = field_tensor_maps.prepare(builder);
                     let prepared_persistent_grid = field_persistent_grid.prepare(builder, &false);
+                    let prepared_cooperative = field_cooperative.prepare(builder, &false);
 
-                    let mut table_writer: ::planus::table_writer::TableWriter<20> =
+                    let mut table_writer: ::planus::table_writer::TableWriter<22> =
                         ::core::default::Default::default();
                     if prepared_code_object.is_some() {
                         table_writer.write_entry::<u32>(0);
@@ -1420,6 +1427,9 @@ mod root {
                     }
                     if prepared_persistent_grid.is_some() {
                         table_writer.write_entry::<bool>(7);
+                    }
+                    if prepared_cooperative.is_some() {
+                        table_writer.write_entry::<bool>(8);
                     }
 
                     unsafe {
@@ -1457,6 +1467,11 @@ mod root {
                                 prepared_persistent_grid
                             {
                                 object_writer.write::<_, _, 1>(&prepared_persistent_grid);
+                            }
+                            if let ::core::option::Option::Some(prepared_cooperative) =
+                                prepared_cooperative
+                            {
+                                object_writer.write::<_, _, 1>(&prepared_cooperative);
                             }
                         });
                     }
@@ -1498,6 +1513,7 @@ mod root {
                         &self.arguments,
                         &self.tensor_maps,
                         self.persistent_grid,
+                        self.cooperative,
                     )
                 }
             }
@@ -1687,6 +1703,32 @@ mod root {
             }
 
             impl<T0, T1, T2, T3, T4, T5, T6, T7> LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
+                /// Setter for the [`cooperative` field](Launch#structfield.cooperative).
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn cooperative<T8>(
+                    self,
+                    value: T8,
+                ) -> LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)>
+                where
+                    T8: ::planus::WriteAsDefault<bool, bool>,
+                {
+                    let (v0, v1, v2, v3, v4, v5, v6, v7) = self.0;
+                    LaunchBuilder((v0, v1, v2, v3, v4, v5, v6, v7, value))
+                }
+
+                /// Sets the [`cooperative` field](Launch#structfield.cooperative) to the default value.
+                #[inline]
+                #[allow(clippy::type_complexity)]
+                pub fn cooperative_as_default(
+                    self,
+                ) -> LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, ::planus::DefaultValue)>
+                {
+                    self.cooperative(::planus::DefaultValue)
+                }
+            }
+
+            impl<T0, T1, T2, T3, T4, T5, T6, T7, T8> LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)> {
                 /// Finish writing the builder to get an [Offset](::planus::Offset) to a serialized [Launch].
                 #[inline]
                 pub fn finish(self, builder: &mut ::planus::Builder) -> ::planus::Offset<Launch>
@@ -1708,8 +1750,9 @@ mod root {
                         ::planus::Offset<[::planus::Offset<self::TensorMap>]>,
                     >,
                     T7: ::planus::WriteAsDefault<bool, bool>,
+                    T8: ::planus::WriteAsDefault<bool, bool>,
                 > ::planus::WriteAs<::planus::Offset<Launch>>
-                for LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
+                for LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)>
             {
                 type Prepared = ::planus::Offset<Launch>;
 
@@ -1730,8 +1773,9 @@ mod root {
                         ::planus::Offset<[::planus::Offset<self::TensorMap>]>,
                     >,
                     T7: ::planus::WriteAsDefault<bool, bool>,
+                    T8: ::planus::WriteAsDefault<bool, bool>,
                 > ::planus::WriteAsOptional<::planus::Offset<Launch>>
-                for LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
+                for LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)>
             {
                 type Prepared = ::planus::Offset<Launch>;
 
@@ -1755,13 +1799,14 @@ mod root {
                         ::planus::Offset<[::planus::Offset<self::TensorMap>]>,
                     >,
                     T7: ::planus::WriteAsDefault<bool, bool>,
+                    T8: ::planus::WriteAsDefault<bool, bool>,
                 > ::planus::WriteAsOffset<Launch>
-                for LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)>
+                for LaunchBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)>
             {
                 #[inline]
                 fn prepare(&self, builder: &mut ::planus::Builder) -> ::planus::Offset<Launch> {
-                    let (v0, v1, v2, v3, v4, v5, v6, v7) = &self.0;
-                    Launch::create(builder, v0, v1, v2, v3, v4, v5, v6, v7)
+                    let (v0, v1, v2, v3, v4, v5, v6, v7, v8) = &self.0;
+                    Launch::create(builder, v0, v1, v2, v3, v4, v5, v6, v7, v8)
                 }
             }
 
@@ -1842,6 +1887,14 @@ mod root {
                             .unwrap_or(false),
                     )
                 }
+
+                /// Getter for the [`cooperative` field](Launch#structfield.cooperative).
+                #[inline]
+                pub fn cooperative(&self) -> ::planus::Result<bool> {
+                    ::core::result::Result::Ok(
+                        self.0.access(8, "Launch", "cooperative")?.unwrap_or(false),
+                    )
+                }
             }
 
             impl<'a> ::core::fmt::Debug for LaunchRef<'a> {
@@ -1869,6 +1922,7 @@ mod root {
                         f.field("tensor_maps", &field_tensor_maps);
                     }
                     f.field("persistent_grid", &self.persistent_grid());
+                    f.field("cooperative", &self.cooperative());
                     f.finish()
                 }
             }
@@ -1903,6 +1957,7 @@ mod root {
                         persistent_grid: ::core::convert::TryInto::try_into(
                             value.persistent_grid()?,
                         )?,
+                        cooperative: ::core::convert::TryInto::try_into(value.cooperative()?)?,
                     })
                 }
             }
@@ -1983,7 +2038,7 @@ mod root {
             ///  A compiled module.
             ///
             /// Generated from these locations:
-            /// * Table `CodeObject` in the file `schemas/cuda_payload.fbs:76`
+            /// * Table `CodeObject` in the file `schemas/cuda_payload.fbs:80`
             #[derive(
                 Clone,
                 Debug,
@@ -2450,7 +2505,7 @@ mod root {
             ///  A bound tensor of the plan.
             ///
             /// Generated from these locations:
-            /// * Table `Tensor` in the file `schemas/cuda_payload.fbs:93`
+            /// * Table `Tensor` in the file `schemas/cuda_payload.fbs:97`
             #[derive(
                 Clone,
                 Debug,
@@ -2812,7 +2867,7 @@ mod root {
             /// The table `CudaPayload` in the namespace `kiln.cuda`
             ///
             /// Generated from these locations:
-            /// * Table `CudaPayload` in the file `schemas/cuda_payload.fbs:101`
+            /// * Table `CudaPayload` in the file `schemas/cuda_payload.fbs:105`
             #[derive(
                 Clone,
                 Debug,
