@@ -540,14 +540,15 @@ fn build_norm(g: &mut Graph, h: &kiln::Handle, wide: i64) {
 
 /// The normalization cases (issue 11), each with the engine's default knob (on an H200 the wide
 /// kernels, the per-sample backwards through the shared-memory ring) and the scalar kernels
-/// (` scalar` after the case name), the per-sample backwards also with the wide kernels' register
-/// path (knob `wide` = 1, ` registers`): bytes are the fewest the operation moves (each input read
-/// once, each output written once), so `tbps` compares with the copy bandwidth.
+/// (` scalar` after the case name), the per-sample backwards and the batchnorm training forward
+/// also with knob `wide` = 1 (` wide=1`: the backward's register path, batchnorm's three kernels):
+/// bytes are the fewest the operation moves (each input read once, each output written once), so
+/// `tbps` compares with the copy bandwidth.
 fn norm_benches(h: &kiln::Handle) {
     let variants = |make: &dyn Fn() -> Graph, name: &str, bytes: f64, ring: bool| {
         let mut knobs = vec![(kiln_engine_cuda::NORM_WIDE_DEFAULT, ""), (0, " scalar")];
         if ring {
-            knobs.push((1, " registers"));
+            knobs.push((1, " wide=1"));
         }
         let graphs: Vec<(Graph, &str)> = knobs
             .into_iter()
@@ -607,10 +608,11 @@ fn norm_benches(h: &kiln::Handle) {
         } else {
             "batchnorm inference"
         };
-        both(
+        variants(
             &|| batchnorm_bench_graph(training, n, c, hw),
             &format!("{what} bf16 NHWC N{n} C{c} H{hw} W{hw}"),
             4.0 * elems,
+            training,
         );
     }
 }

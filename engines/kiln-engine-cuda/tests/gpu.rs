@@ -4,7 +4,10 @@
 mod common;
 
 use common::*;
-use kiln::{DataType, Device, DeviceTensor, Graph, HeurMode, HostTensor, VariantPack, Workspace};
+use kiln::{
+    DataType, Device, DeviceTensor, Graph, HeurMode, HostTensor, TensorAttributes, VariantPack,
+    Workspace,
+};
 
 type Case = (&'static str, Box<dyn Fn() -> Graph>, f64, f64);
 
@@ -82,7 +85,56 @@ fn cases() -> Vec<Case> {
             1e-2,
             1e-2,
         ),
+        // Training batchnorm, channels-last: on sm_90 one cooperative kernel (payload minor 3),
+        // with more positions than its blocks keep in shared memory.
+        (
+            "batchnorm training bf16 nhwc",
+            Box::new(|| batchnorm_nhwc_graph(DataType::Bf16, [64, 256, 19, 21])),
+            3e-2,
+            2e-2,
+        ),
     ]
+}
+
+/// A training batchnorm over channels-last x of `dims` (NCHW order), y named "y".
+fn batchnorm_nhwc_graph(dt: DataType, dims: [i64; 4]) -> Graph {
+    let (c, h, w) = (dims[1], dims[2], dims[3]);
+    let nhwc = [h * w * c, 1, w * c, c];
+    let mut g = Graph::new();
+    g.set_name("batchnorm");
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&dims)
+            .stride(&nhwc)
+            .data_type(dt),
+    );
+    let p = |g: &mut Graph, name: &str| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(&[1, c, 1, 1])
+                .data_type(DataType::F32),
+        )
+    };
+    let (scale, bias) = (p(&mut g, "scale"), p(&mut g, "bias"));
+    let out = g
+        .batchnorm(
+            &x,
+            &scale,
+            &bias,
+            kiln::BatchnormAttributes::new().epsilon(1e-5),
+        )
+        .expect("batchnorm");
+    out.y
+        .set_name("y")
+        .set_output(true)
+        .set_data_type(dt)
+        .set_stride(&nhwc);
+    for o in [out.mean, out.inv_variance] {
+        o.set_output(true).set_data_type(DataType::F32);
+    }
+    g
 }
 
 /// Runs `g` (graph with plan) on `device` and returns y.
@@ -103,12 +155,18 @@ fn run_graph(
         })
         .collect();
     let y = g.tensor_by_name("y").expect("y");
-    let mut dy =
-        DeviceTensor::zeros(og.tensor(y.uid().expect("uid")).expect("y"), ord).expect("y memory");
+    let y_uid = y.uid().expect("uid");
+    let mut dy = DeviceTensor::zeros(og.tensor(y_uid).expect("y"), ord).expect("y memory");
+    // Bound tensors neither given nor y (a batchnorm's mean and inv_variance): scratch memory.
+    let mut scratch: Vec<(i64, DeviceTensor)> = og
+        .bound_tensors()
+        .filter(|t| t.uid != y_uid && !dev.iter().any(|(u, _)| *u == t.uid))
+        .map(|t| (t.uid, DeviceTensor::zeros(t, ord).expect("scratch memory")))
+        .collect();
     let mut ws = Workspace::for_graph(g).expect("ws");
     {
         let mut pack = VariantPack::new();
-        for (uid, d) in dev.iter_mut() {
+        for (uid, d) in dev.iter_mut().chain(scratch.iter_mut()) {
             pack.insert_device_uid(*uid, d);
         }
         pack.insert_device(&y, &mut dy);
