@@ -192,7 +192,12 @@ impl Module {
 
     /// How many blocks of `threads` threads and `shared` bytes of dynamic shared memory of
     /// function `index` one multiprocessor holds at once (0: none fits).
-    pub fn max_active_blocks(&self, index: usize, threads: u32, shared: u32) -> Result<u32, String> {
+    pub fn max_active_blocks(
+        &self,
+        index: usize,
+        threads: u32,
+        shared: u32,
+    ) -> Result<u32, String> {
         self.device.bind()?;
         let f = *self.functions.get(index).ok_or("no such function")?;
         // SAFETY: f is a function of this loaded module; the sizes are plain values.

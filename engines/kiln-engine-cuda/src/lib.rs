@@ -98,13 +98,15 @@ pub const KNOB_TILE: i64 = 1;
 
 /// `KILN_CUDA_NORM_V1`'s knob: 1 takes the wide kernels (16-byte accesses, a warp or block per
 /// row, channels-last batchnorm; docs/norms.md) where the layout allows them; 2 (the default) the
-/// same with the per-sample backward's rows staged in a shared-memory ring by the bulk copy
-/// engine (sm_90 and newer; on older targets 2 is 1); 0 the scalar kernels everywhere (kept to
-/// compare, and for the plans built before the wide ones).
+/// same with their sm_90 forms (sm_90 and newer; on older targets 2 is 1): the per-sample
+/// backward's rows staged in a shared-memory ring by the bulk copy engine, and the channels-last
+/// batchnorm training forward as one cooperative kernel; 0 the scalar kernels everywhere (kept
+/// to compare, and for the plans built before the wide ones).
 pub const KNOB_NORM_WIDE: i64 = 2;
 
-/// `KNOB_NORM_WIDE`'s default: the ring backward, 1.26-1.40x faster than the register path on
-/// the H200's large cases (docs/benchmarks/norms-notes.md, session 16).
+/// `KNOB_NORM_WIDE`'s default: the sm_90 kernels (the ring backward, 1.06-1.39x the register
+/// path on the H200's 2^26-element cases; the cooperative batchnorm training kernel, 1.07x the
+/// three kernels; docs/benchmarks/norms-h200-2026-12-04.md).
 pub const NORM_WIDE_DEFAULT: i64 = 2;
 
 /// `KILN_CUDA_RESAMPLE_BACKWARD_V1`'s knob: 1 (the default) takes the phase path where a 2-D

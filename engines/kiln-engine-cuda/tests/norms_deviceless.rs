@@ -359,14 +359,20 @@ fn the_ring_path_takes_the_ring_kernel_where_two_stages_fit() {
             // One cooperative kernel, x kept in shared memory.
             assert_eq!(ks.len(), 1, "{name}");
             assert!(ks[0].cooperative && !ks[0].persistent, "{name}");
-            assert!(ks[0].shared_bytes > 0 && ks[0].shared_bytes <= 200 * 1024, "{name}");
+            assert!(
+                ks[0].shared_bytes > 0 && ks[0].shared_bytes <= 200 * 1024,
+                "{name}"
+            );
             continue;
         }
         assert_eq!(ks.len(), 2, "{name}");
         assert!(ks[1].symbol.contains("norm_columns_reduce"), "{name}");
         assert!(!ks[0].cooperative, "{name}");
         if first == "norm_rows_backward_ring" {
-            assert!(ks[0].shared_bytes > 0 && ks[0].shared_bytes <= 200 * 1024, "{name}");
+            assert!(
+                ks[0].shared_bytes > 0 && ks[0].shared_bytes <= 200 * 1024,
+                "{name}"
+            );
         }
     }
     // Knob value 2 is the ring on sm_90 and newer, the register path before.
