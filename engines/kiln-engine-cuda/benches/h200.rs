@@ -400,57 +400,6 @@ fn norm_rows_backward_graph(op: &str, rows: i64, hidden: i64) -> Graph {
     g
 }
 
-/// batchnorm (training, with running statistics) or batchnorm_inference, bf16 NHWC x and y, f32
-/// per-channel tensors.
-fn batchnorm_bench_graph(training: bool, n: i64, c: i64, hw: i64) -> Graph {
-    use kiln::{BatchnormAttributes, BatchnormInferenceAttributes, TensorAttributes};
-    let mut g = Graph::new();
-    let nhwc = [hw * hw * c, 1, hw * c, c];
-    let x = g.tensor(
-        TensorAttributes::new()
-            .name("x")
-            .dim(&[n, c, hw, hw])
-            .stride(&nhwc)
-            .data_type(DataType::Bf16),
-    );
-    let p = |g: &mut Graph, name: &str| {
-        g.tensor(
-            TensorAttributes::new()
-                .name(name)
-                .dim(&[1, c, 1, 1])
-                .data_type(DataType::F32),
-        )
-    };
-    let (s, b) = (p(&mut g, "scale"), p(&mut g, "bias"));
-    let y = if training {
-        let (pm, pv) = (p(&mut g, "prev_mean"), p(&mut g, "prev_var"));
-        let out = g
-            .batchnorm(
-                &x,
-                &s,
-                &b,
-                BatchnormAttributes::new()
-                    .epsilon(1e-5)
-                    .previous_running_stats(&pm, &pv, 0.1),
-            )
-            .expect("batchnorm");
-        for o in [out.mean, out.inv_variance]
-            .into_iter()
-            .chain(out.next_running_mean)
-            .chain(out.next_running_var)
-        {
-            o.set_output(true).set_data_type(DataType::F32);
-        }
-        out.y
-    } else {
-        let (m, v) = (p(&mut g, "mean"), p(&mut g, "inv_variance"));
-        g.batchnorm_inference(&x, &m, &v, &s, &b, BatchnormInferenceAttributes::new())
-            .expect("batchnorm_inference")
-    };
-    y.set_output(true).set_stride(&nhwc);
-    g
-}
-
 /// Times the plans of `graphs` (graphs of the same tensors, e.g. one graph built with different
 /// knobs) on one set of device memory: random inputs, zeroed outputs (every output element is
 /// written by the plan). One JSON line per graph, as `time_graph` prints.
@@ -609,7 +558,7 @@ fn norm_benches(h: &kiln::Handle) {
             "batchnorm inference"
         };
         variants(
-            &|| batchnorm_bench_graph(training, n, c, hw),
+            &|| batchnorm_nhwc_graph(training, DataType::Bf16, [n, c, hw, hw]),
             &format!("{what} bf16 NHWC N{n} C{c} H{hw} W{hw}"),
             4.0 * elems,
             training,

@@ -4,10 +4,7 @@
 mod common;
 
 use common::*;
-use kiln::{
-    DataType, Device, DeviceTensor, Graph, HeurMode, HostTensor, TensorAttributes, VariantPack,
-    Workspace,
-};
+use kiln::{DataType, Device, DeviceTensor, Graph, HeurMode, HostTensor, VariantPack, Workspace};
 
 type Case = (&'static str, Box<dyn Fn() -> Graph>, f64, f64);
 
@@ -89,52 +86,11 @@ fn cases() -> Vec<Case> {
         // with more positions than its blocks keep in shared memory.
         (
             "batchnorm training bf16 nhwc",
-            Box::new(|| batchnorm_nhwc_graph(DataType::Bf16, [64, 256, 19, 21])),
+            Box::new(|| batchnorm_nhwc_graph(true, DataType::Bf16, [64, 256, 19, 21])),
             3e-2,
             2e-2,
         ),
     ]
-}
-
-/// A training batchnorm over channels-last x of `dims` (NCHW order), y named "y".
-fn batchnorm_nhwc_graph(dt: DataType, dims: [i64; 4]) -> Graph {
-    let (c, h, w) = (dims[1], dims[2], dims[3]);
-    let nhwc = [h * w * c, 1, w * c, c];
-    let mut g = Graph::new();
-    g.set_name("batchnorm");
-    let x = g.tensor(
-        TensorAttributes::new()
-            .name("x")
-            .dim(&dims)
-            .stride(&nhwc)
-            .data_type(dt),
-    );
-    let p = |g: &mut Graph, name: &str| {
-        g.tensor(
-            TensorAttributes::new()
-                .name(name)
-                .dim(&[1, c, 1, 1])
-                .data_type(DataType::F32),
-        )
-    };
-    let (scale, bias) = (p(&mut g, "scale"), p(&mut g, "bias"));
-    let out = g
-        .batchnorm(
-            &x,
-            &scale,
-            &bias,
-            kiln::BatchnormAttributes::new().epsilon(1e-5),
-        )
-        .expect("batchnorm");
-    out.y
-        .set_name("y")
-        .set_output(true)
-        .set_data_type(dt)
-        .set_stride(&nhwc);
-    for o in [out.mean, out.inv_variance] {
-        o.set_output(true).set_data_type(DataType::F32);
-    }
-    g
 }
 
 /// Runs `g` (graph with plan) on `device` and returns y.

@@ -267,20 +267,49 @@ fn kernels(mut g: Graph) -> Vec<kiln_engine_cuda::codegen::Kernel> {
     kiln_engine_cuda::generate(NORM_V1, &og).expect("generate")
 }
 
+/// The snapshot text of `kernels`: each launch's shape and arguments, then its source.
+fn launches_text(kernels: &[kiln_engine_cuda::codegen::Kernel]) -> String {
+    let text: Vec<String> = kernels
+        .iter()
+        .map(|k| {
+            format!(
+                "// launch: grid {:?}, block {:?}, {} bytes of dynamic shared memory, tensor \
+                 UIDs {:?}\n{}",
+                k.grid, k.block, k.shared_bytes, k.args, k.source
+            )
+        })
+        .collect();
+    text.join("\n// next kernel\n")
+}
+
+/// Compiles `k` for sm_90 (its cubin must hold its symbol); with KILN_DUMP_CUBINS=DIR the cubin
+/// is kept there (registers and spills: cuobjdump -res-usage).
+fn compile_for_sm_90(name: &str, k: &kiln_engine_cuda::codegen::Kernel) {
+    let c = kiln_engine_cuda::compile::compile_uncached(
+        &k.source,
+        &format!("{}.cu", k.symbol),
+        90,
+        false,
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(c.cubin.get(..4), Some(&b"\x7fELF"[..]), "{name}");
+    let symbol = k.symbol.as_bytes();
+    assert!(
+        c.cubin.windows(symbol.len()).any(|w| w == symbol),
+        "{name}: the cubin has no symbol {}",
+        k.symbol
+    );
+    if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
+        std::fs::create_dir_all(&dir).expect("dump dir");
+        let path = std::path::Path::new(&dir).join(format!("{name}_{}.cubin", k.symbol));
+        std::fs::write(path, &c.cubin).expect("dump cubin");
+    }
+}
+
 #[test]
 fn norm_sources_are_stable() {
     for (name, g) in variants() {
-        let text: Vec<String> = kernels(g)
-            .iter()
-            .map(|k| {
-                format!(
-                    "// launch: grid {:?}, block {:?}, {} bytes of dynamic shared memory, tensor \
-                     UIDs {:?}\n{}",
-                    k.grid, k.block, k.shared_bytes, k.args, k.source
-                )
-            })
-            .collect();
-        insta::assert_snapshot!(name, text.join("\n// next kernel\n"));
+        insta::assert_snapshot!(name, launches_text(&kernels(g)));
     }
 }
 
@@ -380,19 +409,13 @@ fn the_ring_path_takes_the_ring_kernel_where_two_stages_fit() {
     assert_eq!(Path::of_knob(2, 80), Some(Path::Wide));
     assert_eq!(Path::of_knob(3, 90), None);
     let (_, g, _) = ring_variants().remove(1);
-    let text: Vec<String> = ring_kernels(g)
-        .iter()
-        .map(|k| {
-            format!(
-                "// launch: grid {:?}, block {:?}, {} bytes of dynamic shared memory, tensor \
-                 UIDs {:?}\n{}",
-                k.grid, k.block, k.shared_bytes, k.args, k.source
-            )
-        })
-        .collect();
     insta::assert_snapshot!(
         "norm_rmsnorm_backward_bf16_ring_block",
-        text.join("\n// next kernel\n")
+        launches_text(&ring_kernels(g))
+    );
+    insta::assert_snapshot!(
+        "norm_batchnorm_f16_nhwc_running_persistent",
+        launches_text(&ring_kernels(batchnorm_nhwc([2, 16, 5, 7])))
     );
 }
 
@@ -403,24 +426,8 @@ fn every_ring_kernel_compiles_for_sm_90() {
         panic!("NVRTC is not available here: {why}");
     }
     for (name, g, _) in ring_variants() {
-        let mut g = g;
-        g.validate().expect("valid");
-        let og = g.op_graph().expect("graph").clone();
-        for k in kiln_engine_cuda::codegen::norm::generate_with(&og, Path::Ring).expect("generate")
-        {
-            let c = kiln_engine_cuda::compile::compile_uncached(
-                &k.source,
-                &format!("{}.cu", k.symbol),
-                90,
-                false,
-            )
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(c.cubin.get(..4), Some(&b"\x7fELF"[..]), "{name}");
-            if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
-                std::fs::create_dir_all(&dir).expect("dump dir");
-                let path = std::path::Path::new(&dir).join(format!("{name}_{}.cubin", k.symbol));
-                std::fs::write(path, &c.cubin).expect("dump cubin");
-            }
+        for k in ring_kernels(g) {
+            compile_for_sm_90(name, &k);
         }
     }
 }
@@ -474,26 +481,7 @@ fn every_norm_kernel_compiles_for_sm_90() {
     }
     for (name, g) in variants() {
         for k in kernels(g) {
-            let c = kiln_engine_cuda::compile::compile_uncached(
-                &k.source,
-                &format!("{}.cu", k.symbol),
-                90,
-                false,
-            )
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(c.cubin.get(..4), Some(&b"\x7fELF"[..]), "{name}");
-            let symbol = k.symbol.as_bytes();
-            assert!(
-                c.cubin.windows(symbol.len()).any(|w| w == symbol),
-                "{name}: the cubin has no symbol {}",
-                k.symbol
-            );
-            // KILN_DUMP_CUBINS=DIR keeps the cubins (registers and spills: cuobjdump -res-usage).
-            if let Some(dir) = std::env::var_os("KILN_DUMP_CUBINS") {
-                std::fs::create_dir_all(&dir).expect("dump dir");
-                let path = std::path::Path::new(&dir).join(format!("{name}_{}.cubin", k.symbol));
-                std::fs::write(path, &c.cubin).expect("dump cubin");
-            }
+            compile_for_sm_90(name, &k);
         }
     }
 }

@@ -708,7 +708,7 @@ fn generate_kernels(graph: &OpGraph, emit: bool, path: Path) -> Result<(Vec<Kern
                     // memory.
                     let (pcg, planes) = nhwc_shape(channels, 512);
                     let elem = xt.data_type.size() as i64;
-                    let keep = PERSISTENT_KEEP_BYTES / (channels * elem);
+                    let keep = (PERSISTENT_KEEP_BYTES / (channels * elem)).min(positions);
                     let nb = positions.clamp(1, PERSISTENT_MAX_BLOCKS);
                     let mut k = g.kernel_ws(
                         "norm_nhwc_persistent",

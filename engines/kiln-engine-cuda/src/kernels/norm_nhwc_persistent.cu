@@ -1,10 +1,10 @@
 // KILN_CUDA_NORM_V1, batchnorm training forward, channels-last, one cooperative kernel (sm_90):
 // x and y packed channels-last ([positions][C], C a multiple of 8). Block b of the grid (at
 // most one per multiprocessor, all resident: the launch is cooperative) takes positions
-// [qa, qb) = [b * chunk, (b + 1) * chunk); the first KEEP of them are copied into its shared memory by the
-// bulk copy engine and stay there, the rest are read from global memory twice (the second time
-// mostly from L2). Thread (lane pl, channel group cg) handles the 8 channels cg*8.. of positions
-// pl, pl + LANES, ... of each part.
+// [qa, qb) = [b * chunk, (b + 1) * chunk); the first KEEP of them are copied into its shared
+// memory by the bulk copy engine and stay there, the rest are read from global memory twice
+// (the second time mostly from L2). Thread (lane pl, channel group cg) handles the 8 channels
+// cg*8.. of positions pl, pl + LANES, ... of each part.
 //  1. per-channel sums of x - pivot and its square (the pivot, x at position 0, keeps a large
 //     mean from cancelling), the block's sums to the workspace: s1 [NB][C], then s2 [NB][C];
 //  2. grid barrier; each channel's NB block sums added in a fixed order in f64 by one warp of
@@ -43,6 +43,15 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}, 1) {{SYMBOL}}({{PARAMS}}
     const kiln_i64 qb = qa + chunk < P ? qa + chunk : P;
     const kiln_i64 nkept = qb - qa < KEEP ? qb - qa : KEEP;
     const kiln_i64 qs = qa + nkept;  // the streamed positions: [qs, qb)
+    // This thread's vectors of the streamed positions q0, q0 + LANES, ... (U of them, all loads
+    // issued before any use).
+    auto load_streamed = [&](kiln_i64 q0, float (&v)[U][8]) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const kiln_i64 q = q0 + u * LANES;
+            if (q < qb) { kiln_ld8({{X}} + q * C + cg * 8, wide, v[u]); }
+        }
+    };
     if (wide && threadIdx.x == 0) {
         kiln_mbar_init(kiln_smem(&bar), 1);
         kiln_mbar_init_fence();
@@ -66,11 +75,7 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}, 1) {{SYMBOL}}({{PARAMS}}
     // 1a. The streamed positions, U loads in flight a thread.
     for (kiln_i64 q0 = qs + pl; q0 < qb; q0 += U * LANES) {
         float v[U][8];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const kiln_i64 q = q0 + u * LANES;
-            if (q < qb) { kiln_ld8({{X}} + q * C + cg * 8, wide, v[u]); }
-        }
+        load_streamed(q0, v);
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             if (q0 + u * LANES >= qb) { continue; }
@@ -160,11 +165,7 @@ extern "C" __global__ void __launch_bounds__({{BLOCK}}, 1) {{SYMBOL}}({{PARAMS}}
     }
     for (kiln_i64 q0 = qs + pl; q0 < qb; q0 += U * LANES) {
         float v[U][8];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const kiln_i64 q = q0 + u * LANES;
-            if (q < qb) { kiln_ld8({{X}} + q * C + cg * 8, wide, v[u]); }
-        }
+        load_streamed(q0, v);
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const kiln_i64 q = q0 + u * LANES;

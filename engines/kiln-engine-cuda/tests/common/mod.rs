@@ -787,3 +787,58 @@ pub fn conv_grad_graph(
         .set_stride(&strides(&od));
     g
 }
+
+/// batchnorm (training, with running statistics) or batchnorm_inference over channels-last x of
+/// `dims` (NCHW order) of type `dt`, y ("y") channels-last too, f32 per-channel tensors.
+pub fn batchnorm_nhwc_graph(training: bool, dt: DataType, dims: [i64; 4]) -> Graph {
+    use kiln::{BatchnormAttributes, BatchnormInferenceAttributes};
+    let (c, h, w) = (dims[1], dims[2], dims[3]);
+    let nhwc = [h * w * c, 1, w * c, c];
+    let mut g = Graph::new();
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(&dims)
+            .stride(&nhwc)
+            .data_type(dt),
+    );
+    let p = |g: &mut Graph, name: &str| {
+        g.tensor(
+            TensorAttributes::new()
+                .name(name)
+                .dim(&[1, c, 1, 1])
+                .data_type(DataType::F32),
+        )
+    };
+    let (s, b) = (p(&mut g, "scale"), p(&mut g, "bias"));
+    let y = if training {
+        let (pm, pv) = (p(&mut g, "prev_mean"), p(&mut g, "prev_var"));
+        let out = g
+            .batchnorm(
+                &x,
+                &s,
+                &b,
+                BatchnormAttributes::new()
+                    .epsilon(1e-5)
+                    .previous_running_stats(&pm, &pv, 0.1),
+            )
+            .expect("batchnorm");
+        for o in [out.mean, out.inv_variance]
+            .into_iter()
+            .chain(out.next_running_mean)
+            .chain(out.next_running_var)
+        {
+            o.set_output(true).set_data_type(DataType::F32);
+        }
+        out.y
+    } else {
+        let (m, v) = (p(&mut g, "mean"), p(&mut g, "inv_variance"));
+        g.batchnorm_inference(&x, &m, &v, &s, &b, BatchnormInferenceAttributes::new())
+            .expect("batchnorm_inference")
+    };
+    y.set_name("y")
+        .set_output(true)
+        .set_data_type(dt)
+        .set_stride(&nhwc);
+    g
+}
