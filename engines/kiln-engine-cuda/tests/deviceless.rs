@@ -422,12 +422,12 @@ fn load_checks_refuse_damaged_and_foreign_payloads_in_order() {
     assert_eq!(s, KilnPluginStatus::INVALID_VALUE);
     assert!(m.contains("marker"), "{m}");
     // 3 format version: newer major, newer minor, the older major 1 (hand-written body)
-    for (at, v, names) in [(4usize, 3u16, "3.0"), (6, 3, "2.3"), (4, 1, "1.0")] {
+    for (at, v, names) in [(4usize, 3u16, "3.0"), (6, 4, "2.4"), (4, 1, "1.0")] {
         let mut b = good.clone();
         b[at..at + 2].copy_from_slice(&v.to_le_bytes());
         let (s, m) = status_of(&b);
         assert_eq!(s, KilnPluginStatus::NOT_APPLICABLE, "{m}");
-        assert!(m.contains(names) && m.contains("2.2"), "{m}");
+        assert!(m.contains(names) && m.contains("2.3"), "{m}");
     }
     // 4 kind
     let mut b = good.clone();
