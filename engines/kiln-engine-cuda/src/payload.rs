@@ -792,6 +792,7 @@ mod tests {
         .wrap(&bytes[HEADER_SIZE..]);
         let e = describe(&newer, 0, |_| true).unwrap_err();
         assert_eq!(e.status, kiln_plugin_sdk::KilnPluginStatus::NOT_APPLICABLE);
-        assert!(e.message.contains("2.2"), "{}", e.message);
+        let newest = format!("{FORMAT_MAJOR}.{FORMAT_MINOR}");
+        assert!(e.message.contains(&newest), "{}", e.message);
     }
 }
