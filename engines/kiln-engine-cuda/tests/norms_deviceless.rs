@@ -74,33 +74,7 @@ fn rmsnorm(rows: i64, hidden: i64) -> Graph {
 
 /// batchnorm (training, NHWC f16) with running statistics.
 fn batchnorm_nhwc(dims: [i64; 4]) -> Graph {
-    let mut g = Graph::new();
-    let x = t(&mut g, "x", &dims, DataType::F16);
-    x.set_stride(&nhwc(&dims));
-    let p = per_channel(dims[1]);
-    let s = t(&mut g, "scale", &p, DataType::F32);
-    let b = t(&mut g, "bias", &p, DataType::F32);
-    let pm = t(&mut g, "prev_mean", &p, DataType::F32);
-    let pv = t(&mut g, "prev_var", &p, DataType::F32);
-    let out = g
-        .batchnorm(
-            &x,
-            &s,
-            &b,
-            BatchnormAttributes::new()
-                .epsilon(1e-5)
-                .previous_running_stats(&pm, &pv, 0.1),
-        )
-        .unwrap();
-    out.y.set_output(true).set_stride(&nhwc(&dims));
-    for o in [out.mean, out.inv_variance]
-        .into_iter()
-        .chain(out.next_running_mean)
-        .chain(out.next_running_var)
-    {
-        o.set_output(true).set_data_type(DataType::F32);
-    }
-    g
+    common::batchnorm_nhwc_graph(true, DataType::F16, dims)
 }
 
 /// batchnorm_inference + relu, NCHW f32.
