@@ -4,6 +4,8 @@
 // runs correctly, only slower. `wide` is uniform over the grid, so the branch never diverges.
 #pragma once
 
+#include "norm_reduce.cuh"
+
 template <typename T>
 __device__ __forceinline__ void kiln_ld8(const T* __restrict__ p, bool wide, float (&o)[8]) {
     if (wide) {
