@@ -933,6 +933,61 @@ fn conv_fprop_winograd_matches_reference() {
     assert!(runs >= 80, "only {runs} Winograd cases ran");
 }
 
+/// Winograd on rows of many tiles (runs longer than 16 tiles, crossing the 32-tile slivers of
+/// the AVX-512 kernel, with padding on either side; even output widths, whose channels-first
+/// rows the AVX-512 output transform writes 16 tiles at a time, and odd output heights)
+/// matches the reference at every instruction-set level this processor has (the AVX-512 level
+/// transforms in registers, the others through staged rows).
+#[test]
+fn conv_fprop_winograd_wide_rows_match_the_reference_at_every_level() {
+    let b = ConvCase::basic();
+    let cases = [
+        ConvCase {
+            n: 2,
+            c: 5,
+            k: 7,
+            input: vec![7, 74],
+            ..b.clone()
+        },
+        ConvCase {
+            n: 1,
+            c: 3,
+            k: 9,
+            input: vec![6, 40],
+            pad: (vec![0, 0], vec![2, 2]),
+            ..b.clone()
+        },
+        ConvCase {
+            n: 3,
+            c: 4,
+            k: 5,
+            input: vec![5, 67],
+            pad: (vec![2, 1], vec![0, 2]),
+            layout: Layout::Nhwc,
+            ..b.clone()
+        },
+    ];
+    let mut runs = 0;
+    for level in super::isa::Isa::ALL[..3]
+        .iter()
+        .filter(|l| l.is_available())
+    {
+        for (i, case) in cases.iter().enumerate() {
+            let g = conv_graph(case, &epilogues()[1], DataType::F32);
+            check(
+                &ConvFpropEngine,
+                g,
+                &[2, 0, 0, *level as i64],
+                tol_of(DataType::F32),
+                ((case.c * 9) as f64).sqrt(),
+                77 + i as u64,
+            );
+            runs += 1;
+        }
+    }
+    assert!(runs >= 3);
+}
+
 /// Winograd's f32 error on long sums (C = 64 and 256, 3x3) stays within the conformance
 /// suite's bound for a sum of `terms` products: 4 eps32 (terms + depth) absolute plus
 /// 8 eps32 depth relative, here with inputs of magnitude up to 2 rather than 1.

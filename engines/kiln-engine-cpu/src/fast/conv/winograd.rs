@@ -14,6 +14,11 @@
 //! writes V as right slivers (`nr` tiles side by side), and K and each block's tiles are padded
 //! to whole slivers (the padding is zeros; its results are never read).
 //!
+//! At the AVX-512 levels the input transform (staged rows to V) and, for channels-first output
+//! rows of at least 16 whole tiles, the output transform (M to the output tile) run in AVX-512
+//! registers 16 tiles at a time, with the same operations in the same order as the loops the
+//! other levels run, so they give the same bits.
+//!
 //! The work is cut into blocks of whole rows of tiles (a block may run over several images).
 //! Workers take blocks one at a time; each transforms its block's input into its own slice of
 //! the caller's workspace, runs the 16 GEMMs, transforms the result back one image at a time
@@ -451,7 +456,7 @@ impl WinogradPlan {
             _ => {}
         }
         // SAFETY: forwarded contract.
-        unsafe { self.run_block_body(b, x, u, epilogue, ptrs, slot) }
+        unsafe { self.run_block_body::<false>(b, x, u, epilogue, ptrs, slot) }
     }
 
     /// [`Self::run_block_body`] compiled for AVX-512 F.
@@ -469,8 +474,8 @@ impl WinogradPlan {
         ptrs: &EpiloguePtrs,
         slot: &mut Slot<'_>,
     ) {
-        // SAFETY: forwarded contract.
-        unsafe { self.run_block_body(b, x, u, epilogue, ptrs, slot) }
+        // SAFETY: forwarded contract; the processor has AVX-512 F.
+        unsafe { self.run_block_body::<true>(b, x, u, epilogue, ptrs, slot) }
     }
 
     /// [`Self::run_block_body`] compiled for AVX2 and FMA.
@@ -489,15 +494,17 @@ impl WinogradPlan {
         slot: &mut Slot<'_>,
     ) {
         // SAFETY: forwarded contract.
-        unsafe { self.run_block_body(b, x, u, epilogue, ptrs, slot) }
+        unsafe { self.run_block_body::<false>(b, x, u, epilogue, ptrs, slot) }
     }
 
-    /// The work of [`WinogradPlan::run_block`], inlined into each instruction set's copy.
+    /// The work of [`WinogradPlan::run_block`], inlined into each instruction set's copy. With
+    /// `AVX512` (only in the AVX-512 copy) the input transform and the channels-first output
+    /// transform run in AVX-512 registers, with the same operations in the same order.
     ///
     /// # Safety
-    /// As for [`WinogradPlan::run_block`].
+    /// As for [`WinogradPlan::run_block`]; with `AVX512` the processor has AVX-512 F.
     #[inline(always)]
-    unsafe fn run_block_body(
+    unsafe fn run_block_body<const AVX512: bool>(
         &self,
         b: usize,
         x: SharedPtr,
@@ -530,6 +537,26 @@ impl WinogradPlan {
                     }
                     // SAFETY: forwarded contract.
                     unsafe { self.load_row(x, n, c, ih, &mut stage[i * rl..][..2 * width]) };
+                }
+                #[cfg(target_arch = "x86_64")]
+                if AVX512 {
+                    let t0 = (g - g0) * tw_count;
+                    let mut j0 = 0;
+                    while j0 < tw_count {
+                        let t = t0 + j0;
+                        let len = (nr - t % nr).min(tw_count - j0);
+                        let base = (t / nr) * c_count * nr + c * nr + t % nr;
+                        let run = TileRun {
+                            j0,
+                            len,
+                            base,
+                            plane: v_plane,
+                        };
+                        // SAFETY: the caller's contract: this copy runs on AVX-512 F.
+                        unsafe { input_tiles_avx512(stage, rl, 2 * width, run, slot.v) };
+                        j0 += len;
+                    }
+                    continue;
                 }
                 combine_rows(stage, comb, rl, 2 * width);
                 for i in 0..4 {
@@ -630,6 +657,24 @@ impl WinogradPlan {
                     // chunk ends at the row's end and overlaps the one before (its outputs are
                     // written twice, with the same values), so every chunk is whole.
                     let mut at = 0;
+                    // A channels-first row of whole tiles: 16 of them at a time in AVX-512
+                    // registers (the last chunk overlapping the one before, as below).
+                    #[cfg(target_arch = "x86_64")]
+                    if AVX512 && q_step == 1 && tw_count >= 16 && 2 * tw_count <= ow_count {
+                        while at < tw_count {
+                            let tw0 = at.min(tw_count - 16);
+                            at = tw0 + 16;
+                            let chunk = OutputChunk {
+                                m0: k * ld + t0 + tw0,
+                                m_plane,
+                                q: k * k_step + (oh - oh0) * ow_count + 2 * tw0,
+                                ow: ow_count,
+                                two_rows,
+                            };
+                            // SAFETY: the caller's contract: this copy runs on AVX-512 F.
+                            unsafe { output_tiles_avx512(slot.m, chunk, out) };
+                        }
+                    }
                     while at < tw_count {
                         let tw0 = if tw_count >= LANES {
                             at.min(tw_count - LANES)
@@ -819,6 +864,157 @@ fn combine_rows(src: &[f32], dst: &mut [f32], rl: usize, width: usize) {
     in_groups!(width, group(r, [&mut *d0, &mut *d1, &mut *d2, &mut *d3]));
 }
 
+/// A run of tiles of one row of tiles and one channel, inside one right sliver of V: tiles
+/// `j0..j0 + len` of the row, stored from element `base` of each of V's 16 planes (`plane`
+/// floats apart).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct TileRun {
+    j0: usize,
+    len: usize,
+    base: usize,
+    plane: usize,
+}
+
+/// The input transform of `run` in AVX-512 registers: `Bᵀ d B` of each tile from the four
+/// staged rows (`rl` floats apart, `width` valid values each), 16 tiles at a time. The same
+/// adds and subtracts as `combine_rows`, `deinterleave` and `lanewise` (rows first, then columns),
+/// so V is the same bit for bit; masked loads read only the staged values, masked stores write
+/// only the run's tiles.
+///
+/// # Safety
+/// The processor has AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn input_tiles_avx512(stage: &[f32], rl: usize, width: usize, run: TileRun, v: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let TileRun {
+        j0,
+        len,
+        base,
+        plane,
+    } = run;
+    // Tile j reads staged columns 2 j to 2 j + 3; the writes stay inside V's 16 planes.
+    assert!(2 * (j0 + len) + 2 <= width && width <= rl && 4 * rl <= stage.len());
+    assert!(len == 0 || 15 * plane + base + len <= v.len());
+    let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    let lanes = |n: usize| -> __mmask16 { ((1u32 << n.min(16)) - 1) as __mmask16 };
+    let mut k0 = 0;
+    while k0 < len {
+        let l = (len - k0).min(16);
+        let (m_lo, m_hi) = (lanes(2 * l), lanes((2 * l).saturating_sub(16)));
+        let col = 2 * (j0 + k0);
+        let zero = _mm512_setzero_ps();
+        let (mut e, mut o, mut e1, mut o1) = ([zero; 4], [zero; 4], [zero; 4], [zero; 4]);
+        for i in 0..4 {
+            // SAFETY: the masks keep every read at columns col..col + 2 l + 1 of staged row i,
+            // inside its `width` values (asserted above); a masked-off lane reads nothing, so
+            // its address (formed with wrapping_add) may lie past the slice.
+            unsafe {
+                let p = stage.as_ptr().wrapping_add(i * rl + col);
+                let lo = _mm512_maskz_loadu_ps(m_lo, p);
+                let hi = _mm512_maskz_loadu_ps(m_hi, p.wrapping_add(16));
+                let lo1 = _mm512_maskz_loadu_ps(m_lo, p.wrapping_add(2));
+                let hi1 = _mm512_maskz_loadu_ps(m_hi, p.wrapping_add(18));
+                e[i] = _mm512_permutex2var_ps(lo, even, hi);
+                o[i] = _mm512_permutex2var_ps(lo, odd, hi);
+                e1[i] = _mm512_permutex2var_ps(lo1, even, hi1);
+                o1[i] = _mm512_permutex2var_ps(lo1, odd, hi1);
+            }
+        }
+        // Bᵀ d down the columns: rows r0 - r2, r1 + r2, r2 - r1, r1 - r3.
+        let rows = |r: [__m512; 4]| {
+            [
+                _mm512_sub_ps(r[0], r[2]),
+                _mm512_add_ps(r[1], r[2]),
+                _mm512_sub_ps(r[2], r[1]),
+                _mm512_sub_ps(r[1], r[3]),
+            ]
+        };
+        let (e, o, e1, o1) = (rows(e), rows(o), rows(e1), rows(o1));
+        let m_out = lanes(l);
+        for i in 0..4 {
+            // (Bᵀ d) B along the row: e - e1, o + e1, e1 - o, o - o1.
+            let out = [
+                _mm512_sub_ps(e[i], e1[i]),
+                _mm512_add_ps(o[i], e1[i]),
+                _mm512_sub_ps(e1[i], o[i]),
+                _mm512_sub_ps(o[i], o1[i]),
+            ];
+            for (j, val) in out.into_iter().enumerate() {
+                // SAFETY: tiles k0..k0 + l of the run in plane 4 i + j, inside v (asserted).
+                unsafe {
+                    let at = v.as_mut_ptr().wrapping_add((4 * i + j) * plane + base + k0);
+                    _mm512_mask_storeu_ps(at, m_out, val);
+                }
+            }
+        }
+        k0 += l;
+    }
+}
+
+/// 16 whole tiles of one output channel's row of tiles, written to a channels-first output:
+/// their M values from `m0` in each of M's 16 planes (`m_plane` floats apart), their outputs
+/// from `q` in the output tile (the second output row `ow` further on, when there is one).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct OutputChunk {
+    m0: usize,
+    m_plane: usize,
+    q: usize,
+    ow: usize,
+    two_rows: bool,
+}
+
+/// The output transform of `chunk` in AVX-512 registers: `Aᵀ M A` of 16 tiles with the adds
+/// and subtracts of `output_tiles`, in its order (so the same bits), and the two columns of
+/// each output row interleaved as `interleave` does.
+///
+/// # Safety
+/// The processor has AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn output_tiles_avx512(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let OutputChunk {
+        m0,
+        m_plane,
+        q,
+        ow,
+        two_rows,
+    } = chunk;
+    assert!(m0 + (XI - 1) * m_plane + 16 <= m.len());
+    assert!(q + 32 <= out.len() && (!two_rows || q + ow + 32 <= out.len()));
+    // SAFETY: 16 values of each plane from m0, inside m (asserted).
+    let mv: [__m512; XI] =
+        std::array::from_fn(|xi| unsafe { _mm512_loadu_ps(m.as_ptr().add(xi * m_plane + m0)) });
+    // Aᵀ M: s_j = M0j + M1j + M2j, d_j = M1j - M2j - M3j.
+    let s: [__m512; 4] =
+        std::array::from_fn(|j| _mm512_add_ps(_mm512_add_ps(mv[j], mv[4 + j]), mv[8 + j]));
+    let d: [__m512; 4] =
+        std::array::from_fn(|j| _mm512_sub_ps(_mm512_sub_ps(mv[4 + j], mv[8 + j]), mv[12 + j]));
+    let y0 = _mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]);
+    let y1 = _mm512_sub_ps(_mm512_sub_ps(s[1], s[2]), s[3]);
+    let y2 = _mm512_add_ps(_mm512_add_ps(d[0], d[1]), d[2]);
+    let y3 = _mm512_sub_ps(_mm512_sub_ps(d[1], d[2]), d[3]);
+    let first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    let second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    let rows: &[(usize, __m512, __m512)] = if two_rows {
+        &[(q, y0, y1), (q + ow, y2, y3)]
+    } else {
+        &[(q, y0, y1)]
+    };
+    for &(at, a, b) in rows {
+        // SAFETY: 32 values from `at`, inside out (asserted).
+        unsafe {
+            let p = out.as_mut_ptr().add(at);
+            _mm512_storeu_ps(p, _mm512_permutex2var_ps(a, first, b));
+            _mm512_storeu_ps(p.add(16), _mm512_permutex2var_ps(a, second, b));
+        }
+    }
+}
+
 /// Splits `src[..2 n]` into its even values `e[..n]` and odd ones `o[..n]`.
 #[inline(always)]
 fn deinterleave(src: &[f32], e: &mut [f32], o: &mut [f32]) {
@@ -864,4 +1060,203 @@ fn output_tiles(m: &[[f32; LANES]; XI]) -> [[f32; LANES]; 4] {
         y[3][l] = d1 - d2 - d3;
     }
     y
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// One row of tiles of one channel (`tw` tiles from block tile `t0`), in V's layout for a
+    /// kernel `nr` tiles wide.
+    struct Row {
+        stage: Vec<f32>,
+        rl: usize,
+        tw: usize,
+        t0: usize,
+        nr: usize,
+        c: usize,
+        c_count: usize,
+        plane: usize,
+    }
+
+    impl Row {
+        fn new(rng: &mut StdRng, tw: usize, t0: usize) -> Row {
+            let rl = (2 * tw + 2).next_multiple_of(LANES) + LANES;
+            let (nr, c_count) = (32, 3);
+            let tpad = (t0 + tw).next_multiple_of(nr);
+            Row {
+                stage: (0..4 * rl)
+                    .map(|_| rng.random_range(-2.0f32..2.0))
+                    .collect(),
+                rl,
+                tw,
+                t0,
+                nr,
+                c: 1,
+                c_count,
+                plane: c_count * tpad + PLANE_SKEW,
+            }
+        }
+
+        /// The runs of the row, each inside one sliver: (first tile of the row, tiles, V offset).
+        fn runs(&self) -> Vec<(usize, usize, usize)> {
+            let (nr, mut j0, mut out) = (self.nr, 0, Vec::new());
+            while j0 < self.tw {
+                let t = self.t0 + j0;
+                let len = (nr - t % nr).min(self.tw - j0);
+                out.push((j0, len, (t / nr) * self.c_count * nr + self.c * nr + t % nr));
+                j0 += len;
+            }
+            out
+        }
+
+        fn fresh_v(&self) -> Vec<f32> {
+            vec![f32::from_bits(0x7fc0_1234); 16 * self.plane]
+        }
+
+        /// V through the staged-row helpers, as `run_block_body` runs them below AVX-512.
+        fn generic(&self) -> Vec<f32> {
+            let (rl, width) = (self.rl, self.tw + 1);
+            let mut v = self.fresh_v();
+            let mut comb = vec![0f32; 4 * rl];
+            let mut eo = vec![0f32; 8 * rl];
+            combine_rows(&self.stage, &mut comb, rl, 2 * width);
+            for i in 0..4 {
+                let (e, o) = eo[2 * i * rl..][..2 * rl].split_at_mut(rl);
+                deinterleave(&comb[i * rl..][..2 * width], e, o);
+            }
+            for (j0, len, base) in self.runs() {
+                for i in 0..4 {
+                    let e = &eo[2 * i * rl..][j0..j0 + len + 1];
+                    let o = &eo[(2 * i + 1) * rl..][j0..j0 + len + 1];
+                    let at = |j: usize| (4 * i + j) * self.plane + base;
+                    lanewise(&mut v[at(0)..at(0) + len], &e[..len], &e[1..], |a, b| a - b);
+                    lanewise(&mut v[at(1)..at(1) + len], &o[..len], &e[1..], |a, b| a + b);
+                    lanewise(&mut v[at(2)..at(2) + len], &e[1..], &o[..len], |a, b| a - b);
+                    lanewise(&mut v[at(3)..at(3) + len], &o[..len], &o[1..], |a, b| a - b);
+                }
+            }
+            v
+        }
+
+        /// V from the definition, tile by tile: rows of `Bᵀ d` first, then `(Bᵀ d) B`.
+        fn direct(&self) -> Vec<f32> {
+            let mut v = self.fresh_v();
+            for (j0, len, base) in self.runs() {
+                for k in 0..len {
+                    let d = |i: usize, j: usize| self.stage[i * self.rl + 2 * (j0 + k) + j];
+                    let r = |j: usize| {
+                        [
+                            d(0, j) - d(2, j),
+                            d(1, j) + d(2, j),
+                            d(2, j) - d(1, j),
+                            d(1, j) - d(3, j),
+                        ]
+                    };
+                    let (c0, c1, c2, c3) = (r(0), r(1), r(2), r(3));
+                    let rows = c0.iter().zip(c1).zip(c2.iter().zip(c3));
+                    for (i, ((&e0, o0), (&e1, o1))) in rows.enumerate() {
+                        let at = |j: usize| (4 * i + j) * self.plane + base + k;
+                        v[at(0)] = e0 - e1;
+                        v[at(1)] = o0 + e1;
+                        v[at(2)] = e1 - o0;
+                        v[at(3)] = o0 - o1;
+                    }
+                }
+            }
+            v
+        }
+    }
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// The input transform's paths give V bit for bit as its definition does, on rows of 1 to
+    /// 47 tiles starting anywhere in a sliver (runs of 1 to 32 tiles), and write nothing else:
+    /// the staged-row helpers everywhere, the AVX-512 registers path where the processor has it.
+    #[test]
+    fn input_transform_paths_match_the_definition_bit_for_bit() {
+        let mut rng = StdRng::seed_from_u64(5);
+        #[cfg(target_arch = "x86_64")]
+        let avx512 = crate::fast::isa::Isa::Avx512.is_available();
+        for tw in [1, 5, 7, 15, 16, 17, 28, 32, 33, 47] {
+            for t0 in [0, 5, 16, 31] {
+                let row = Row::new(&mut rng, tw, t0);
+                let want = bits(&row.direct());
+                assert_eq!(bits(&row.generic()), want, "staged rows, tw {tw}, t0 {t0}");
+                #[cfg(target_arch = "x86_64")]
+                if avx512 {
+                    let mut v = row.fresh_v();
+                    for (j0, len, base) in row.runs() {
+                        let run = TileRun {
+                            j0,
+                            len,
+                            base,
+                            plane: row.plane,
+                        };
+                        // SAFETY: the processor has AVX-512 F (checked above).
+                        unsafe {
+                            input_tiles_avx512(&row.stage, row.rl, 2 * (tw + 1), run, &mut v)
+                        };
+                    }
+                    assert_eq!(bits(&v), want, "AVX-512, tw {tw}, t0 {t0}");
+                }
+            }
+        }
+    }
+
+    /// The AVX-512 output transform gives the bits of `output_tiles` and `interleave` (two
+    /// chunks of 8 tiles) for 16 tiles, with one output row or two, and writes nothing else.
+    #[test]
+    fn output_transform_paths_agree_bit_for_bit() {
+        #[cfg(target_arch = "x86_64")]
+        if crate::fast::isa::Isa::Avx512.is_available() {
+            let mut rng = StdRng::seed_from_u64(6);
+            let (m_plane, m0, ow, q) = (83, 5, 37, 3);
+            let m: Vec<f32> = (0..XI * m_plane)
+                .map(|_| rng.random_range(-3.0f32..3.0))
+                .collect();
+            for two_rows in [false, true] {
+                let fresh = || vec![f32::from_bits(0x7fc0_4321); q + ow + 40];
+                let mut want = fresh();
+                for half in 0..2 {
+                    let lanes: [[f32; LANES]; XI] = std::array::from_fn(|xi| {
+                        std::array::from_fn(|l| m[xi * m_plane + m0 + 8 * half + l])
+                    });
+                    let y = output_tiles(&lanes);
+                    let at = q + 16 * half;
+                    interleave(&y[0], &y[1], &mut want[at..at + 16]);
+                    if two_rows {
+                        interleave(&y[2], &y[3], &mut want[at + ow..at + ow + 16]);
+                    }
+                }
+                let mut got = fresh();
+                let chunk = OutputChunk {
+                    m0,
+                    m_plane,
+                    q,
+                    ow,
+                    two_rows,
+                };
+                // SAFETY: the processor has AVX-512 F (checked above).
+                unsafe { output_tiles_avx512(&m, chunk, &mut got) };
+                assert_eq!(bits(&got), bits(&want), "two rows: {two_rows}");
+            }
+        }
+        // Below AVX-512 the output transform is output_tiles itself: check it against its
+        // definition on one tile.
+        let mut tile = [[0f32; LANES]; XI];
+        for (xi, lane) in tile.iter_mut().enumerate() {
+            lane[0] = (xi as f32 * 0.37).sin();
+        }
+        let y = output_tiles(&tile);
+        let mm = |i: usize, j: usize| tile[4 * i + j][0];
+        let s = |j: usize| mm(0, j) + mm(1, j) + mm(2, j);
+        let d = |j: usize| mm(1, j) - mm(2, j) - mm(3, j);
+        assert_eq!(y[0][0].to_bits(), (s(0) + s(1) + s(2)).to_bits());
+        assert_eq!(y[3][0].to_bits(), (d(1) - d(2) - d(3)).to_bits());
+    }
 }
