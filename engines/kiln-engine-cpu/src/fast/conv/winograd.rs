@@ -538,23 +538,13 @@ impl WinogradPlan {
                     // SAFETY: forwarded contract.
                     unsafe { self.load_row(x, n, c, ih, &mut stage[i * rl..][..2 * width]) };
                 }
+                let runs =
+                    || TileRun::of_row((g - g0) * tw_count, tw_count, nr, c_count, c, v_plane);
                 #[cfg(target_arch = "x86_64")]
                 if AVX512 {
-                    let t0 = (g - g0) * tw_count;
-                    let mut j0 = 0;
-                    while j0 < tw_count {
-                        let t = t0 + j0;
-                        let len = (nr - t % nr).min(tw_count - j0);
-                        let base = (t / nr) * c_count * nr + c * nr + t % nr;
-                        let run = TileRun {
-                            j0,
-                            len,
-                            base,
-                            plane: v_plane,
-                        };
+                    for run in runs() {
                         // SAFETY: the caller's contract: this copy runs on AVX-512 F.
                         unsafe { input_tiles_avx512(stage, rl, 2 * width, run, slot.v) };
-                        j0 += len;
                     }
                     continue;
                 }
@@ -566,12 +556,7 @@ impl WinogradPlan {
                 }
                 // (Bᵀ d) B along each row, for every tile of the row, in runs that stay
                 // inside one sliver.
-                let t0 = (g - g0) * tw_count;
-                let mut j0 = 0;
-                while j0 < tw_count {
-                    let t = t0 + j0;
-                    let len = (nr - t % nr).min(tw_count - j0);
-                    let base = (t / nr) * c_count * nr + c * nr + t % nr;
+                for TileRun { j0, len, base, .. } in runs() {
                     for i in 0..4 {
                         let e = &eo[2 * i * rl..][j0..j0 + len + 1];
                         let o = &eo[(2 * i + 1) * rl..][j0..j0 + len + 1];
@@ -584,7 +569,6 @@ impl WinogradPlan {
                         lanewise(&mut v[at(2)..at(2) + len], e1, o0, |a, b| a - b);
                         lanewise(&mut v[at(3)..at(3) + len], o0, o1, |a, b| a - b);
                     }
-                    j0 += len;
                 }
             }
         }
@@ -867,13 +851,42 @@ fn combine_rows(src: &[f32], dst: &mut [f32], rl: usize, width: usize) {
 /// A run of tiles of one row of tiles and one channel, inside one right sliver of V: tiles
 /// `j0..j0 + len` of the row, stored from element `base` of each of V's 16 planes (`plane`
 /// floats apart).
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct TileRun {
     j0: usize,
     len: usize,
     base: usize,
     plane: usize,
+}
+
+impl TileRun {
+    /// The runs of a row of `tw` tiles whose first is the block's tile `t0`, channel `c` of
+    /// `c_count`, in V's right slivers of `nr` tiles (`plane` floats per position's plane).
+    fn of_row(
+        t0: usize,
+        tw: usize,
+        nr: usize,
+        c_count: usize,
+        c: usize,
+        plane: usize,
+    ) -> impl Iterator<Item = TileRun> {
+        let mut j0 = 0;
+        std::iter::from_fn(move || {
+            (j0 < tw).then(|| {
+                let t = t0 + j0;
+                let len = (nr - t % nr).min(tw - j0);
+                let base = (t / nr) * c_count * nr + c * nr + t % nr;
+                let run = TileRun {
+                    j0,
+                    len,
+                    base,
+                    plane,
+                };
+                j0 += len;
+                run
+            })
+        })
+    }
 }
 
 /// The input transform of `run` in AVX-512 registers: `Bᵀ d B` of each tile from the four
@@ -1100,16 +1113,9 @@ mod tests {
             }
         }
 
-        /// The runs of the row, each inside one sliver: (first tile of the row, tiles, V offset).
-        fn runs(&self) -> Vec<(usize, usize, usize)> {
-            let (nr, mut j0, mut out) = (self.nr, 0, Vec::new());
-            while j0 < self.tw {
-                let t = self.t0 + j0;
-                let len = (nr - t % nr).min(self.tw - j0);
-                out.push((j0, len, (t / nr) * self.c_count * nr + self.c * nr + t % nr));
-                j0 += len;
-            }
-            out
+        /// The runs of the row, each inside one sliver.
+        fn runs(&self) -> impl Iterator<Item = TileRun> {
+            TileRun::of_row(self.t0, self.tw, self.nr, self.c_count, self.c, self.plane)
         }
 
         fn fresh_v(&self) -> Vec<f32> {
@@ -1127,7 +1133,7 @@ mod tests {
                 let (e, o) = eo[2 * i * rl..][..2 * rl].split_at_mut(rl);
                 deinterleave(&comb[i * rl..][..2 * width], e, o);
             }
-            for (j0, len, base) in self.runs() {
+            for TileRun { j0, len, base, .. } in self.runs() {
                 for i in 0..4 {
                     let e = &eo[2 * i * rl..][j0..j0 + len + 1];
                     let o = &eo[(2 * i + 1) * rl..][j0..j0 + len + 1];
@@ -1144,7 +1150,7 @@ mod tests {
         /// V from the definition, tile by tile: rows of `Bᵀ d` first, then `(Bᵀ d) B`.
         fn direct(&self) -> Vec<f32> {
             let mut v = self.fresh_v();
-            for (j0, len, base) in self.runs() {
+            for TileRun { j0, len, base, .. } in self.runs() {
                 for k in 0..len {
                     let d = |i: usize, j: usize| self.stage[i * self.rl + 2 * (j0 + k) + j];
                     let r = |j: usize| {
@@ -1190,13 +1196,7 @@ mod tests {
                 #[cfg(target_arch = "x86_64")]
                 if avx512 {
                     let mut v = row.fresh_v();
-                    for (j0, len, base) in row.runs() {
-                        let run = TileRun {
-                            j0,
-                            len,
-                            base,
-                            plane: row.plane,
-                        };
+                    for run in row.runs() {
                         // SAFETY: the processor has AVX-512 F (checked above).
                         unsafe {
                             input_tiles_avx512(&row.stage, row.rl, 2 * (tw + 1), run, &mut v)
