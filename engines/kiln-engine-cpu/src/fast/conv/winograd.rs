@@ -456,7 +456,7 @@ impl WinogradPlan {
             _ => {}
         }
         // SAFETY: forwarded contract.
-        unsafe { self.run_block_body::<false>(b, x, u, epilogue, ptrs, slot) }
+        unsafe { self.run_block_body::<false, false>(b, x, u, epilogue, ptrs, slot) }
     }
 
     /// [`Self::run_block_body`] compiled for AVX-512 F.
@@ -475,7 +475,7 @@ impl WinogradPlan {
         slot: &mut Slot<'_>,
     ) {
         // SAFETY: forwarded contract; the processor has AVX-512 F.
-        unsafe { self.run_block_body::<true>(b, x, u, epilogue, ptrs, slot) }
+        unsafe { self.run_block_body::<true, false>(b, x, u, epilogue, ptrs, slot) }
     }
 
     /// [`Self::run_block_body`] compiled for AVX2 and FMA.
@@ -493,18 +493,20 @@ impl WinogradPlan {
         ptrs: &EpiloguePtrs,
         slot: &mut Slot<'_>,
     ) {
-        // SAFETY: forwarded contract.
-        unsafe { self.run_block_body::<false>(b, x, u, epilogue, ptrs, slot) }
+        // SAFETY: forwarded contract; the processor has AVX2.
+        unsafe { self.run_block_body::<false, true>(b, x, u, epilogue, ptrs, slot) }
     }
 
     /// The work of [`WinogradPlan::run_block`], inlined into each instruction set's copy. With
     /// `AVX512` (only in the AVX-512 copy) the input transform and the channels-first output
-    /// transform run in AVX-512 registers, with the same operations in the same order.
+    /// transform run in AVX-512 registers, with `AVX2` (only in the AVX2 copy) the input
+    /// transform in AVX2 registers; both with the same operations in the same order.
     ///
     /// # Safety
-    /// As for [`WinogradPlan::run_block`]; with `AVX512` the processor has AVX-512 F.
+    /// As for [`WinogradPlan::run_block`]; with `AVX512` the processor has AVX-512 F, with
+    /// `AVX2` it has AVX2.
     #[inline(always)]
-    unsafe fn run_block_body<const AVX512: bool>(
+    unsafe fn run_block_body<const AVX512: bool, const AVX2: bool>(
         &self,
         b: usize,
         x: SharedPtr,
@@ -541,10 +543,15 @@ impl WinogradPlan {
                 let runs =
                     || TileRun::of_row((g - g0) * tw_count, tw_count, nr, c_count, c, v_plane);
                 #[cfg(target_arch = "x86_64")]
-                if AVX512 {
+                if AVX512 || AVX2 {
                     for run in runs() {
-                        // SAFETY: the caller's contract: this copy runs on AVX-512 F.
-                        unsafe { input_tiles_avx512(stage, rl, 2 * width, run, slot.v) };
+                        if AVX512 {
+                            // SAFETY: the caller's contract: this copy runs on AVX-512 F.
+                            unsafe { input_tiles_avx512(stage, rl, 2 * width, run, slot.v) };
+                        } else {
+                            // SAFETY: the caller's contract: this copy runs on AVX2.
+                            unsafe { input_tiles_avx2(stage, rl, 2 * width, run, slot.v) };
+                        }
                     }
                     continue;
                 }
@@ -967,6 +974,86 @@ unsafe fn input_tiles_avx512(stage: &[f32], rl: usize, width: usize, run: TileRu
     }
 }
 
+/// [`input_tiles_avx512`] in AVX2 registers, 8 tiles at a time (even and odd columns by
+/// in-lane shuffles and a 64-bit permute, masked loads and stores at a run's end): the same
+/// operations in the same order, so the same bits.
+///
+/// # Safety
+/// The processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn input_tiles_avx2(stage: &[f32], rl: usize, width: usize, run: TileRun, v: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let TileRun {
+        j0,
+        len,
+        base,
+        plane,
+    } = run;
+    // As in input_tiles_avx512.
+    assert!(2 * (j0 + len) + 2 <= width && width <= rl && 4 * rl <= stage.len());
+    assert!(len == 0 || 15 * plane + base + len <= v.len());
+    let lane_ids = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    // Lanes below n set (their top bit), for maskload and maskstore.
+    let lanes = |n: usize| _mm256_cmpgt_epi32(_mm256_set1_epi32(n.min(8) as i32), lane_ids);
+    // Columns 0, 2, ..., 14 (or 1, 3, ..., 15) of two vectors of 8: pairs in each 128-bit lane,
+    // then the 64-bit pairs put in order.
+    let split = |lo: __m256, hi: __m256| {
+        let even = _mm256_shuffle_ps::<0b10_00_10_00>(lo, hi);
+        let odd = _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi);
+        let order = |x: __m256| {
+            _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(x)))
+        };
+        (order(even), order(odd))
+    };
+    let mut k0 = 0;
+    while k0 < len {
+        let l = (len - k0).min(8);
+        let (m_lo, m_hi) = (lanes(2 * l), lanes((2 * l).saturating_sub(8)));
+        let col = 2 * (j0 + k0);
+        let zero = _mm256_setzero_ps();
+        let (mut e, mut o, mut e1, mut o1) = ([zero; 4], [zero; 4], [zero; 4], [zero; 4]);
+        for i in 0..4 {
+            // SAFETY: as in input_tiles_avx512: the masks keep every read inside staged row i.
+            unsafe {
+                let p = stage.as_ptr().wrapping_add(i * rl + col);
+                let lo = _mm256_maskload_ps(p, m_lo);
+                let hi = _mm256_maskload_ps(p.wrapping_add(8), m_hi);
+                let lo1 = _mm256_maskload_ps(p.wrapping_add(2), m_lo);
+                let hi1 = _mm256_maskload_ps(p.wrapping_add(10), m_hi);
+                (e[i], o[i]) = split(lo, hi);
+                (e1[i], o1[i]) = split(lo1, hi1);
+            }
+        }
+        let rows = |r: [__m256; 4]| {
+            [
+                _mm256_sub_ps(r[0], r[2]),
+                _mm256_add_ps(r[1], r[2]),
+                _mm256_sub_ps(r[2], r[1]),
+                _mm256_sub_ps(r[1], r[3]),
+            ]
+        };
+        let (e, o, e1, o1) = (rows(e), rows(o), rows(e1), rows(o1));
+        let m_out = lanes(l);
+        for i in 0..4 {
+            let out = [
+                _mm256_sub_ps(e[i], e1[i]),
+                _mm256_add_ps(o[i], e1[i]),
+                _mm256_sub_ps(e1[i], o[i]),
+                _mm256_sub_ps(o[i], o1[i]),
+            ];
+            for (j, val) in out.into_iter().enumerate() {
+                // SAFETY: tiles k0..k0 + l of the run in plane 4 i + j, inside v (asserted).
+                unsafe {
+                    let at = v.as_mut_ptr().wrapping_add((4 * i + j) * plane + base + k0);
+                    _mm256_maskstore_ps(at, m_out, val);
+                }
+            }
+        }
+        k0 += l;
+    }
+}
+
 /// 16 whole tiles of one output channel's row of tiles, written to a channels-first output:
 /// their M values from `m0` in each of M's 16 planes (`m_plane` floats apart), their outputs
 /// from `q` in the output tile (the second output row `ow` further on, when there is one).
@@ -1182,12 +1269,15 @@ mod tests {
 
     /// The input transform's paths give V bit for bit as its definition does, on rows of 1 to
     /// 47 tiles starting anywhere in a sliver (runs of 1 to 32 tiles), and write nothing else:
-    /// the staged-row helpers everywhere, the AVX-512 registers path where the processor has it.
+    /// the staged-row helpers everywhere, the AVX2 and AVX-512 register paths where the
+    /// processor has them.
     #[test]
     fn input_transform_paths_match_the_definition_bit_for_bit() {
         let mut rng = StdRng::seed_from_u64(5);
         #[cfg(target_arch = "x86_64")]
         let avx512 = crate::fast::isa::Isa::Avx512.is_available();
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = crate::fast::isa::Isa::Avx2.is_available();
         for tw in [1, 5, 7, 15, 16, 17, 28, 32, 33, 47] {
             for t0 in [0, 5, 16, 31] {
                 let row = Row::new(&mut rng, tw, t0);
@@ -1203,6 +1293,15 @@ mod tests {
                         };
                     }
                     assert_eq!(bits(&v), want, "AVX-512, tw {tw}, t0 {t0}");
+                }
+                #[cfg(target_arch = "x86_64")]
+                if avx2 {
+                    let mut v = row.fresh_v();
+                    for run in row.runs() {
+                        // SAFETY: the processor has AVX2 (checked above).
+                        unsafe { input_tiles_avx2(&row.stage, row.rl, 2 * (tw + 1), run, &mut v) };
+                    }
+                    assert_eq!(bits(&v), want, "AVX2, tw {tw}, t0 {t0}");
                 }
             }
         }
