@@ -16,8 +16,9 @@
 //!
 //! At the AVX-512 levels the input transform (staged rows to V) and, for channels-first output
 //! rows of at least 16 whole tiles, the output transform (M to the output tile) run in AVX-512
-//! registers 16 tiles at a time, with the same operations in the same order as the loops the
-//! other levels run, so they give the same bits.
+//! registers 16 tiles at a time, and at the AVX2 level the input transform runs in AVX2
+//! registers 8 at a time, with the same operations in the same order as the loops the portable
+//! level runs, so they give the same bits.
 //!
 //! The work is cut into blocks of whole rows of tiles (a block may run over several images).
 //! Workers take blocks one at a time; each transforms its block's input into its own slice of
