@@ -414,7 +414,106 @@ pub(crate) struct Tile<'a> {
     pub ld: usize,
 }
 
+/// An epilogue a GEMM kernel applies in registers (see [`BoundEpilogue::row_bias_relu`]): at
+/// most a value added per row (a bias broadcast along the columns) and then a plain relu, stored
+/// as f32 into rows whose columns are consecutive and whose rows are evenly spaced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RowBiasRelu {
+    /// The bias's operand number, when there is one.
+    bias: Option<usize>,
+    /// Whether a plain relu follows.
+    pub relu: bool,
+    /// Elements between the output's rows.
+    pub row_stride: isize,
+}
+
+impl RowBiasRelu {
+    /// Whether a bias is added (adding a 0 instead would turn -0 into +0).
+    pub(crate) fn has_bias(&self) -> bool {
+        self.bias.is_some()
+    }
+}
+
 impl BoundEpilogue {
+    /// The chain as a [`RowBiasRelu`], when it is one: no steps, `add` of a tensor constant
+    /// along the tile's columns, a plain relu, or that add then that relu; and the output is
+    /// f32 with consecutive columns and evenly spaced rows. Adding in either order gives the same bits, so the kernel
+    /// computes what [`BoundEpilogue::apply`] would.
+    pub(crate) fn row_bias_relu(&self) -> Option<RowBiasRelu> {
+        let AxisMap::Linear(row_stride) = self.out.rows else {
+            return None;
+        };
+        if self.out.data_type != DataType::F32 || self.out.cols != AxisMap::Linear(1) {
+            return None;
+        }
+        let mut fused = RowBiasRelu {
+            bias: None,
+            relu: false,
+            row_stride,
+        };
+        let mut steps = self.steps.iter().peekable();
+        if let Some(step) = steps.peek() {
+            if let (PointwiseMode::Add, Some(Other::Tensor(i))) = (step.op.mode, step.other) {
+                if self.operands[i].cols != AxisMap::Linear(0) {
+                    return None;
+                }
+                fused.bias = Some(i);
+                steps.next();
+            }
+        }
+        if let Some(step) = steps.next() {
+            if step.other.is_some() || !step.op.is_plain_relu() {
+                return None;
+            }
+            fused.relu = true;
+        }
+        steps.next().is_none().then_some(fused)
+    }
+
+    /// The bias of row `row` of tile `fixed` under `fused` (0 without a bias, see
+    /// [`RowBiasRelu::has_bias`]).
+    ///
+    /// # Safety
+    /// `ptrs` come from [`BoundEpilogue::pointers`] for a live execute call; the row lies inside
+    /// the anchor's output dims.
+    #[inline]
+    pub(crate) unsafe fn row_bias(
+        &self,
+        ptrs: &EpiloguePtrs,
+        fused: RowBiasRelu,
+        fixed: usize,
+        row: usize,
+    ) -> f32 {
+        match fused.bias {
+            Some(i) => {
+                let addr = &self.operands[i];
+                // SAFETY: element (fixed, row, 0) of the operand, in range by the contract.
+                unsafe {
+                    load_one(
+                        ptrs.operands[i].get(),
+                        addr.data_type,
+                        addr.row_base(fixed, row),
+                    )
+                }
+            }
+            None => 0.0,
+        }
+    }
+
+    /// Where element (`row`, `col0`) of tile `fixed` is stored, for a [`RowBiasRelu`] epilogue
+    /// (f32 output, consecutive columns; later rows follow at its `row_stride`).
+    #[inline]
+    pub(crate) fn out_f32(
+        &self,
+        ptrs: &EpiloguePtrs,
+        fixed: usize,
+        row: usize,
+        col0: usize,
+    ) -> *mut f32 {
+        let at = self.out.row_base(fixed, row) + col0 as isize;
+        (ptrs.out.get() as *mut f32).wrapping_offset(at)
+    }
+
     /// This epilogue with its loops compiled for `isa` (its engine's `isa` knob); binding
     /// picks the processor's best level.
     pub(crate) fn with_isa(mut self, isa: Isa) -> Self {

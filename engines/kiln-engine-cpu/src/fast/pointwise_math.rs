@@ -39,6 +39,15 @@ impl Pointwise {
         }
     }
 
+    /// True for relu with its default clips and slope (`max(x, 0)`, NaN kept): what a GEMM
+    /// kernel applies in registers.
+    pub fn is_plain_relu(&self) -> bool {
+        self.mode == PointwiseMode::Relu
+            && self.relu_lower == 0.0
+            && self.relu_slope == 0.0
+            && self.relu_upper == f32::INFINITY
+    }
+
     /// The mode applied to one value (`b` is ignored by unary modes).
     #[inline]
     pub fn eval(&self, a: f32, b: f32) -> f32 {

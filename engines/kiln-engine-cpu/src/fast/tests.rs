@@ -988,6 +988,63 @@ fn conv_fprop_winograd_wide_rows_match_the_reference_at_every_level() {
     assert!(runs >= 3);
 }
 
+/// The direct 1x1 path on every level this processor has (at the AVX-512 levels: kiln's
+/// strided-input kernel with the epilogue in registers): blocks of 64 positions with every
+/// kind of tail, channel counts past one 128-channel block (partial sums carried between
+/// blocks), filter counts that leave the 6-row slivers partly empty, groups, tiles that cut the
+/// positions short, and epilogues the kernel fuses (none, bias + relu, bias, relu) and ones it
+/// hands to the generic pass.
+#[test]
+fn conv_fprop_direct_1x1_matches_the_reference_at_every_level() {
+    use PointwiseMode as M;
+    let b = ConvCase::basic();
+    let one = |n: i64, c: i64, k: i64, input: Vec<i64>, groups: i64| ConvCase {
+        n,
+        c,
+        k,
+        input,
+        filter: vec![1, 1],
+        pad: (vec![0, 0], vec![0, 0]),
+        groups,
+        ..b.clone()
+    };
+    let cases = [
+        one(2, 5, 7, vec![7, 11], 1),
+        one(1, 130, 13, vec![9, 15], 1),
+        one(2, 300, 6, vec![4, 8], 1),
+        one(1, 18, 14, vec![3, 47], 2),
+        one(3, 129, 1, vec![1, 1], 1),
+    ];
+    let chains: [Vec<(M, Other)>; 5] = [
+        vec![],
+        vec![(M::Add, Other::Bias), (M::Relu, Other::None)],
+        vec![(M::Add, Other::BiasLeft)],
+        vec![(M::Relu, Other::None)],
+        epilogues()[2].clone(),
+    ];
+    let mut runs = 0;
+    for level in super::isa::Isa::ALL.iter().filter(|l| l.is_available()) {
+        for (i, case) in cases.iter().enumerate() {
+            let reduction = ((case.c / case.groups) as f64).sqrt();
+            for (j, chain) in chains.iter().enumerate() {
+                let g = conv_graph(case, chain, DataType::F32);
+                for tile in [0, 48, 17] {
+                    check(
+                        &ConvFpropEngine,
+                        g.clone(),
+                        &[0, tile, 0, *level as i64],
+                        tol_of(DataType::F32),
+                        reduction,
+                        (100 + 10 * i + j) as u64,
+                    );
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs >= 75, "only {runs} direct cases ran");
+}
+
 /// Winograd's f32 error on long sums (C = 64 and 256, 3x3) stays within the conformance
 /// suite's bound for a sum of `terms` products: 4 eps32 (terms + depth) absolute plus
 /// 8 eps32 depth relative, here with inputs of magnitude up to 2 rather than 1.

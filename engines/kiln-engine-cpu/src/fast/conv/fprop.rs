@@ -12,6 +12,7 @@
 //! as Winograd F(2x2, 3x3) instead (see the `conv_winograd` module): always with `conv_algo = 2`,
 //! and by default when it has enough channels to be faster.
 
+use super::direct::{self, DirectTile};
 use super::geometry::{im2col, pack_weights, Shape};
 use super::winograd::{self, WinogradPlan};
 use crate::engine::{CpuEngine, Prepared};
@@ -327,10 +328,10 @@ impl ConvPlan {
         (self.s.groups * (self.s.kg + PACKED_MR_MAX) * self.s.patch()).next_multiple_of(ALIGN / 4)
     }
 
-    /// Writes each group's filters (`wpack`, [kg, patch] per group) as left slivers of
-    /// `kern`: `[group][kg / mr][patch][mr]`, filters past kg as zeros.
-    fn pack_filter_slivers(&self, kern: Packed, wpack: &[f32], u: &mut [f32]) {
-        let (kg, patch, mr) = (self.s.kg, self.s.patch(), kern.mr);
+    /// Writes each group's filters (`wpack`, [kg, patch] per group) as left slivers of `mr`
+    /// rows: `[group][kg / mr][patch][mr]`, filters past kg as zeros.
+    fn pack_filter_slivers(&self, mr: usize, wpack: &[f32], u: &mut [f32]) {
+        let (kg, patch) = (self.s.kg, self.s.patch());
         let per_group = kg.div_ceil(mr);
         u[..self.s.groups * per_group * patch * mr]
             .par_chunks_mut(patch * mr)
@@ -338,10 +339,16 @@ impl ConvPlan {
             .for_each(|(i, sliver)| {
                 let (g, sv) = (i / per_group, i % per_group);
                 let wg = &wpack[g * kg * patch..(g + 1) * kg * patch];
-                for (c, step) in sliver.chunks_exact_mut(mr).enumerate() {
-                    for (r, v) in step.iter_mut().enumerate() {
-                        let k = sv * mr + r;
-                        *v = if k < kg { wg[k * patch + c] } else { 0.0 };
+                // Filter by filter, so that the weights are read in order.
+                for r in 0..mr {
+                    let k = sv * mr + r;
+                    if k < kg {
+                        let src = &wg[k * patch..(k + 1) * patch];
+                        for (step, &w) in sliver.chunks_exact_mut(mr).zip(src) {
+                            step[r] = w;
+                        }
+                    } else {
+                        sliver.chunks_exact_mut(mr).for_each(|step| step[r] = 0.0);
                     }
                 }
             });
@@ -523,18 +530,22 @@ impl ConvPlan {
     /// the first two.
     fn slot_floats(&self) -> [usize; 3] {
         let round = |v: usize| v.next_multiple_of(ALIGN / 4);
-        let (rows, cols) = if self.packed_direct {
-            // Rounding up to any kernel's rows or columns adds less than the most of them.
-            (
+        if self.packed_direct {
+            // Rounding up to any kernel's rows or columns adds less than the most of them;
+            // the AVX-512 direct path needs its own tile and 64 floats of scratch.
+            let (rows, cols) = (
                 self.s.kg + PACKED_MR_MAX,
                 self.tile_positions + PACKED_NR_MAX,
-            )
-        } else {
-            (self.s.kg, self.tile_positions)
-        };
+            );
+            return [
+                round((self.s.patch() * cols).max(direct::block_floats(self.s.patch()))),
+                round((rows * cols).max(direct::tile_floats(self.s.kg))),
+                round(self.tile_positions.max(self.s.kg).max(direct::NR)),
+            ];
+        }
         [
-            round(self.s.patch() * cols),
-            round(rows * cols),
+            round(self.s.patch() * self.tile_positions),
+            round(self.s.kg * self.tile_positions),
             round(self.tile_positions.max(self.s.kg)),
         ]
     }
@@ -657,9 +668,19 @@ impl Prepared for ConvPlan {
         .then(|| {
             // SAFETY: the plan's level runs on this processor (isa_to_run).
             let kern = unsafe { Packed::for_isa(self.isa) };
-            self.pack_filter_slivers(kern, wpack, u);
+            self.pack_filter_slivers(kern.mr, wpack, u);
             kern
         });
+        // At the AVX-512 levels, a direct convolution whose positions are consecutive runs
+        // kiln's strided-input kernel with the epilogue in registers (see the direct module).
+        let wide = cfg!(target_arch = "x86_64")
+            && self.packed_direct
+            && direct == Some(1)
+            && matches!(self.isa, Isa::Avx512 | Isa::Amx);
+        if wide {
+            self.pack_filter_slivers(direct::MR, wpack, u);
+        }
+        let fused = self.epilogue.row_bias_relu();
         let u: &[f32] = u;
         let [col_f, tile_f, scratch_f] = self.slot_floats();
         let items = s.n * s.groups * self.chunks;
@@ -677,6 +698,35 @@ impl Prepared for ConvPlan {
                 );
                 let p0 = chunk * self.tile_positions;
                 let len = self.tile_positions.min(s.positions() - p0);
+                #[cfg(target_arch = "x86_64")]
+                if wide {
+                    let per_group = s.kg.next_multiple_of(direct::MR) * patch;
+                    let t = DirectTile {
+                        u: &u[g * per_group..(g + 1) * per_group],
+                        kg: s.kg,
+                        patch,
+                        // SAFETY (offset): the group's first channel at the tile's first
+                        // position, an element of x.
+                        x: unsafe {
+                            (x.get() as *const f32).offset(
+                                n as isize * s.xs.0 + (g * s.cg) as isize * s.xs.1 + p0 as isize,
+                            )
+                        },
+                        cs: s.xs.1,
+                        len,
+                        fixed: n,
+                        row0: g * s.kg,
+                        col0: p0,
+                    };
+                    // SAFETY: the plan's level runs here (isa_to_run) and has AVX-512 F; the
+                    // tile's positions are consecutive (step 1) and in range for each of the
+                    // group's channels; tile and scratch are this worker's; each item owns its
+                    // tile of the output.
+                    unsafe {
+                        direct::run_avx512(&t, tile, col, scratch, &self.epilogue, &ptrs, fused)
+                    };
+                    continue;
+                }
                 let (rhs, rhs_rs, rhs_cs) = match direct {
                     Some(step) => {
                         let off =

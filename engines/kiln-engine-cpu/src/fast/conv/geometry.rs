@@ -99,7 +99,18 @@ fn spatial3<T: Copy>(v: &[T], fill: T) -> [T; 3] {
 pub(crate) unsafe fn pack_weights(s: &Shape, channels_last: bool, w: SharedPtr, out: &mut [f32]) {
     let (taps, patch) = (s.taps(), s.patch());
     let out = &mut out[..s.weight_floats()];
+    // Channels-first filters stored densely in that order: each filter is one run.
+    let dense = !channels_last
+        && s.ws.2[2] == 1
+        && s.ws.2[1] == s.filter[2] as isize
+        && s.ws.2[0] == (s.filter[1] * s.filter[2]) as isize
+        && s.ws.1 == taps as isize;
     out.par_chunks_mut(patch).enumerate().for_each(|(k, row)| {
+        if dense {
+            // SAFETY: filter k's patch elements, consecutive in w's own layout.
+            unsafe { load(w.get(), s.w_type, k as isize * s.ws.0, 1, row) };
+            return;
+        }
         for c in 0..s.cg {
             for f0 in 0..s.filter[0] {
                 for f1 in 0..s.filter[1] {
