@@ -120,6 +120,11 @@ unsafe fn wide(
     }
 }
 
+/// A packed micro-kernel: `(kc, a, b, c, ldc, first)` (see [`Packed::tile`]).
+type TileFn = unsafe fn(usize, *const f32, *const f32, *mut f32, usize, bool);
+/// A packed micro-kernel that also fetches a region into L2 (see [`Packed::tile_fetching`]).
+type FetchingTileFn = unsafe fn(usize, *const f32, *const f32, *mut f32, usize, bool, *const i8);
+
 /// The micro-kernel of one instruction-set level, for callers that pack both operands
 /// themselves (Winograd packs its transformed filters once per execute and writes its
 /// transformed input straight into slivers): no packing, no edges, whole `mr`×`nr` tiles.
@@ -129,7 +134,9 @@ pub struct Packed {
     pub mr: usize,
     /// Columns of a right sliver (output columns of one tile).
     pub nr: usize,
-    tile: unsafe fn(usize, *const f32, *const f32, *mut f32, usize, bool),
+    tile: TileFn,
+    /// The tile that also fetches a region into L2 as it runs, where the level has one.
+    fetching: Option<FetchingTileFn>,
 }
 
 impl Packed {
@@ -140,14 +147,25 @@ impl Packed {
     /// `isa` is available on this processor ([`Isa::is_available`]).
     pub unsafe fn for_isa(isa: Isa) -> Packed {
         let (mr, nr) = Self::dims_of(isa);
-        let tile = match isa {
+        let (tile, fetching) = match isa {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 | Isa::Amx => x86::avx512_tile_8x32,
+            Isa::Avx512 | Isa::Amx => (
+                (|kc, a, b, c, ldc, first| unsafe {
+                    // SAFETY: forwarded contract (Packed::tile); no fetch.
+                    x86::avx512_tile_8x32(kc, a, b, c, ldc, first, std::ptr::null())
+                }) as TileFn,
+                Some(x86::avx512_tile_8x32 as _),
+            ),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => x86::avx2_tile_4x24,
-            _ => Portable::tile,
+            Isa::Avx2 => (x86::avx2_tile_4x24 as _, None),
+            _ => (Portable::tile as _, None),
         };
-        Packed { mr, nr, tile }
+        Packed {
+            mr,
+            nr,
+            tile,
+            fetching,
+        }
     }
 
     /// The portable kernel, which every processor runs.
@@ -190,6 +208,33 @@ impl Packed {
     ) {
         // SAFETY: forwarded contract.
         unsafe { (self.tile)(kc, a, b, c, ldc, first) }
+    }
+
+    /// [`Packed::tile`], fetching `kc` × `mr` floats from `fetch` into L2 as it runs (one
+    /// cache line every few steps, so that the fetches do not stall the kernel) where the
+    /// level's kernel can; a fetch is only a hint, whatever the address.
+    ///
+    /// # Safety
+    /// As for [`Packed::tile`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn tile_fetching(
+        &self,
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        ldc: usize,
+        first: bool,
+        fetch: *const f32,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            match self.fetching {
+                Some(tile) => tile(kc, a, b, c, ldc, first, fetch.cast()),
+                None => (self.tile)(kc, a, b, c, ldc, first),
+            }
+        }
     }
 }
 
@@ -505,7 +550,7 @@ mod x86 {
             first: bool,
         ) {
             // SAFETY: the caller checked that this processor has AVX2 and FMA.
-            unsafe { avx2_tile_6x16(kc, a, b, c, ldc, first) }
+            unsafe { avx2_tile_6x16(kc, a, b, c, ldc, first, std::ptr::null()) }
         }
     }
 
@@ -548,7 +593,8 @@ mod x86 {
         };
         ($name:ident, $feat:literal, $vec:ty, $lanes:literal, $rows:literal, $vecs:literal,
          $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident) => {
-            /// The packed micro-kernel (see [`super::Packed::tile`]).
+            /// The packed micro-kernel (see [`super::Packed::tile_fetching`]; a null `fetch`
+            /// fetches nothing).
             ///
             /// # Safety
             /// As for [`super::Packed::tile`]; the processor has the function's features.
@@ -560,6 +606,7 @@ mod x86 {
                 c: *mut f32,
                 ldc: usize,
                 first: bool,
+                fetch: *const i8,
             ) {
                 // Fetch the tile's rows of c while the loop runs (see avx2_tile_4x24).
                 for r in 0..$rows {
@@ -568,9 +615,10 @@ mod x86 {
                     _mm_prefetch::<_MM_HINT_T0>(row.wrapping_add($vecs * $lanes * 4 - 4));
                 }
                 let mut acc: [[$vec; $vecs]; $rows] = [[$zero(); $vecs]; $rows];
-                let (mut a, mut b) = (a, b);
-                for _ in 0..kc {
-                    // SAFETY: one packed step: $rows values of a, $vecs·$lanes of b.
+                // One step: $rows values of a against $vecs·$lanes of b (inlined into each of
+                // the two loops below).
+                let mut step = |a: *const f32, b: *const f32| {
+                    // SAFETY: one packed step of each sliver (the caller's contract).
                     unsafe {
                         let mut bv: [$vec; $vecs] = [$zero(); $vecs];
                         for (h, v) in bv.iter_mut().enumerate() {
@@ -582,8 +630,21 @@ mod x86 {
                                 *o = $fmadd(x, *v, *o);
                             }
                         }
-                        a = a.add($rows);
-                        b = b.add($vecs * $lanes);
+                    }
+                };
+                let (a_step, b_step) = ($rows, $vecs * $lanes);
+                if fetch.is_null() {
+                    for p in 0..kc {
+                        step(a.wrapping_add(p * a_step), b.wrapping_add(p * b_step));
+                    }
+                } else {
+                    for p in 0..kc {
+                        // One line of the region per 64 bytes of it ($rows floats a step).
+                        let at = p * $rows * 4;
+                        if at % 64 < $rows * 4 {
+                            _mm_prefetch::<_MM_HINT_T1>(fetch.wrapping_add(at));
+                        }
+                        step(a.wrapping_add(p * a_step), b.wrapping_add(p * b_step));
                     }
                 }
                 for (r, row) in acc.iter().enumerate() {
@@ -820,6 +881,26 @@ mod tests {
                     let mut c = vec![0.25f32; kern.mr * ldc];
                     // SAFETY: the slivers hold kc steps, c the whole tile at row stride ldc.
                     unsafe { kern.tile(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), ldc, first) };
+                    // The fetching form computes the same bits (it runs its own loop).
+                    let mut fetched = vec![0.25f32; kern.mr * ldc];
+                    // SAFETY: as above; the fetched region is a's own.
+                    unsafe {
+                        kern.tile_fetching(
+                            kc,
+                            a.as_ptr(),
+                            b.as_ptr(),
+                            fetched.as_mut_ptr(),
+                            ldc,
+                            first,
+                            a.as_ptr(),
+                        )
+                    };
+                    assert!(
+                        c.iter()
+                            .zip(&fetched)
+                            .all(|(x, y)| x.to_bits() == y.to_bits()),
+                        "{isa} kc={kc} first={first}: the fetching tile differs"
+                    );
                     for i in 0..kern.mr {
                         for j in 0..ldc {
                             let got = c[i * ldc + j] as f64;

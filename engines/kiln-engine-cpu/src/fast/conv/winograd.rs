@@ -603,14 +603,14 @@ impl WinogradPlan {
                 // U is read once per block, and may be larger than L2.
                 for ks in 0..kpad / mr {
                     let a = u[ks * XI * c_count * mr + xi * c_count * mr + p0 * mr..].as_ptr();
-                    // The next left sliver, while the kernel multiplies this one: at 256
-                    // channels U (4 MiB) is larger than L2, so each sliver came from L3.
-                    if ks + 1 < kpad / mr {
-                        prefetch_l2(
-                            a.wrapping_add(XI * c_count * mr).cast(),
-                            kc * mr * size_of::<f32>(),
-                        );
-                    }
+                    // The next left sliver is fetched while the kernel multiplies this one
+                    // (at 256 channels U, 4 MiB, is larger than L2, so each sliver came from
+                    // L3), by the kernel itself: a burst of fetches here stalled the loop.
+                    let next = if ks + 1 < kpad / mr {
+                        a.wrapping_add(XI * c_count * mr)
+                    } else {
+                        std::ptr::null()
+                    };
                     for js in 0..used {
                         let b = slot.v[xi * v_plane + js * c_count * nr + p0 * nr..].as_ptr();
                         let c = slot.m[xi * m_plane + ks * mr * ld + js * nr..].as_mut_ptr();
@@ -618,7 +618,10 @@ impl WinogradPlan {
                         // kpad / mr slivers of XI·C steps, V_ξ tpad / nr slivers of C steps);
                         // the tile's mr rows of nr columns lie inside M_ξ (kpad rows of ld
                         // >= tpad columns); the kernel is this processor's (new).
-                        unsafe { self.kernel.tile(kc, a, b, c, ld, p0 == 0) };
+                        unsafe {
+                            let fetch = if js == 0 { next } else { std::ptr::null() };
+                            self.kernel.tile_fetching(kc, a, b, c, ld, p0 == 0, fetch)
+                        };
                     }
                 }
             }
