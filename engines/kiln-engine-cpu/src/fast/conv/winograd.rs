@@ -627,8 +627,14 @@ impl WinogradPlan {
             }
         }
 
-        // Output transform and epilogue, one image's rows of tiles at a time.
+        // Output transform and epilogue, one image's rows of tiles at a time. A channels-first
+        // output under a bias + relu epilogue (or none) is written in place: each channel's
+        // run of positions goes straight to the output, then gets its bias and relu while it
+        // is in L1 (the tile buffer and the epilogue's pass over it are skipped).
         let (oh_count, ow_count) = (s.output[1], s.output[2]);
+        let fused = epilogue
+            .row_bias_relu()
+            .filter(|_| !self.rows_are_positions);
         let mut g = g0;
         while g < g1 {
             let n = g / self.tiles_h;
@@ -643,7 +649,19 @@ impl WinogradPlan {
                 (cols, 1)
             };
             let out = &mut slot.out[..k_count * cols];
+            // In place when the output is also aligned for f32 (its rows are whole elements
+            // apart, so one row tells for all).
+            let direct = fused.filter(|_| epilogue.out_f32(ptrs, n, 0, p0).is_aligned());
             for k in 0..k_count {
+                let (dst, base): (&mut [f32], usize) = match direct {
+                    // SAFETY: channel k's positions p0..p0 + cols of image n, consecutive in
+                    // the f32 output (RowBiasRelu) and owned by this block for this call.
+                    Some(_) => {
+                        let at = epilogue.out_f32(ptrs, n, k, p0);
+                        (unsafe { std::slice::from_raw_parts_mut(at, cols) }, 0)
+                    }
+                    None => (&mut out[..], k * k_step),
+                };
                 for gg in g..seg_end {
                     let oh = 2 * (gg % self.tiles_h);
                     let two_rows = oh + 1 < oh_count;
@@ -662,12 +680,12 @@ impl WinogradPlan {
                             let chunk = OutputChunk {
                                 m0: k * ld + t0 + tw0,
                                 m_plane,
-                                q: k * k_step + (oh - oh0) * ow_count + 2 * tw0,
+                                q: base + (oh - oh0) * ow_count + 2 * tw0,
                                 ow: ow_count,
                                 two_rows,
                             };
                             // SAFETY: the caller's contract: this copy runs on AVX-512 F.
-                            unsafe { output_tiles_avx512(slot.m, chunk, out) };
+                            unsafe { output_tiles_avx512(slot.m, chunk, dst) };
                         }
                     }
                     while at < tw_count {
@@ -684,14 +702,13 @@ impl WinogradPlan {
                             );
                         }
                         let y = output_tiles(&m);
-                        let base = k * k_step;
                         if q_step == 1 && 2 * (tw0 + LANES) <= ow_count {
                             // A full chunk of a channels-first row: interleave the columns.
                             let q = (oh - oh0) * ow_count + 2 * tw0;
-                            interleave(&y[0], &y[1], &mut out[base + q..][..2 * LANES]);
+                            interleave(&y[0], &y[1], &mut dst[base + q..][..2 * LANES]);
                             if two_rows {
                                 let q = q + ow_count;
-                                interleave(&y[2], &y[3], &mut out[base + q..][..2 * LANES]);
+                                interleave(&y[2], &y[3], &mut dst[base + q..][..2 * LANES]);
                             }
                             continue;
                         }
@@ -704,14 +721,30 @@ impl WinogradPlan {
                             {
                                 let ow = 2 * (tw0 + l);
                                 let q = (oh + r - oh0) * ow_count + ow;
-                                out[base + q * q_step] = y0;
+                                dst[base + q * q_step] = y0;
                                 if ow + 1 < ow_count {
-                                    out[base + (q + 1) * q_step] = y1;
+                                    dst[base + (q + 1) * q_step] = y1;
                                 }
                             }
                         }
                     }
                 }
+                if let Some(f) = direct {
+                    // The epilogue, as BoundEpilogue::apply computes it: add, then relu.
+                    if f.has_bias() {
+                        // SAFETY: channel k of image n is inside the output.
+                        let bias = unsafe { epilogue.row_bias(ptrs, f, n, k) };
+                        dst.iter_mut().for_each(|v| *v += bias);
+                    }
+                    if f.relu {
+                        dst.iter_mut()
+                            .for_each(|v| *v = if *v < 0.0 { 0.0 } else { *v });
+                    }
+                }
+            }
+            if direct.is_some() {
+                g = seg_end;
+                continue;
             }
             let (row0, col0, rows, tile_cols, tile_ld) = if self.rows_are_positions {
                 (p0, 0, cols, k_count, k_count)
