@@ -251,6 +251,15 @@ mod x86 {
         debug_assert!(V * 16 <= NR && cols > 16 * (V - 1) && cols <= 16 * V);
         // Lanes of the last vector inside the tile.
         let tail: __mmask16 = (((1u32 << (cols - 16 * (V - 1))) - 1) & 0xffff) as __mmask16;
+        // The output rows' lines, claimed for writing while the loop runs: a store that
+        // misses at the end would hold up the next tile.
+        if let Some(f) = finish {
+            for &row in &f.out[..f.rows] {
+                for h in 0..V {
+                    _mm_prefetch::<_MM_HINT_ET0>(row.wrapping_add(16 * h) as *const i8);
+                }
+            }
+        }
         let mut acc = [[_mm512_setzero_ps(); V]; MR];
         let (mut a, mut b, mut f) = (a, b, fetch.0);
         for _ in 0..kc {

@@ -25,6 +25,7 @@ use kiln_core::{ConvDirection, DataType, Op, OpGraph};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The engine's unique name.
 pub const NAME: &str = "KILN_CPU_CONV_FPROP_GEMM_V1";
@@ -686,11 +687,19 @@ impl Prepared for ConvPlan {
         let items = s.n * s.groups * self.chunks;
         let slots = self.regions.min(items).max(1);
         let patch = s.patch();
+        // Workers claim items in turn rather than taking a fixed share each: a worker that
+        // wakes late (tens of microseconds on a busy machine) then costs only the items it
+        // does not get to, instead of its whole share running after the others'.
+        let next = AtomicUsize::new(0);
         let run_slot = |(slot, buf): (usize, &mut [f32])| {
             let (col, rest) = buf.split_at_mut(col_f);
             let (tile, scratch) = rest.split_at_mut(tile_f);
             let scratch = &mut scratch[..scratch_f];
-            for item in (slot * items / slots)..((slot + 1) * items / slots) {
+            loop {
+                let item = next.fetch_add(1, Ordering::Relaxed);
+                if item >= items {
+                    break;
+                }
                 let (n, g, chunk) = (
                     item / (s.groups * self.chunks),
                     (item / self.chunks) % s.groups,
