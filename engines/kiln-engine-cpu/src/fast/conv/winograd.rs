@@ -259,14 +259,57 @@ impl WinogradPlan {
         ws: &mut [f32],
     ) {
         let (u, rest) = ws.split_at_mut(self.filter_floats());
-        // SAFETY: w is bound for this call.
-        unsafe { self.transform_filters(w, u) };
-        let u: &[f32] = u;
+        let u = &mut u[..self.kpad * XI * self.s.cg];
+        let sliver_floats = XI * self.s.cg * self.kernel.mr;
+        let slivers = u.len() / sliver_floats;
+        // Every level's kernel has 8 or 4 rows (Packed::dims_of).
+        debug_assert!(matches!(self.kernel.mr, 4 | 8));
+        let u_ptr = SharedPtr(u.as_mut_ptr().cast());
         let per_slot = self.slot_floats();
         let slots = self.slots.min(self.blocks).max(1);
+        // The workers first transform the filters, a sliver each in turn, then run the blocks
+        // in turn: one fork-join per call instead of two. A worker that runs out of slivers
+        // waits until the slivers others claimed are written; they are being written, since a
+        // claim is only taken by a running worker, which finishes its sliver without waiting.
+        let next_sliver = AtomicUsize::new(0);
+        let slivers_done = AtomicUsize::new(0);
         let next = AtomicUsize::new(0);
         let parts = self.slot_parts();
         let work = |buf: &mut [f32]| {
+            loop {
+                let sliver = next_sliver.fetch_add(1, Ordering::Relaxed);
+                if sliver >= slivers {
+                    break;
+                }
+                // SAFETY: sliver < slivers, so its floats lie in u; each sliver is claimed by
+                // one worker, and nothing reads u until every sliver is counted done.
+                let us = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        u_ptr.get().cast::<f32>().add(sliver * sliver_floats),
+                        sliver_floats,
+                    )
+                };
+                match self.kernel.mr {
+                    // SAFETY (both arms): w is bound for this call.
+                    8 => unsafe { self.transform_sliver::<8>(w, sliver, us) },
+                    _ => unsafe { self.transform_sliver::<4>(w, sliver, us) },
+                }
+                slivers_done.fetch_add(1, Ordering::Release);
+            }
+            let mut spins = 0u32;
+            while slivers_done.load(Ordering::Acquire) < slivers {
+                spins += 1;
+                if spins < 1 << 12 {
+                    std::hint::spin_loop();
+                } else {
+                    // The worker that holds the last claim may have lost its core.
+                    std::thread::yield_now();
+                }
+            }
+            // SAFETY: every sliver is written (acquired above) and none is written again.
+            let u: &[f32] = unsafe {
+                std::slice::from_raw_parts(u_ptr.get().cast::<f32>(), slivers * sliver_floats)
+            };
             let (v, buf) = buf.split_at_mut(parts[0]);
             let (m, buf) = buf.split_at_mut(parts[1]);
             let (out, buf) = buf.split_at_mut(parts[2]);
@@ -295,30 +338,12 @@ impl WinogradPlan {
         }
     }
 
-    /// Writes `U = G g Gᵀ` of every filter as f32 left slivers of the plan's kernel:
-    /// `[K / mr][ξ][C][mr]`, the filters past K as zeros.
+    /// Writes `U = G g Gᵀ` of the `MR` filters of left sliver `sliver` (of U's layout
+    /// `[K / mr][ξ][C][mr]`, the filters past K as zeros), computed side by side (the compiler
+    /// vectorises across them) and stored as `MR` consecutive values.
     ///
     /// # Safety
-    /// `w` is the bound weight pointer of a live execute call.
-    unsafe fn transform_filters(&self, w: SharedPtr, u: &mut [f32]) {
-        let u = &mut u[..self.kpad * XI * self.s.cg];
-        let chunk = XI * self.s.cg * self.kernel.mr;
-        // Every level's kernel has 8 or 4 rows (Packed::dims_of).
-        debug_assert!(matches!(self.kernel.mr, 4 | 8));
-        u.par_chunks_mut(chunk)
-            .enumerate()
-            .for_each(|(sliver, us)| match self.kernel.mr {
-                // SAFETY (both arms): forwarded contract.
-                8 => unsafe { self.transform_sliver::<8>(w, sliver, us) },
-                _ => unsafe { self.transform_sliver::<4>(w, sliver, us) },
-            });
-    }
-
-    /// [`Self::transform_filters`] for the `MR` filters of left sliver `sliver`, computed side
-    /// by side (the compiler vectorises across them) and stored as `MR` consecutive values.
-    ///
-    /// # Safety
-    /// As for [`Self::transform_filters`]; `MR` is the kernel's `mr`.
+    /// `w` is the bound weight pointer of a live execute call; `MR` is the kernel's `mr`.
     unsafe fn transform_sliver<const MR: usize>(
         &self,
         w: SharedPtr,
