@@ -4,6 +4,7 @@
 
 #[cfg(target_arch = "x86_64")]
 pub mod amx;
+mod claims;
 pub mod conv;
 mod element_io;
 mod epilogue;

@@ -13,9 +13,10 @@
 //! and by default when it has enough channels to be faster.
 
 use super::direct::{self, DirectTile};
-use super::geometry::{im2col, pack_weights, Shape};
+use super::geometry::{im2col, pack_weight_row, pack_weights, Shape};
 use super::winograd::{self, WinogradPlan};
 use crate::engine::{CpuEngine, Prepared};
+use crate::fast::claims::Claims;
 use crate::fast::element_io::SharedPtr;
 use crate::fast::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
 use crate::fast::isa::{isa_knob, isa_to_run, recorded_isa, resolve_isa_knob, Isa};
@@ -25,7 +26,6 @@ use kiln_core::{ConvDirection, DataType, Op, OpGraph};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The engine's unique name.
 pub const NAME: &str = "KILN_CPU_CONV_FPROP_GEMM_V1";
@@ -338,21 +338,55 @@ impl ConvPlan {
             .par_chunks_mut(patch * mr)
             .enumerate()
             .for_each(|(i, sliver)| {
-                let (g, sv) = (i / per_group, i % per_group);
-                let wg = &wpack[g * kg * patch..(g + 1) * kg * patch];
-                // Filter by filter, so that the weights are read in order.
-                for r in 0..mr {
-                    let k = sv * mr + r;
-                    if k < kg {
-                        let src = &wg[k * patch..(k + 1) * patch];
-                        for (step, &w) in sliver.chunks_exact_mut(mr).zip(src) {
-                            step[r] = w;
-                        }
-                    } else {
-                        sliver.chunks_exact_mut(mr).for_each(|step| step[r] = 0.0);
-                    }
-                }
+                let (g, rows) = self.sliver_rows(mr, i);
+                let wg = &wpack[g * kg * patch..];
+                write_sliver(mr, patch, &wg[rows.start * patch..rows.end * patch], sliver);
             });
+    }
+
+    /// Packs left sliver `i` of [`Self::pack_filter_slivers`]' layout straight from the
+    /// weights: its filters into their rows of the packed weights `wpack` ([K, patch]), then
+    /// into the sliver of `u`.
+    ///
+    /// # Safety
+    /// `w` is the bound weight pointer of a live execute call; `wpack` and `u` point to this
+    /// call's regions of the workspace for them, which nothing else reads or writes at these
+    /// places meanwhile.
+    unsafe fn pack_sliver_from_weights(
+        &self,
+        mr: usize,
+        w: SharedPtr,
+        wpack: SharedPtr,
+        u: SharedPtr,
+        i: usize,
+    ) {
+        let (kg, patch) = (self.s.kg, self.s.patch());
+        let (g, rows) = self.sliver_rows(mr, i);
+        let first = g * kg + rows.start;
+        // SAFETY: rows first.. of the [K, patch] region, this sliver's own.
+        let packed = unsafe {
+            std::slice::from_raw_parts_mut(
+                wpack.get().cast::<f32>().add(first * patch),
+                rows.len() * patch,
+            )
+        };
+        for (r, row) in packed.chunks_exact_mut(patch).enumerate() {
+            // SAFETY: forwarded contract; first + r < K.
+            unsafe { pack_weight_row(&self.s, self.channels_last, w, first + r, row) };
+        }
+        // SAFETY: sliver i of u's layout, this sliver's own.
+        let sliver = unsafe {
+            std::slice::from_raw_parts_mut(u.get().cast::<f32>().add(i * patch * mr), patch * mr)
+        };
+        write_sliver(mr, patch, packed, sliver);
+    }
+
+    /// The group of left sliver `i` of [`Self::pack_filter_slivers`]' layout, and its filters
+    /// within the group (fewer than `mr` in a group's last sliver).
+    fn sliver_rows(&self, mr: usize, i: usize) -> (usize, std::ops::Range<usize>) {
+        let per_group = self.s.kg.div_ceil(mr);
+        let (g, sv) = (i / per_group, i % per_group);
+        (g, sv * mr..((sv + 1) * mr).min(self.s.kg))
     }
 
     /// One tile of a direct convolution on kiln's packed kernel: the tile's `len` input
@@ -645,10 +679,23 @@ impl Prepared for ConvPlan {
         let (ws, amx_ws) = ws.split_at_mut(ws.len() - amx_all);
         let (wpack, rest) = ws.split_at_mut(self.weight_floats().next_multiple_of(ALIGN / 4));
         let (u, rest) = rest.split_at_mut(self.packed_filter_floats());
-        // SAFETY: w is bound for this call.
-        unsafe { pack_weights(&self.s, self.channels_last, w, wpack) };
-        let wpack: &[f32] = wpack;
-        let amx_run = self.amx.as_ref().filter(|a| a.run);
+        let direct = self
+            .direct_step
+            .filter(|_| x.get().cast::<f32>().is_aligned());
+        // At the AVX-512 levels, a direct convolution whose positions are consecutive runs
+        // kiln's strided-input kernel with the epilogue in registers (see the direct module).
+        // Its workers pack the filters themselves, a sliver each in turn, before they claim
+        // tiles: one fork-join per call instead of three.
+        let wide = cfg!(target_arch = "x86_64")
+            && self.packed_direct
+            && direct == Some(1)
+            && matches!(self.isa, Isa::Avx512 | Isa::Amx);
+        let wide_slivers = wide.then(|| Claims::new(s.groups * s.kg.div_ceil(direct::MR)));
+        if !wide {
+            // SAFETY: w is bound for this call.
+            unsafe { pack_weights(&self.s, self.channels_last, w, wpack) };
+        }
+        let amx_run = self.amx.as_ref().filter(|a| a.run && !wide);
         let (amx_wpack, amx_tiles) = amx_ws.split_at_mut(amx_w);
         if let Some(a) = amx_run {
             // SAFETY: the region holds groups × group_len bf16 values (amx_floats).
@@ -656,9 +703,6 @@ impl Prepared for ConvPlan {
         }
         let amx_wpack = SharedPtr(amx_wpack.as_mut_ptr() as *mut u8);
         let amx_tiles = SharedPtr(amx_tiles.as_mut_ptr() as *mut u8);
-        let direct = self
-            .direct_step
-            .filter(|_| x.get().cast::<f32>().is_aligned());
         // At the levels whose GEMMs are kiln's own kernels, a direct convolution with a
         // channels-first output multiplies filters packed once per execute (the GEMM driver
         // would pack them again for every tile). The AVX-512 levels keep the gemm crate's
@@ -672,17 +716,13 @@ impl Prepared for ConvPlan {
             self.pack_filter_slivers(kern.mr, wpack, u);
             kern
         });
-        // At the AVX-512 levels, a direct convolution whose positions are consecutive runs
-        // kiln's strided-input kernel with the epilogue in registers (see the direct module).
-        let wide = cfg!(target_arch = "x86_64")
-            && self.packed_direct
-            && direct == Some(1)
-            && matches!(self.isa, Isa::Avx512 | Isa::Amx);
-        if wide {
-            self.pack_filter_slivers(direct::MR, wpack, u);
-        }
+        let wpack_at = SharedPtr(wpack.as_mut_ptr().cast());
+        let u_at = SharedPtr(u.as_mut_ptr().cast());
+        let wide_u_floats = s.groups * s.kg.next_multiple_of(direct::MR) * s.patch();
+        // Under `wide` the workers write both through the pointers above, so no reference to
+        // them is held.
+        let (wpack, u): (&[f32], &[f32]) = if wide { (&[], &[]) } else { (wpack, u) };
         let fused = self.epilogue.row_bias_relu();
-        let u: &[f32] = u;
         let [col_f, tile_f, scratch_f] = self.slot_floats();
         let items = s.n * s.groups * self.chunks;
         let slots = self.regions.min(items).max(1);
@@ -690,16 +730,25 @@ impl Prepared for ConvPlan {
         // Workers claim items in turn rather than taking a fixed share each: a worker that
         // wakes late (tens of microseconds on a busy machine) then costs only the items it
         // does not get to, instead of its whole share running after the others'.
-        let next = AtomicUsize::new(0);
+        let tiles = Claims::new(items);
         let run_slot = |(slot, buf): (usize, &mut [f32])| {
             let (col, rest) = buf.split_at_mut(col_f);
             let (tile, scratch) = rest.split_at_mut(tile_f);
             let scratch = &mut scratch[..scratch_f];
-            loop {
-                let item = next.fetch_add(1, Ordering::Relaxed);
-                if item >= items {
-                    break;
+            let u = match &wide_slivers {
+                Some(jobs) => {
+                    jobs.run_all_then_wait(|i| {
+                        // SAFETY: w is bound for this call; each sliver is claimed by one
+                        // worker, and nothing reads wpack or u until every sliver is done.
+                        unsafe { self.pack_sliver_from_weights(direct::MR, w, wpack_at, u_at, i) }
+                    });
+                    // SAFETY: every sliver is written (run_all_then_wait) and none is written
+                    // again; the region holds wide_u_floats values (packed_filter_floats).
+                    unsafe { std::slice::from_raw_parts(u_at.get().cast::<f32>(), wide_u_floats) }
                 }
+                None => u,
+            };
+            while let Some(item) = tiles.claim() {
                 let (n, g, chunk) = (
                     item / (s.groups * self.chunks),
                     (item / self.chunks) % s.groups,
@@ -835,5 +884,22 @@ impl Prepared for ConvPlan {
             bufs.par_chunks_mut(per_slot).enumerate().for_each(run_slot);
         }
         Ok(())
+    }
+}
+
+/// Writes the filters `rows` ([filters, patch], at most `mr` of them) as one left sliver of
+/// `mr` rows, `[patch][mr]`, the rows past them as zeros.
+fn write_sliver(mr: usize, patch: usize, rows: &[f32], sliver: &mut [f32]) {
+    let filters = rows.len() / patch;
+    // Filter by filter, so that the weights are read in order.
+    for r in 0..mr {
+        if r < filters {
+            let src = &rows[r * patch..(r + 1) * patch];
+            for (step, &w) in sliver.chunks_exact_mut(mr).zip(src) {
+                step[r] = w;
+            }
+        } else {
+            sliver.chunks_exact_mut(mr).for_each(|step| step[r] = 0.0);
+        }
     }
 }

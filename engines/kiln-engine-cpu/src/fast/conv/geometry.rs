@@ -97,52 +97,70 @@ fn spatial3<T: Copy>(v: &[T], fill: T) -> [T; 3] {
 /// # Safety
 /// `w` is the bound weight pointer of a live execute call.
 pub(crate) unsafe fn pack_weights(s: &Shape, channels_last: bool, w: SharedPtr, out: &mut [f32]) {
-    let (taps, patch) = (s.taps(), s.patch());
+    let patch = s.patch();
     let out = &mut out[..s.weight_floats()];
+    out.par_chunks_mut(patch).enumerate().for_each(|(k, row)| {
+        // SAFETY: forwarded contract; k < K.
+        unsafe { pack_weight_row(s, channels_last, w, k, row) }
+    });
+}
+
+/// Writes filter `k` (of all groups' K) as f32 in the patch order of the im2col layout: the
+/// first `patch` values of `row`.
+///
+/// # Safety
+/// `w` is the bound weight pointer of a live execute call and `k` < K.
+pub(crate) unsafe fn pack_weight_row(
+    s: &Shape,
+    channels_last: bool,
+    w: SharedPtr,
+    k: usize,
+    row: &mut [f32],
+) {
+    let (taps, patch) = (s.taps(), s.patch());
+    let row = &mut row[..patch];
     // Channels-first filters stored densely in that order: each filter is one run.
     let dense = !channels_last
         && s.ws.2[2] == 1
         && s.ws.2[1] == s.filter[2] as isize
         && s.ws.2[0] == (s.filter[1] * s.filter[2]) as isize
         && s.ws.1 == taps as isize;
-    out.par_chunks_mut(patch).enumerate().for_each(|(k, row)| {
-        if dense {
-            // SAFETY: filter k's patch elements, consecutive in w's own layout.
-            unsafe { load(w.get(), s.w_type, k as isize * s.ws.0, 1, row) };
-            return;
-        }
-        for c in 0..s.cg {
-            for f0 in 0..s.filter[0] {
-                for f1 in 0..s.filter[1] {
-                    let base = k as isize * s.ws.0
-                        + c as isize * s.ws.1
-                        + f0 as isize * s.ws.2[0]
-                        + f1 as isize * s.ws.2[1];
-                    let tap0 = (f0 * s.filter[1] + f1) * s.filter[2];
-                    if channels_last {
-                        for f2 in 0..s.filter[2] {
-                            let off = base + f2 as isize * s.ws.2[2];
-                            let i = (tap0 + f2) * s.cg + c;
-                            // SAFETY: in-range indices of w's own layout.
-                            row[i] = unsafe { load_one(w.get(), s.w_type, off) };
-                        }
-                    } else {
-                        let i = c * taps + tap0;
-                        // SAFETY: a run of in-range filter positions of w's layout.
-                        unsafe {
-                            load(
-                                w.get(),
-                                s.w_type,
-                                base,
-                                s.ws.2[2],
-                                &mut row[i..i + s.filter[2]],
-                            )
-                        };
+    if dense {
+        // SAFETY: filter k's patch elements, consecutive in w's own layout.
+        unsafe { load(w.get(), s.w_type, k as isize * s.ws.0, 1, row) };
+        return;
+    }
+    for c in 0..s.cg {
+        for f0 in 0..s.filter[0] {
+            for f1 in 0..s.filter[1] {
+                let base = k as isize * s.ws.0
+                    + c as isize * s.ws.1
+                    + f0 as isize * s.ws.2[0]
+                    + f1 as isize * s.ws.2[1];
+                let tap0 = (f0 * s.filter[1] + f1) * s.filter[2];
+                if channels_last {
+                    for f2 in 0..s.filter[2] {
+                        let off = base + f2 as isize * s.ws.2[2];
+                        let i = (tap0 + f2) * s.cg + c;
+                        // SAFETY: in-range indices of w's own layout.
+                        row[i] = unsafe { load_one(w.get(), s.w_type, off) };
                     }
+                } else {
+                    let i = c * taps + tap0;
+                    // SAFETY: a run of in-range filter positions of w's layout.
+                    unsafe {
+                        load(
+                            w.get(),
+                            s.w_type,
+                            base,
+                            s.ws.2[2],
+                            &mut row[i..i + s.filter[2]],
+                        )
+                    };
                 }
             }
         }
-    });
+    }
 }
 
 /// Unrolls the patches of image `n`, group `g`, output positions `p0..p0 + len` into `col`.

@@ -34,13 +34,13 @@
 //! F(2x2) on the standard 3x3 cases (the transforms, not the GEMMs, dominated).
 
 use super::geometry::Shape;
+use crate::fast::claims::Claims;
 use crate::fast::element_io::{load, SharedPtr};
 use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, Tile};
 use crate::fast::isa::Isa;
 use crate::fast::sgemm::Packed;
 use kiln_core::DataType;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Element positions of a transformed 4x4 tile.
 const XI: usize = 16;
@@ -268,21 +268,14 @@ impl WinogradPlan {
         let per_slot = self.slot_floats();
         let slots = self.slots.min(self.blocks).max(1);
         // The workers first transform the filters, a sliver each in turn, then run the blocks
-        // in turn: one fork-join per call instead of two. A worker that runs out of slivers
-        // waits until the slivers others claimed are written; they are being written, since a
-        // claim is only taken by a running worker, which finishes its sliver without waiting.
-        let next_sliver = AtomicUsize::new(0);
-        let slivers_done = AtomicUsize::new(0);
-        let next = AtomicUsize::new(0);
+        // in turn: one fork-join per call instead of two.
+        let filters = Claims::new(slivers);
+        let blocks = Claims::new(self.blocks);
         let parts = self.slot_parts();
         let work = |buf: &mut [f32]| {
-            loop {
-                let sliver = next_sliver.fetch_add(1, Ordering::Relaxed);
-                if sliver >= slivers {
-                    break;
-                }
+            filters.run_all_then_wait(|sliver| {
                 // SAFETY: sliver < slivers, so its floats lie in u; each sliver is claimed by
-                // one worker, and nothing reads u until every sliver is counted done.
+                // one worker, and nothing reads u until every sliver is done.
                 let us = unsafe {
                     std::slice::from_raw_parts_mut(
                         u_ptr.get().cast::<f32>().add(sliver * sliver_floats),
@@ -294,19 +287,8 @@ impl WinogradPlan {
                     8 => unsafe { self.transform_sliver::<8>(w, sliver, us) },
                     _ => unsafe { self.transform_sliver::<4>(w, sliver, us) },
                 }
-                slivers_done.fetch_add(1, Ordering::Release);
-            }
-            let mut spins = 0u32;
-            while slivers_done.load(Ordering::Acquire) < slivers {
-                spins += 1;
-                if spins < 1 << 12 {
-                    std::hint::spin_loop();
-                } else {
-                    // The worker that holds the last claim may have lost its core.
-                    std::thread::yield_now();
-                }
-            }
-            // SAFETY: every sliver is written (acquired above) and none is written again.
+            });
+            // SAFETY: every sliver is written (run_all_then_wait) and none is written again.
             let u: &[f32] = unsafe {
                 std::slice::from_raw_parts(u_ptr.get().cast::<f32>(), slivers * sliver_floats)
             };
@@ -321,11 +303,7 @@ impl WinogradPlan {
                 scratch,
                 rows,
             };
-            loop {
-                let b = next.fetch_add(1, Ordering::Relaxed);
-                if b >= self.blocks {
-                    break;
-                }
+            while let Some(b) = blocks.claim() {
                 // SAFETY: forwarded contract; blocks cover disjoint output elements.
                 unsafe { self.run_block(b, x, u, epilogue, ptrs, &mut slot) };
             }
