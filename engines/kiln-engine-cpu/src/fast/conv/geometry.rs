@@ -119,12 +119,14 @@ pub(crate) unsafe fn pack_weight_row(
 ) {
     let (taps, patch) = (s.taps(), s.patch());
     let row = &mut row[..patch];
-    // Channels-first filters stored densely in that order: each filter is one run.
+    // Channels-first filters stored densely in that order: each filter is one run (the
+    // stride of a dimension of size 1 does not matter).
+    let fits = |size: usize, stride: isize, want: usize| size == 1 || stride == want as isize;
     let dense = !channels_last
-        && s.ws.2[2] == 1
-        && s.ws.2[1] == s.filter[2] as isize
-        && s.ws.2[0] == (s.filter[1] * s.filter[2]) as isize
-        && s.ws.1 == taps as isize;
+        && fits(s.filter[2], s.ws.2[2], 1)
+        && fits(s.filter[1], s.ws.2[1], s.filter[2])
+        && fits(s.filter[0], s.ws.2[0], s.filter[1] * s.filter[2])
+        && fits(s.cg, s.ws.1, taps);
     if dense {
         // SAFETY: filter k's patch elements, consecutive in w's own layout.
         unsafe { load(w.get(), s.w_type, k as isize * s.ws.0, 1, row) };
