@@ -16,7 +16,7 @@ use super::direct::{self, DirectTile};
 use super::geometry::{im2col, pack_weight_row, pack_weights, Shape};
 use super::winograd::{self, WinogradPlan};
 use crate::engine::{CpuEngine, Prepared};
-use crate::fast::claims::Claims;
+use crate::fast::claims::{run_slots, Claims};
 use crate::fast::element_io::SharedPtr;
 use crate::fast::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
 use crate::fast::isa::{isa_knob, isa_to_run, recorded_isa, resolve_isa_knob, Isa};
@@ -877,12 +877,9 @@ impl Prepared for ConvPlan {
             }
         };
         let per_slot = col_f + tile_f + scratch_f;
-        let bufs = &mut rest[..slots * per_slot];
-        if slots == 1 {
-            run_slot((0, bufs));
-        } else {
-            bufs.par_chunks_mut(per_slot).enumerate().for_each(run_slot);
-        }
+        run_slots(&mut rest[..slots * per_slot], per_slot, |i, buf| {
+            run_slot((i, buf))
+        });
         Ok(())
     }
 }

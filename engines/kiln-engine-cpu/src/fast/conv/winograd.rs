@@ -34,13 +34,12 @@
 //! F(2x2) on the standard 3x3 cases (the transforms, not the GEMMs, dominated).
 
 use super::geometry::Shape;
-use crate::fast::claims::Claims;
+use crate::fast::claims::{run_slots, Claims};
 use crate::fast::element_io::{load, SharedPtr};
 use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, Tile};
 use crate::fast::isa::Isa;
 use crate::fast::sgemm::Packed;
 use kiln_core::DataType;
-use rayon::prelude::*;
 
 /// Element positions of a transformed 4x4 tile.
 const XI: usize = 16;
@@ -308,12 +307,7 @@ impl WinogradPlan {
                 unsafe { self.run_block(b, x, u, epilogue, ptrs, &mut slot) };
             }
         };
-        let bufs = &mut rest[..slots * per_slot];
-        if slots == 1 {
-            work(bufs);
-        } else {
-            bufs.par_chunks_mut(per_slot).for_each(work);
-        }
+        run_slots(&mut rest[..slots * per_slot], per_slot, |_, buf| work(buf));
     }
 
     /// Writes `U = G g Gᵀ` of the `MR` filters of left sliver `sliver` (of U's layout
