@@ -705,8 +705,7 @@ impl Prepared for ConvPlan {
         let amx_tiles = SharedPtr(amx_tiles.as_mut_ptr() as *mut u8);
         // At the levels whose GEMMs are kiln's own kernels, a direct convolution with a
         // channels-first output multiplies filters packed once per execute (the GEMM driver
-        // would pack them again for every tile). The AVX-512 levels keep the gemm crate's
-        // kernels, which were not measured against this path.
+        // would pack them again for every tile). The AVX-512 levels run `wide` above instead.
         let packed = (self.packed_direct
             && direct.is_some()
             && matches!(self.isa, Isa::Portable | Isa::Avx2))

@@ -132,34 +132,42 @@ pub(crate) unsafe fn pack_weight_row(
         unsafe { load(w.get(), s.w_type, k as isize * s.ws.0, 1, row) };
         return;
     }
+    filter_runs(s, k, |base, c, tap0| {
+        if channels_last {
+            for f2 in 0..s.filter[2] {
+                let off = base + f2 as isize * s.ws.2[2];
+                let i = (tap0 + f2) * s.cg + c;
+                // SAFETY: in-range indices of w's own layout.
+                row[i] = unsafe { load_one(w.get(), s.w_type, off) };
+            }
+        } else {
+            let i = c * taps + tap0;
+            // SAFETY: a run of in-range filter positions of w's layout.
+            unsafe {
+                load(
+                    w.get(),
+                    s.w_type,
+                    base,
+                    s.ws.2[2],
+                    &mut row[i..i + s.filter[2]],
+                )
+            };
+        }
+    });
+}
+
+/// Calls `run(off, c, tap0)` for each run of `filter[2]` taps of filter `k` (of all groups'
+/// K): `off` is the element offset of the run's first tap in the weights' layout (the taps
+/// `ws.2[2]` apart), `c` its input channel within the group and `tap0` its first tap's index.
+pub(crate) fn filter_runs(s: &Shape, k: usize, mut run: impl FnMut(isize, usize, usize)) {
     for c in 0..s.cg {
         for f0 in 0..s.filter[0] {
             for f1 in 0..s.filter[1] {
-                let base = k as isize * s.ws.0
+                let off = k as isize * s.ws.0
                     + c as isize * s.ws.1
                     + f0 as isize * s.ws.2[0]
                     + f1 as isize * s.ws.2[1];
-                let tap0 = (f0 * s.filter[1] + f1) * s.filter[2];
-                if channels_last {
-                    for f2 in 0..s.filter[2] {
-                        let off = base + f2 as isize * s.ws.2[2];
-                        let i = (tap0 + f2) * s.cg + c;
-                        // SAFETY: in-range indices of w's own layout.
-                        row[i] = unsafe { load_one(w.get(), s.w_type, off) };
-                    }
-                } else {
-                    let i = c * taps + tap0;
-                    // SAFETY: a run of in-range filter positions of w's layout.
-                    unsafe {
-                        load(
-                            w.get(),
-                            s.w_type,
-                            base,
-                            s.ws.2[2],
-                            &mut row[i..i + s.filter[2]],
-                        )
-                    };
-                }
+                run(off, c, (f0 * s.filter[1] + f1) * s.filter[2]);
             }
         }
     }

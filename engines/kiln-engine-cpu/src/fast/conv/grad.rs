@@ -7,7 +7,7 @@
 //! accumulates dy-tile times patches-transposed into its own f32 copy of dw; the copies are
 //! summed and stored. Any layout and f32/f16/bf16 tensors, 1 to 3 spatial dims, groups.
 
-use super::geometry::{im2col, pack_weights, Shape};
+use super::geometry::{filter_runs, im2col, pack_weights, Shape};
 use crate::engine::{CpuEngine, Prepared};
 use crate::fast::element_io::{gather, load, store, SharedPtr};
 use crate::fast::epilogue::check_data_type;
@@ -468,21 +468,11 @@ impl GradPlan {
         }
         let taps = s.taps();
         for (k, row) in total.chunks(patch).enumerate() {
-            for c in 0..s.cg {
-                for f0 in 0..s.filter[0] {
-                    for f1 in 0..s.filter[1] {
-                        let off = k as isize * s.ws.0
-                            + c as isize * s.ws.1
-                            + f0 as isize * s.ws.2[0]
-                            + f1 as isize * s.ws.2[1];
-                        let i = c * taps + (f0 * s.filter[1] + f1) * s.filter[2];
-                        // SAFETY: a run of in-range filter positions of dw's layout.
-                        unsafe {
-                            store(w.get(), s.w_type, off, s.ws.2[2], &row[i..i + s.filter[2]])
-                        };
-                    }
-                }
-            }
+            filter_runs(s, k, |off, c, tap0| {
+                let i = c * taps + tap0;
+                // SAFETY: a run of in-range filter positions of dw's layout.
+                unsafe { store(w.get(), s.w_type, off, s.ws.2[2], &row[i..i + s.filter[2]]) };
+            });
         }
         Ok(())
     }

@@ -170,9 +170,9 @@ impl WinogradPlan {
         let block_rows = if tile_knob > 0 {
             (tile_knob / 4).max(1).div_ceil(tiles_w).min(most)
         } else {
-            // V and M take 16 floats per tile and channel: 64 tiles at 64 + 64 channels,
-            // 32 (the least) at 256 + 256. Between half and twice that, the rows of tiles that fill the
-            // kernel's slivers best (rows of 7 tiles: 49 pad to 64 columns, 63 to 64).
+            // V and M take 16 floats per tile and channel: 64 tiles at 64 + 64 channels, 32
+            // (the least) at 256 + 256. Between half and twice that, the rows of tiles that
+            // fill the kernel's slivers best (rows of 7 tiles: 49 pad to 64 columns, 63 to 64).
             let target = (TARGET_BLOCK_BYTES / (XI * 4 * (s.cg + s.kg).max(1))).clamp(32, 256);
             let most = (2 * target).div_ceil(tiles_w).min(most);
             let least = (target / 2 / tiles_w).clamp(1, most);
