@@ -11,7 +11,13 @@ faster.
 This script installs nothing: `python3 -m pip install -r scripts/requirements-bench.txt` first.
 
     python3 scripts/bench_peers.py [--runs 15] [--repeat 3] [--json-out FILE] [--skip-kiln]
-                                   [--threads 2]
+                                   [--threads 2] [--cap-isa avx2]
+
+With --cap-isa avx2 every process of the run (this one with numpy and ONNX Runtime, and kiln's)
+sees an AVX2 + FMA processor: `scripts/cpuid-cap.c`, built with the system's C compiler and
+preloaded, hides the AVX-512 and AMX feature bits from `cpuid` (Linux's CPUID faulting), so each
+side picks its AVX2 kernels by itself, as on an AVX2-only machine. kiln picks its level from
+the same probe (the `isa` knob left at auto).
 
 With --repeat R, kiln and the peers are measured R times, alternately, and each keeps its best
 median: on a shared machine this keeps a burst of someone else's load from deciding a ratio.
@@ -42,6 +48,34 @@ MATMUL_CASES = [(1024, 1024, 1024), (2048, 2048, 2048)]
 # (kiln op, x shape): layernorm over the last dim (ONNX LayerNormalization, axis -1) and
 # batchnorm_inference per channel of NCHW (ONNX BatchNormalization, inference mode).
 NORM_CASES = [("layernorm", (4096, 1024)), ("batchnorm_inference", (8, 64, 56, 56))]
+
+
+def cap_isa(level: str) -> None:
+    """Re-runs this script with `scripts/cpuid-cap.c` preloaded, capping `cpuid` at `level`;
+    returns (and does nothing) in the capped run itself."""
+    if os.environ.get("KILN_CPUID_CAP") == level and "cpuid-cap" in os.environ.get("LD_PRELOAD", ""):
+        return
+    out = REPO / "target" / "cpuid-cap"
+    out.mkdir(parents=True, exist_ok=True)
+    lib = out / "cpuid-cap.so"
+    cc = os.environ.get("CC", "cc")
+    try:
+        subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(lib),
+                        str(REPO / "scripts" / "cpuid-cap.c")], check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit(f"bench_peers: --cap-isa needs a C compiler ({cc}) to build scripts/cpuid-cap.c: {e}")
+    env = dict(os.environ, KILN_CPUID_CAP=level, LD_PRELOAD=str(lib))
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+
+def cap_answered() -> int | None:
+    """How many cpuid instructions of this process the preloaded cap answered (None uncapped)."""
+    if "cpuid-cap" not in os.environ.get("LD_PRELOAD", ""):
+        return None
+    import ctypes
+    lib = ctypes.CDLL(os.environ["LD_PRELOAD"])
+    lib.kiln_cpuid_cap_answered.restype = ctypes.c_ulong
+    return lib.kiln_cpuid_cap_answered()
 
 
 def need(module: str):
@@ -230,13 +264,18 @@ def run_kiln(runs: int, kiln_bin: str | None = None) -> list[dict] | None:
     return cases
 
 
-def kiln_lookup(kiln: list[dict] | None, op: str, shape: list[int],
-                dtype: str = "f32") -> float | None:
+def kiln_case(kiln: list[dict] | None, op: str, shape: list[int],
+              dtype: str = "f32") -> dict:
     for case in kiln or []:
         if (case.get("op") == op and list(case.get("shape", [])) == shape
                 and case.get("dtype", "f32") == dtype):
-            return case.get("median_ms")
-    return None
+            return case
+    return {}
+
+
+def kiln_lookup(kiln: list[dict] | None, op: str, shape: list[int],
+                dtype: str = "f32") -> float | None:
+    return kiln_case(kiln, op, shape, dtype).get("median_ms")
 
 
 def main() -> int:
@@ -249,11 +288,19 @@ def main() -> int:
     ap.add_argument("--skip-kiln", action="store_true", help="time the peers only")
     ap.add_argument("--kiln", metavar="BIN",
                     help="a kiln binary to run (default: cargo run --release -p kiln-cli)")
+    ap.add_argument("--cap-isa", choices=["avx2"],
+                    help="show every process of the run an AVX2 + FMA processor (see above)")
     args = ap.parse_args()
+    if args.cap_isa:
+        cap_isa(args.cap_isa)
+        if os.environ.get("KILN_CPU_ISA"):
+            sys.exit("bench_peers: --cap-isa and KILN_CPU_ISA together: kiln would not pick its "
+                     "level from the capped processor; unset KILN_CPU_ISA")
 
     # A forced kiln level (KILN_CPU_ISA=avx2 or portable) gets a numpy held to AVX2 as well:
     # numpy's OpenBLAS picks its kernels at run time and obeys OPENBLAS_CORETYPE, set before
-    # numpy loads. ONNX Runtime (MLAS) has no such switch and keeps the machine's best level.
+    # numpy loads. ONNX Runtime (MLAS) has no such switch and keeps the machine's best level
+    # (--cap-isa caps all three instead).
     if os.environ.get("KILN_CPU_ISA", "").lower() in ("avx2", "portable"):
         os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
         print(f"bench_peers: KILN_CPU_ISA={os.environ['KILN_CPU_ISA']}: numpy's OpenBLAS runs as "
@@ -272,9 +319,14 @@ def main() -> int:
             best[key] = ms
 
     kiln_ran = False
+    # The instruction set kiln's plan ran at, per case (`kiln bench` reports it).
+    kiln_isa: dict[tuple, str] = {}
     for _ in range(max(1, args.repeat)):
         kiln = None if args.skip_kiln else run_kiln(args.runs, args.kiln)
         kiln_ran = kiln_ran or kiln is not None
+        for case in kiln or []:
+            if case.get("isa") and case.get("dtype", "f32") == "f32":
+                kiln_isa[(case.get("op"), str(list(case.get("shape", []))))] = case["isa"]
         for case in CONV_CASES:
             shape = list(case[:8])
             keep(("kiln", "conv_fprop", str(shape)), kiln_lookup(kiln, "conv_fprop", shape))
@@ -314,7 +366,7 @@ def main() -> int:
               file=sys.stderr)
 
     header = f"{'op':11} {'shape':32} {'fused':5} {'peer':12} {'peer ms':>9} {'GF/s':>7} " \
-             f"{'kiln ms':>9} {'GF/s':>7} {'peer/kiln':>9}"
+             f"{'kiln ms':>9} {'GF/s':>7} {'peer/kiln':>9} kiln isa"
     print(header)
     print("-" * len(header))
     out = []
@@ -323,13 +375,23 @@ def main() -> int:
         k_txt = f"{k_ms:9.2f} {flops / k_ms / 1e6:7.1f}" if k_ms else f"{'-':>9} {'-':>7}"
         r_txt = f"{ratio:9.2f}" if ratio else f"{'-':>9}"
         print(f"{op:11} {str(shape):32} {str(fused):5} {peer:12} {p_ms:9.2f} "
-              f"{flops / p_ms / 1e6:7.1f} {k_txt} {r_txt}")
+              f"{flops / p_ms / 1e6:7.1f} {k_txt} {r_txt} {kiln_isa.get((op, str(shape)), '-')}")
         out.append({
+            "cap_isa": args.cap_isa,
             "op": op, "shape": shape, "dtype": "f32", "fused": fused, "peer": peer,
             "peer_ms": p_ms, "peer_gflops": flops / p_ms / 1e6,
             "kiln_ms": k_ms, "kiln_gflops": flops / k_ms / 1e6 if k_ms else None,
             "ratio_peer_over_kiln": ratio,
+            "kiln_isa": kiln_isa.get((op, str(shape))),
         })
+    answered = cap_answered()
+    if answered is not None:
+        print(f"cpuid capped at {args.cap_isa}: {answered} cpuid instructions of the peers' "
+              "process answered by scripts/cpuid-cap.c (kiln's column names the level it picked)")
+        if answered == 0:
+            print("bench_peers: the cap answered no cpuid of the peers: their figures are not "
+                  "capped", file=sys.stderr)
+            return 1
     if args.json_out:
         args.json_out.write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {args.json_out}")

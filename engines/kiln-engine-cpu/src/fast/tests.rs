@@ -988,12 +988,12 @@ fn conv_fprop_winograd_wide_rows_match_the_reference_at_every_level() {
     assert!(runs >= 3);
 }
 
-/// The direct 1x1 path on every level this processor has (at the AVX-512 levels: kiln's
-/// strided-input kernel with the epilogue in registers): blocks of 64 positions with every
-/// kind of tail, channel counts past one 128-channel block (partial sums carried between
-/// blocks), filter counts that leave the 6-row slivers partly empty, groups, tiles that cut the
-/// positions short, and epilogues the kernel fuses (none, bias + relu, bias, relu) and ones it
-/// hands to the generic pass.
+/// The direct 1x1 path on every level this processor has (at the AVX2 and AVX-512 levels:
+/// kiln's strided-input kernels with the epilogue in registers): blocks of 16 and 64 positions
+/// with every kind of tail, channel counts past one 128-channel block (partial sums carried
+/// between blocks), filter counts that leave the last 6-row sliver with 1 to 5 filters, groups,
+/// tiles that cut the positions short, and epilogues the kernel fuses (none, bias + relu, bias,
+/// relu) and ones it hands to the generic pass.
 #[test]
 fn conv_fprop_direct_1x1_matches_the_reference_at_every_level() {
     use PointwiseMode as M;
@@ -1014,6 +1014,11 @@ fn conv_fprop_direct_1x1_matches_the_reference_at_every_level() {
         one(2, 300, 6, vec![4, 8], 1),
         one(1, 18, 14, vec![3, 47], 2),
         one(3, 129, 1, vec![1, 1], 1),
+        // Last slivers of 2, 3, 4 and 5 filters (the kernels multiply only a sliver's rows).
+        one(1, 20, 8, vec![5, 13], 1),
+        one(2, 9, 3, vec![3, 22], 1),
+        one(1, 33, 10, vec![6, 11], 1),
+        one(1, 12, 34, vec![2, 9], 2),
     ];
     let chains: [Vec<(M, Other)>; 5] = [
         vec![],

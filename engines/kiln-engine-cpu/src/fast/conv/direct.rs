@@ -1,16 +1,17 @@
-//! The AVX-512 levels' direct convolution: a 1x1, stride-1, unpadded convolution with a
-//! channels-first input and output is a product of the group's filters `[kg, c]` with the image's
-//! input `[c, positions]`, whose rows are already consecutive in memory. This path multiplies the
-//! input where it lies (no im2col, no packing of the right operand) and applies a bias + relu
-//! epilogue in registers as it stores the output, as ONNX Runtime's MLAS does; any other
-//! epilogue runs on a small tile while it is in L1.
+//! The direct convolution of the AVX2 and AVX-512 levels: a 1x1, stride-1, unpadded
+//! convolution with a channels-first input and output is a product of the group's filters
+//! `[kg, c]` with the image's input `[c, positions]`, whose rows are already consecutive in
+//! memory. This path multiplies the input where it lies (no im2col, no packing of the right
+//! operand) and applies a bias + relu epilogue in registers as it stores the output, as ONNX
+//! Runtime's MLAS does; any other epilogue runs on a small tile while it is in L1.
 //!
-//! The micro-kernel holds a 6 × 64 tile of the output in 24 zmm accumulators: per input channel
-//! it loads 64 positions (four vectors) of the input row and broadcasts six filter values, for
-//! 24 FMAs against 10 loads. The filters are packed once per execute into slivers of six
-//! (`[kg / 6][c][6]`). Loops: positions in blocks of 64 (the block of input, `KC` channels × 64
-//! positions, stays in L1 while every filter sliver passes over it), then channels in blocks of
-//! `KC`, then the filter slivers.
+//! The micro-kernel holds a 6 × 64 tile of the output in 24 zmm accumulators at the AVX-512
+//! levels (per input channel it loads 64 positions, four vectors, of the input row and
+//! broadcasts six filter values: 24 FMAs against 10 loads), and a 6 × 16 tile in 12 ymm
+//! accumulators at the AVX2 level (12 FMAs against 8 loads). The filters are packed once per
+//! execute into slivers of six (`[kg / 6][c][6]`). Loops: positions in blocks of the tile's
+//! width (the block of input, `KC` channels × the width, stays in L1 while every filter sliver
+//! passes over it), then channels in blocks of `KC`, then the filter slivers.
 
 use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, RowBiasRelu, Tile};
 
@@ -18,6 +19,8 @@ use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, RowBiasRelu, Tile};
 pub(super) const MR: usize = 6;
 /// Output positions of the widest tile (four zmm vectors).
 pub(super) const NR: usize = 64;
+/// Output positions of the AVX2 tile (two ymm vectors).
+const NR_AVX2: usize = 16;
 /// Input channels per block: 128 × 64 positions × 4 bytes is 32 KiB, which stays in L1.
 const KC: usize = 128;
 
@@ -42,29 +45,30 @@ pub(super) struct DirectTile<'a> {
     pub col0: usize,
 }
 
-/// Floats of the tile buffer [`run_avx512`] needs for `kg` filters: the partial sums of one
-/// block of positions.
+/// Floats of the tile buffer [`run`] needs for `kg` filters: the partial sums of one block of
+/// positions.
 pub(super) fn tile_floats(kg: usize) -> usize {
     kg.next_multiple_of(MR) * NR
 }
 
-/// Floats of the input block buffer [`run_avx512`] needs for `patch` input channels.
+/// Floats of the input block buffer [`run`] needs for `patch` input channels.
 pub(super) fn block_floats(patch: usize) -> usize {
     KC.min(patch) * NR
 }
 
 /// Computes the tile and stores it through the epilogue: in registers when `fused` is set
 /// (the epilogue is a [`RowBiasRelu`]), otherwise through [`BoundEpilogue::apply`] on each
-/// block of 64 positions. `buf` holds [`tile_floats`] floats, `block` [`block_floats`],
-/// `scratch` at least 64 and at least `kg`.
+/// block of positions. `avx512` picks the 6 × 64 kernel, else the AVX2 6 × 16 one. `buf` holds
+/// [`tile_floats`] floats, `block` [`block_floats`], `scratch` at least 64 and at least `kg`.
 ///
 /// # Safety
-/// The processor has AVX-512 F; `t.x` addresses `patch` channels (stride `cs`) of `len`
-/// consecutive positions; `ptrs` are this execute call's and no other thread writes the tile's
-/// output elements.
+/// The processor has AVX-512 F when `avx512` is set, AVX2 and FMA otherwise; `t.x` addresses
+/// `patch` channels (stride `cs`) of `len` consecutive positions; `ptrs` are this execute
+/// call's and no other thread writes the tile's output elements.
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn run_avx512(
+pub(super) unsafe fn run(
+    avx512: bool,
     t: &DirectTile<'_>,
     buf: &mut [f32],
     block: &mut [f32],
@@ -73,9 +77,11 @@ pub(super) unsafe fn run_avx512(
     ptrs: &EpiloguePtrs,
     fused: Option<RowBiasRelu>,
 ) {
+    // The tile's width: positions per block, and the row length of `block` and `buf`.
+    let nr = if avx512 { NR } else { NR_AVX2 };
     let kslivers = t.kg.div_ceil(MR);
-    let buf = &mut buf[..tile_floats(t.kg)];
-    let block = &mut block[..block_floats(t.patch)];
+    let buf = &mut buf[..t.kg.next_multiple_of(MR) * nr];
+    let block = &mut block[..KC.min(t.patch) * nr];
     // The fused epilogue's per-row values, looked up once per tile: each filter's bias (in
     // scratch) and where its output row starts.
     let fused = fused.map(|f| {
@@ -85,35 +91,33 @@ pub(super) unsafe fn run_avx512(
         }
         (f, epilogue.out_f32(ptrs, t.fixed, t.row0, t.col0))
     });
-    for pb in (0..t.len).step_by(NR) {
-        let cols = NR.min(t.len - pb);
+    for pb in (0..t.len).step_by(nr) {
+        let cols = nr.min(t.len - pb);
         let xb = t.x.wrapping_add(pb);
         for kb in (0..t.patch).step_by(KC) {
             let kc = KC.min(t.patch - kb);
             let last = kb + kc == t.patch;
-            // The block of input, copied into consecutive rows of 64 (zeros past `cols`):
+            // The block of input, copied into consecutive rows of nr (zeros past `cols`):
             // read in place, its rows would sit on a different 4 KiB page every step or two.
+            let src = xb.wrapping_offset(kb as isize * t.cs);
             // SAFETY: kc channels of `cols` positions from xb (the caller's contract); `block`
-            // holds kc rows of NR.
+            // holds kc rows of nr; the level's features (the caller's contract).
             unsafe {
-                x86::copy_block(
-                    kc,
-                    xb.wrapping_offset(kb as isize * t.cs),
-                    t.cs,
-                    cols,
-                    block.as_mut_ptr(),
-                )
+                if avx512 {
+                    x86::copy_block(kc, src, t.cs, cols, block.as_mut_ptr())
+                } else {
+                    x86::copy_block_avx2(kc, src, t.cs, cols, block.as_mut_ptr())
+                }
             };
-            // The first four slivers fetch the same channels of the next block of positions
-            // into L1, one line of 16 positions each (spread over the kernel's steps, the
-            // fetches do not queue up behind each other).
-            let next =
-                (pb + NR < t.len).then(|| xb.wrapping_offset(kb as isize * t.cs).wrapping_add(NR));
+            // The first slivers (four at AVX-512, one at AVX2) fetch the same channels of the
+            // next block of positions into L1, one line of 16 positions each (spread over the
+            // kernel's steps, the fetches do not queue up behind each other).
+            let next = (pb + nr < t.len).then(|| src.wrapping_add(nr));
             for ks in 0..kslivers {
                 let rows = MR.min(t.kg - ks * MR);
                 let a = t.u[(ks * t.patch + kb) * MR..].as_ptr();
                 let b = block.as_ptr();
-                let c = buf[ks * MR * NR..].as_mut_ptr();
+                let c = buf[ks * MR * nr..].as_mut_ptr();
                 let mut finish = None;
                 let mut store = x86::Finish {
                     rows,
@@ -133,13 +137,19 @@ pub(super) unsafe fn run_avx512(
                     finish = Some(&store);
                 }
                 let fetch = match next {
-                    Some(n) if ks * 16 < NR.min(t.len - pb - NR) => (n.wrapping_add(ks * 16), t.cs),
+                    Some(n) if ks * 16 < nr.min(t.len - pb - nr) => (n.wrapping_add(ks * 16), t.cs),
                     _ => (std::ptr::null(), 0),
                 };
                 // SAFETY: `a` holds kc packed steps of this sliver; `b` the block's kc rows of
-                // NR; `c` the sliver's MR × NR partial sums in buf; the output rows (when
-                // finishing) are the tile's own; fetches never fault.
-                unsafe { x86::tile(kc, a, b, cols, c, kb > 0, finish, fetch) };
+                // nr; `c` the sliver's MR × nr partial sums in buf; the output rows (when
+                // finishing) are the tile's own; fetches never fault; the level's features.
+                unsafe {
+                    if avx512 {
+                        x86::tile(kc, a, b, rows, cols, c, kb > 0, finish, fetch)
+                    } else {
+                        x86::tile_avx2(kc, a, b, rows, cols, c, kb > 0, finish, fetch)
+                    }
+                };
             }
         }
         if fused.is_none() {
@@ -149,8 +159,8 @@ pub(super) unsafe fn run_avx512(
                 col0: t.col0 + pb,
                 rows: t.kg,
                 cols,
-                values: &mut buf[..t.kg * NR],
-                ld: NR,
+                values: &mut buf[..t.kg * nr],
+                ld: nr,
             };
             // SAFETY: forwarded contract; the tile is this call's.
             unsafe { epilogue.apply(ptrs, tile, scratch) };
@@ -160,7 +170,7 @@ pub(super) unsafe fn run_avx512(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{MR, NR};
+    use super::{MR, NR, NR_AVX2};
     use std::arch::x86_64::*;
 
     /// How a tile's last channel block ends: bias, relu, and the f32 output rows.
@@ -199,7 +209,27 @@ mod x86 {
         }
     }
 
-    /// The tile of `cols` (1 to 64) positions, with as many vectors as it needs.
+    /// Calls `$f::<$v, R>` with the sliver's row count `$rows` (1 to `MR`) as `R`: a sliver
+    /// with fewer filters than `MR` (the last of a group whose filter count is no multiple of
+    /// six) multiplies only its own rows.
+    macro_rules! by_rows {
+        ($rows:expr, $f:ident, $v:literal, $args:tt) => {
+            match $rows {
+                1 => by_rows!(@call $f, $v, 1, $args),
+                2 => by_rows!(@call $f, $v, 2, $args),
+                3 => by_rows!(@call $f, $v, 3, $args),
+                4 => by_rows!(@call $f, $v, 4, $args),
+                5 => by_rows!(@call $f, $v, 5, $args),
+                _ => by_rows!(@call $f, $v, 6, $args),
+            }
+        };
+        (@call $f:ident, $v:literal, $r:literal, ($($arg:expr),*)) => {
+            $f::<$v, $r>($($arg),*)
+        };
+    }
+
+    /// The tile of `rows` (1 to `MR`) filters and `cols` (1 to 64) positions, with as many
+    /// accumulators as it needs.
     ///
     /// # Safety
     /// As for [`tile_v`].
@@ -209,6 +239,7 @@ mod x86 {
         kc: usize,
         a: *const f32,
         b: *const f32,
+        rows: usize,
         cols: usize,
         c: *mut f32,
         add_c: bool,
@@ -218,27 +249,28 @@ mod x86 {
         // SAFETY: forwarded contract.
         unsafe {
             match cols.div_ceil(16) {
-                4 => tile_v::<4>(kc, a, b, cols, c, add_c, finish, fetch),
-                3 => tile_v::<3>(kc, a, b, cols, c, add_c, finish, fetch),
-                2 => tile_v::<2>(kc, a, b, cols, c, add_c, finish, fetch),
-                _ => tile_v::<1>(kc, a, b, cols, c, add_c, finish, fetch),
+                4 => by_rows!(rows, tile_v, 4, (kc, a, b, cols, c, add_c, finish, fetch)),
+                3 => by_rows!(rows, tile_v, 3, (kc, a, b, cols, c, add_c, finish, fetch)),
+                2 => by_rows!(rows, tile_v, 2, (kc, a, b, cols, c, add_c, finish, fetch)),
+                _ => by_rows!(rows, tile_v, 1, (kc, a, b, cols, c, add_c, finish, fetch)),
             }
         }
     }
 
-    /// `MR` × `cols` tile = (`add_c` ? c : 0) + a·b over `kc` steps; `a` packed (`MR` values a
-    /// step), `b` a copied block (rows of `NR`, zeros past `cols`). Without `finish` the sums
-    /// go to `c` (row stride `NR`); with it each row gets its bias and relu and goes to its
-    /// output row, only its first `cols` floats written. A non-null `fetch.0` is prefetched
-    /// into L1 once a step, `fetch.1` floats further each step.
+    /// `R` × `cols` tile = (`add_c` ? c : 0) + a·b over `kc` steps; `a` packed (`MR` values a
+    /// step, the first `R` used), `b` a copied block (rows of `NR`, zeros past `cols`). Without
+    /// `finish` the sums go to `c`'s first `R` rows (row stride `NR`); with it each row gets
+    /// its bias and relu and goes to its output row, only its first `cols` floats written. A
+    /// non-null `fetch.0` is prefetched into L1 once a step, `fetch.1` floats further each
+    /// step.
     ///
     /// # Safety
     /// The processor has AVX-512 F; `a` holds `kc` steps, `b` `kc` rows of `NR` floats, `c`
-    /// `MR` rows of `NR` floats; `16 * (V - 1) < cols <= 16 * V`; each of `finish`'s first
-    /// `rows` outputs addresses `cols` floats.
+    /// `MR` rows of `NR` floats; `R <= MR`; `16 * (V - 1) < cols <= 16 * V`; `finish`, when
+    /// given, has `rows == R` and each of its first `R` outputs addresses `cols` floats.
     #[target_feature(enable = "avx512f")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn tile_v<const V: usize>(
+    unsafe fn tile_v<const V: usize, const R: usize>(
         kc: usize,
         a: *const f32,
         b: *const f32,
@@ -248,7 +280,8 @@ mod x86 {
         finish: Option<&Finish>,
         fetch: (*const f32, isize),
     ) {
-        debug_assert!(V * 16 <= NR && cols > 16 * (V - 1) && cols <= 16 * V);
+        debug_assert!(V * 16 <= NR && cols > 16 * (V - 1) && cols <= 16 * V && R <= MR);
+        debug_assert!(finish.is_none_or(|f| f.rows == R));
         // Lanes of the last vector inside the tile.
         let tail: __mmask16 = (((1u32 << (cols - 16 * (V - 1))) - 1) & 0xffff) as __mmask16;
         // The output rows' lines, claimed for writing while the loop runs: a store that
@@ -260,7 +293,7 @@ mod x86 {
                 }
             }
         }
-        let mut acc = [[_mm512_setzero_ps(); V]; MR];
+        let mut acc = [[_mm512_setzero_ps(); V]; R];
         let (mut a, mut b, mut f) = (a, b, fetch.0);
         for _ in 0..kc {
             if !f.is_null() {
@@ -319,6 +352,177 @@ mod x86 {
                         _mm512_storeu_ps(at, v);
                     } else {
                         _mm512_mask_storeu_ps(at, tail, v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lanes 0..n (n <= 8) set, the mask of AVX2's masked loads and stores.
+    #[target_feature(enable = "avx2")]
+    fn lanes(n: usize) -> __m256i {
+        _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(n as i32),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        )
+    }
+
+    /// Copies `kc` rows of `cols` (1 to 16) floats, `ld` apart from `src`, into rows of
+    /// `NR_AVX2` at `dst`, zeros past `cols`.
+    ///
+    /// # Safety
+    /// The processor has AVX2; `src` addresses `kc` rows of `cols` floats, `dst` `kc` rows of
+    /// `NR_AVX2`.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn copy_block_avx2(
+        kc: usize,
+        src: *const f32,
+        ld: isize,
+        cols: usize,
+        dst: *mut f32,
+    ) {
+        let masks = [lanes(cols.min(8)), lanes(cols.saturating_sub(8))];
+        for c in 0..kc {
+            let row = src.wrapping_offset(c as isize * ld);
+            for (h, &m) in masks.iter().enumerate() {
+                // SAFETY: full rows read 16 floats of the row; masked lanes are not read (nor
+                // can they fault); dst's row of NR_AVX2.
+                unsafe {
+                    let at = row.wrapping_add(8 * h);
+                    let v = if cols == NR_AVX2 {
+                        _mm256_loadu_ps(at)
+                    } else {
+                        _mm256_maskload_ps(at, m)
+                    };
+                    _mm256_storeu_ps(dst.add(c * NR_AVX2 + 8 * h), v);
+                }
+            }
+        }
+    }
+
+    /// The AVX2 tile of `cols` (1 to 16) positions, with as many vectors as it needs.
+    ///
+    /// # Safety
+    /// As for [`tile_avx2_v`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn tile_avx2(
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        rows: usize,
+        cols: usize,
+        c: *mut f32,
+        add_c: bool,
+        finish: Option<&Finish>,
+        fetch: (*const f32, isize),
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            if cols > 8 {
+                by_rows!(
+                    rows,
+                    tile_avx2_v,
+                    2,
+                    (kc, a, b, cols, c, add_c, finish, fetch)
+                )
+            } else {
+                by_rows!(
+                    rows,
+                    tile_avx2_v,
+                    1,
+                    (kc, a, b, cols, c, add_c, finish, fetch)
+                )
+            }
+        }
+    }
+
+    /// [`tile_v`] at the AVX2 level: `R` × `cols` in `R × V` ymm accumulators, `b` and `c` in
+    /// rows of `NR_AVX2`.
+    ///
+    /// # Safety
+    /// The processor has AVX2 and FMA; `a` holds `kc` steps, `b` `kc` rows of `NR_AVX2`
+    /// floats, `c` `MR` rows of `NR_AVX2` floats; `R <= MR`; `8 * (V - 1) < cols <= 8 * V`;
+    /// `finish`, when given, has `rows == R` and each of its first `R` outputs addresses
+    /// `cols` floats.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn tile_avx2_v<const V: usize, const R: usize>(
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        cols: usize,
+        c: *mut f32,
+        add_c: bool,
+        finish: Option<&Finish>,
+        fetch: (*const f32, isize),
+    ) {
+        debug_assert!(V * 8 <= NR_AVX2 && cols > 8 * (V - 1) && cols <= 8 * V && R <= MR);
+        debug_assert!(finish.is_none_or(|f| f.rows == R));
+        let tail = lanes(cols - 8 * (V - 1));
+        if let Some(f) = finish {
+            for &row in &f.out[..f.rows] {
+                _mm_prefetch::<_MM_HINT_ET0>(row as *const i8);
+            }
+        }
+        let mut acc = [[_mm256_setzero_ps(); V]; R];
+        let (mut a, mut b, mut f) = (a, b, fetch.0);
+        for _ in 0..kc {
+            if !f.is_null() {
+                _mm_prefetch::<_MM_HINT_T0>(f as *const i8);
+                f = f.wrapping_offset(fetch.1);
+            }
+            // SAFETY: one step: MR packed values of a, NR_AVX2 floats of b.
+            unsafe {
+                let mut bv = [_mm256_setzero_ps(); V];
+                for (h, v) in bv.iter_mut().enumerate() {
+                    *v = _mm256_loadu_ps(b.add(8 * h));
+                }
+                for (r, row) in acc.iter_mut().enumerate() {
+                    let x = _mm256_broadcast_ss(&*a.add(r));
+                    for (o, v) in row.iter_mut().zip(&bv) {
+                        *o = _mm256_fmadd_ps(x, *v, *o);
+                    }
+                }
+                a = a.add(MR);
+                b = b.add(NR_AVX2);
+            }
+        }
+        if add_c {
+            for (r, row) in acc.iter_mut().enumerate() {
+                for (h, o) in row.iter_mut().enumerate() {
+                    // SAFETY: inside row r of c.
+                    *o = _mm256_add_ps(*o, unsafe { _mm256_loadu_ps(c.add(r * NR_AVX2 + 8 * h)) });
+                }
+            }
+        }
+        let Some(f) = finish else {
+            for (r, row) in acc.iter().enumerate() {
+                for (h, o) in row.iter().enumerate() {
+                    // SAFETY: inside row r of c.
+                    unsafe { _mm256_storeu_ps(c.add(r * NR_AVX2 + 8 * h), *o) };
+                }
+            }
+            return;
+        };
+        let zero = _mm256_setzero_ps();
+        for (r, row) in acc.iter().enumerate().take(f.rows) {
+            for (h, o) in row.iter().enumerate() {
+                let mut v = match &f.bias {
+                    Some(bias) => _mm256_add_ps(*o, _mm256_set1_ps(bias[r])),
+                    None => *o,
+                };
+                if f.relu {
+                    // As in tile_v: vmaxps passes NaN and -0 through.
+                    v = _mm256_max_ps(zero, v);
+                }
+                let at = f.out[r].wrapping_add(8 * h);
+                // SAFETY: the row's first cols floats (masked lanes are not written).
+                unsafe {
+                    if h + 1 < V {
+                        _mm256_storeu_ps(at, v);
+                    } else {
+                        _mm256_maskstore_ps(at, tail, v);
                     }
                 }
             }

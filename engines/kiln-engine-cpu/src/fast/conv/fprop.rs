@@ -682,14 +682,15 @@ impl Prepared for ConvPlan {
         let direct = self
             .direct_step
             .filter(|_| x.get().cast::<f32>().is_aligned());
-        // At the AVX-512 levels, a direct convolution whose positions are consecutive runs
-        // kiln's strided-input kernel with the epilogue in registers (see the direct module).
-        // Its workers pack the filters themselves, a sliver each in turn, before they claim
-        // tiles: one fork-join per call instead of three.
+        // At the AVX2 and AVX-512 levels, a direct convolution whose positions are
+        // consecutive runs kiln's strided-input kernel with the epilogue in registers (see the
+        // direct module). Its workers pack the filters themselves, a sliver each in turn,
+        // before they claim tiles: one fork-join per call instead of three.
         let wide = cfg!(target_arch = "x86_64")
             && self.packed_direct
             && direct == Some(1)
-            && matches!(self.isa, Isa::Avx512 | Isa::Amx);
+            && matches!(self.isa, Isa::Avx2 | Isa::Avx512 | Isa::Amx);
+        let wide_avx512 = matches!(self.isa, Isa::Avx512 | Isa::Amx);
         let wide_slivers = wide.then(|| Claims::new(s.groups * s.kg.div_ceil(direct::MR)));
         if !wide {
             // SAFETY: w is bound for this call.
@@ -705,8 +706,10 @@ impl Prepared for ConvPlan {
         let amx_tiles = SharedPtr(amx_tiles.as_mut_ptr() as *mut u8);
         // At the levels whose GEMMs are kiln's own kernels, a direct convolution with a
         // channels-first output multiplies filters packed once per execute (the GEMM driver
-        // would pack them again for every tile). The AVX-512 levels run `wide` above instead.
+        // would pack them again for every tile); where its positions are consecutive the AVX2
+        // level runs `wide` above instead, as the AVX-512 levels always do.
         let packed = (self.packed_direct
+            && !wide
             && direct.is_some()
             && matches!(self.isa, Isa::Portable | Isa::Avx2))
         .then(|| {
@@ -775,12 +778,21 @@ impl Prepared for ConvPlan {
                         row0: g * s.kg,
                         col0: p0,
                     };
-                    // SAFETY: the plan's level runs here (isa_to_run) and has AVX-512 F; the
-                    // tile's positions are consecutive (step 1) and in range for each of the
-                    // group's channels; tile and scratch are this worker's; each item owns its
-                    // tile of the output.
+                    // SAFETY: the plan's level runs here (isa_to_run): AVX-512 F at the
+                    // AVX-512 levels, AVX2 and FMA at the AVX2 level; the tile's positions are
+                    // consecutive (step 1) and in range for each of the group's channels; tile
+                    // and scratch are this worker's; each item owns its tile of the output.
                     unsafe {
-                        direct::run_avx512(&t, tile, col, scratch, &self.epilogue, &ptrs, fused)
+                        direct::run(
+                            wide_avx512,
+                            &t,
+                            tile,
+                            col,
+                            scratch,
+                            &self.epilogue,
+                            &ptrs,
+                            fused,
+                        )
                     };
                     continue;
                 }
