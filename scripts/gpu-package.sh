@@ -50,7 +50,9 @@ cat > "$out/run.sh" <<'RUN'
 #   torch        the PyTorch peers (scripts/gpu-bench.py); with bench, ratios.md joins both
 # e.g. `bash .gpu/run.sh tests load`. Results are written to a folder and packed into one
 # file, $OUT/gpu-results.tgz (the device tool returns at most 8 files from $OUT), beside a copy
-# of summary.txt; without $OUT they stay in ./gpu-results/.
+# of summary.txt; without $OUT they stay in ./gpu-results/. The pack is refreshed after every
+# part, so a call the device tool stops at its limit (600 s) still returns the parts that ran;
+# `tests` and `conformance` together take longer than that on an H100: give each its own call.
 set -u
 parts="${*:-tests sass load bench torch}"
 has() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -58,6 +60,13 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export KILN_CUDA_INCLUDE_DIR="${KILN_CUDA_INCLUDE_DIR:-/usr/local/cuda/include}"
 export KILN_CACHE_DIR="${KILN_CACHE_DIR:-/tmp/kiln-cache}"
 if [ -n "${OUT:-}" ]; then R=$(mktemp -d); else R="$PWD/gpu-results"; mkdir -p "$R"; fi
+# Packs what has run so far into $OUT (called after each part).
+save() {
+  if [ -n "${OUT:-}" ]; then
+    tar czf "$OUT/gpu-results.tgz" -C "$R" . && cp "$R/summary.txt" "$OUT/summary.txt" 2>/dev/null
+  fi
+  return 0
+}
 # Test fixtures are found under the build machine's checkout path (CARGO_MANIFEST_DIR): make that
 # path lead here; insta finds its snapshots from the workspace root.
 build_root=$(cat .gpu/build-root 2>/dev/null || true)
@@ -79,30 +88,34 @@ if has tests; then
     echo "two-GPU test: skipped (${gpus:-0} GPU)" >> "$R/summary.txt"
   fi
 fi
+save
 if has sass; then
   bash .gpu/check-hgmma.sh > "$R/sass.txt" 2>&1; echo "sass (HGMMA in every V2 code object) rc=$?" >> "$R/summary.txt"
 fi
+save
 if has conformance; then
   bash .gpu/conformance.sh "$R/conformance.txt"; echo "conformance rc=$?" >> "$R/summary.txt"
 fi
+save
 if has load; then
   .gpu/load --bench --device > "$R/load-bench.jsonl" 2> "$R/load-bench.err"; echo "load rc=$?" >> "$R/summary.txt"
 fi
+save
 if has bench; then
   timeout "${KILN_GPU_TEST_TIMEOUT:-300}" .gpu/h200 --bench > "$R/kiln-bench.jsonl" 2> "$R/kiln-bench.err"; echo "bench rc=$?" >> "$R/summary.txt"
 fi
+save
 if has torch; then
   python3 .gpu/gpu-bench.py > "$R/torch-bench.jsonl" 2> "$R/torch-bench.err"; echo "torch rc=$?" >> "$R/summary.txt"
 fi
+save
 # The ratios of kiln to its peers of this call (peer ms / kiln ms), one Markdown table.
 if [ -s "$R/kiln-bench.jsonl" ] && [ -s "$R/torch-bench.jsonl" ]; then
   python3 .gpu/gpu_ratios.py "$R/kiln-bench.jsonl" -- "$R/torch-bench.jsonl" > "$R/ratios.md" 2>&1
   echo "ratios rc=$? (ratios.md)" >> "$R/summary.txt"
 fi
 cat "$R/summary.txt"
-if [ -n "${OUT:-}" ]; then
-  tar czf "$OUT/gpu-results.tgz" -C "$R" . && cp "$R/summary.txt" "$OUT/summary.txt"
-fi
+save
 RUN
 chmod +x "$out/run.sh"
 cat > "$out/conformance.sh" <<'CONF'

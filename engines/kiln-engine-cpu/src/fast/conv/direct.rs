@@ -257,107 +257,6 @@ mod x86 {
         }
     }
 
-    /// `R` × `cols` tile = (`add_c` ? c : 0) + a·b over `kc` steps; `a` packed (`MR` values a
-    /// step, the first `R` used), `b` a copied block (rows of `NR`, zeros past `cols`). Without
-    /// `finish` the sums go to `c`'s first `R` rows (row stride `NR`); with it each row gets
-    /// its bias and relu and goes to its output row, only its first `cols` floats written. A
-    /// non-null `fetch.0` is prefetched into L1 once a step, `fetch.1` floats further each
-    /// step.
-    ///
-    /// # Safety
-    /// The processor has AVX-512 F; `a` holds `kc` steps, `b` `kc` rows of `NR` floats, `c`
-    /// `MR` rows of `NR` floats; `R <= MR`; `16 * (V - 1) < cols <= 16 * V`; `finish`, when
-    /// given, has `rows == R` and each of its first `R` outputs addresses `cols` floats.
-    #[target_feature(enable = "avx512f")]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn tile_v<const V: usize, const R: usize>(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        cols: usize,
-        c: *mut f32,
-        add_c: bool,
-        finish: Option<&Finish>,
-        fetch: (*const f32, isize),
-    ) {
-        debug_assert!(V * 16 <= NR && cols > 16 * (V - 1) && cols <= 16 * V && R <= MR);
-        debug_assert!(finish.is_none_or(|f| f.rows == R));
-        // Lanes of the last vector inside the tile.
-        let tail: __mmask16 = (((1u32 << (cols - 16 * (V - 1))) - 1) & 0xffff) as __mmask16;
-        // The output rows' lines, claimed for writing while the loop runs: a store that
-        // misses at the end would hold up the next tile.
-        if let Some(f) = finish {
-            for &row in &f.out[..f.rows] {
-                for h in 0..V {
-                    _mm_prefetch::<_MM_HINT_ET0>(row.wrapping_add(16 * h) as *const i8);
-                }
-            }
-        }
-        let mut acc = [[_mm512_setzero_ps(); V]; R];
-        let (mut a, mut b, mut f) = (a, b, fetch.0);
-        for _ in 0..kc {
-            if !f.is_null() {
-                _mm_prefetch::<_MM_HINT_T0>(f as *const i8);
-                f = f.wrapping_offset(fetch.1);
-            }
-            // SAFETY: one step: MR packed values of a, NR floats of b.
-            unsafe {
-                let mut bv = [_mm512_setzero_ps(); V];
-                for (h, v) in bv.iter_mut().enumerate() {
-                    *v = _mm512_loadu_ps(b.add(16 * h));
-                }
-                for (r, row) in acc.iter_mut().enumerate() {
-                    let x = _mm512_set1_ps(*a.add(r));
-                    for (o, v) in row.iter_mut().zip(&bv) {
-                        *o = _mm512_fmadd_ps(x, *v, *o);
-                    }
-                }
-                a = a.add(MR);
-                b = b.add(NR);
-            }
-        }
-        if add_c {
-            for (r, row) in acc.iter_mut().enumerate() {
-                for (h, o) in row.iter_mut().enumerate() {
-                    // SAFETY: inside row r of c.
-                    *o = _mm512_add_ps(*o, unsafe { _mm512_loadu_ps(c.add(r * NR + 16 * h)) });
-                }
-            }
-        }
-        let Some(f) = finish else {
-            for (r, row) in acc.iter().enumerate() {
-                for (h, o) in row.iter().enumerate() {
-                    // SAFETY: inside row r of c.
-                    unsafe { _mm512_storeu_ps(c.add(r * NR + 16 * h), *o) };
-                }
-            }
-            return;
-        };
-        let zero = _mm512_setzero_ps();
-        for (r, row) in acc.iter().enumerate().take(f.rows) {
-            for (h, o) in row.iter().enumerate() {
-                let mut v = match &f.bias {
-                    Some(bias) => _mm512_add_ps(*o, _mm512_set1_ps(bias[r])),
-                    None => *o,
-                };
-                if f.relu {
-                    // `x < 0 ? 0 : x`: vmaxps returns its second operand when either is NaN
-                    // and for two zeros, so NaN and -0 pass through as in the epilogue.
-                    v = _mm512_max_ps(zero, v);
-                }
-                let at = f.out[r].wrapping_add(16 * h);
-                // SAFETY: the row's first cols floats.
-                unsafe {
-                    if h + 1 < V {
-                        _mm512_storeu_ps(at, v);
-                    } else {
-                        _mm512_mask_storeu_ps(at, tail, v);
-                    }
-                }
-            }
-        }
-    }
-
     /// Lanes 0..n (n <= 8) set, the mask of AVX2's masked loads and stores.
     #[target_feature(enable = "avx2")]
     fn lanes(n: usize) -> __m256i {
@@ -437,95 +336,143 @@ mod x86 {
         }
     }
 
-    /// [`tile_v`] at the AVX2 level: `R` × `cols` in `R × V` ymm accumulators, `b` and `c` in
-    /// rows of `NR_AVX2`.
-    ///
-    /// # Safety
-    /// The processor has AVX2 and FMA; `a` holds `kc` steps, `b` `kc` rows of `NR_AVX2`
-    /// floats, `c` `MR` rows of `NR_AVX2` floats; `R <= MR`; `8 * (V - 1) < cols <= 8 * V`;
-    /// `finish`, when given, has `rows == R` and each of its first `R` outputs addresses
-    /// `cols` floats.
-    #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn tile_avx2_v<const V: usize, const R: usize>(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        cols: usize,
-        c: *mut f32,
-        add_c: bool,
-        finish: Option<&Finish>,
-        fetch: (*const f32, isize),
-    ) {
-        debug_assert!(V * 8 <= NR_AVX2 && cols > 8 * (V - 1) && cols <= 8 * V && R <= MR);
-        debug_assert!(finish.is_none_or(|f| f.rows == R));
-        let tail = lanes(cols - 8 * (V - 1));
-        if let Some(f) = finish {
-            for &row in &f.out[..f.rows] {
-                _mm_prefetch::<_MM_HINT_ET0>(row as *const i8);
-            }
-        }
-        let mut acc = [[_mm256_setzero_ps(); V]; R];
-        let (mut a, mut b, mut f) = (a, b, fetch.0);
-        for _ in 0..kc {
-            if !f.is_null() {
-                _mm_prefetch::<_MM_HINT_T0>(f as *const i8);
-                f = f.wrapping_offset(fetch.1);
-            }
-            // SAFETY: one step: MR packed values of a, NR_AVX2 floats of b.
-            unsafe {
-                let mut bv = [_mm256_setzero_ps(); V];
-                for (h, v) in bv.iter_mut().enumerate() {
-                    *v = _mm256_loadu_ps(b.add(8 * h));
-                }
-                for (r, row) in acc.iter_mut().enumerate() {
-                    let x = _mm256_broadcast_ss(&*a.add(r));
-                    for (o, v) in row.iter_mut().zip(&bv) {
-                        *o = _mm256_fmadd_ps(x, *v, *o);
+    /// Generates a direct micro-kernel for one instruction set (`$lanes` floats a vector, rows
+    /// of `$width` in `b` and `c`): the `R` × `cols` tile = (`add_c` ? c : 0) + a·b over `kc`
+    /// steps, `a` packed (`MR` values a step, the first `R` used), `b` a copied block (zeros
+    /// past `cols`). Without `finish` the sums go to `c`'s first `R` rows; with it each row
+    /// gets its bias and relu and goes to its output row, only its first `cols` floats written
+    /// (`$mask(n)` selects a vector's first n lanes for `$mstore`). A non-null `fetch.0` is
+    /// prefetched into L1 once a step, `fetch.1` floats further each step.
+    macro_rules! direct_tile {
+        ($(#[$doc:meta])* $name:ident, $feat:literal, $vec:ty, $lanes:literal, $width:ident,
+         $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident,
+         $max:ident, $mask:ident, $mstore:ident) => {
+            $(#[$doc])*
+            #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn $name<const V: usize, const R: usize>(
+                kc: usize,
+                a: *const f32,
+                b: *const f32,
+                cols: usize,
+                c: *mut f32,
+                add_c: bool,
+                finish: Option<&Finish>,
+                fetch: (*const f32, isize),
+            ) {
+                debug_assert!(V * $lanes <= $width && R <= MR);
+                debug_assert!(cols > $lanes * (V - 1) && cols <= $lanes * V);
+                debug_assert!(finish.is_none_or(|f| f.rows == R));
+                // Lanes of the last vector inside the tile.
+                let tail = $mask(cols - $lanes * (V - 1));
+                // The output rows' lines, claimed for writing while the loop runs: a store
+                // that misses at the end would hold up the next tile.
+                if let Some(f) = finish {
+                    for &row in &f.out[..f.rows] {
+                        for line in 0..(V * $lanes).div_ceil(16) {
+                            _mm_prefetch::<_MM_HINT_ET0>(row.wrapping_add(16 * line) as *const i8);
+                        }
                     }
                 }
-                a = a.add(MR);
-                b = b.add(NR_AVX2);
-            }
-        }
-        if add_c {
-            for (r, row) in acc.iter_mut().enumerate() {
-                for (h, o) in row.iter_mut().enumerate() {
-                    // SAFETY: inside row r of c.
-                    *o = _mm256_add_ps(*o, unsafe { _mm256_loadu_ps(c.add(r * NR_AVX2 + 8 * h)) });
+                let mut acc = [[$zero(); V]; R];
+                let (mut a, mut b, mut f) = (a, b, fetch.0);
+                for _ in 0..kc {
+                    if !f.is_null() {
+                        _mm_prefetch::<_MM_HINT_T0>(f as *const i8);
+                        f = f.wrapping_offset(fetch.1);
+                    }
+                    // SAFETY: one step: MR packed values of a, $width floats of b.
+                    unsafe {
+                        let mut bv = [$zero(); V];
+                        for (h, v) in bv.iter_mut().enumerate() {
+                            *v = $load(b.add($lanes * h));
+                        }
+                        for (r, row) in acc.iter_mut().enumerate() {
+                            let x = $set1(*a.add(r));
+                            for (o, v) in row.iter_mut().zip(&bv) {
+                                *o = $fmadd(x, *v, *o);
+                            }
+                        }
+                        a = a.add(MR);
+                        b = b.add($width);
+                    }
                 }
-            }
-        }
-        let Some(f) = finish else {
-            for (r, row) in acc.iter().enumerate() {
-                for (h, o) in row.iter().enumerate() {
-                    // SAFETY: inside row r of c.
-                    unsafe { _mm256_storeu_ps(c.add(r * NR_AVX2 + 8 * h), *o) };
+                if add_c {
+                    for (r, row) in acc.iter_mut().enumerate() {
+                        for (h, o) in row.iter_mut().enumerate() {
+                            // SAFETY: inside row r of c.
+                            *o = $add(*o, unsafe { $load(c.add(r * $width + $lanes * h)) });
+                        }
+                    }
                 }
-            }
-            return;
-        };
-        let zero = _mm256_setzero_ps();
-        for (r, row) in acc.iter().enumerate().take(f.rows) {
-            for (h, o) in row.iter().enumerate() {
-                let mut v = match &f.bias {
-                    Some(bias) => _mm256_add_ps(*o, _mm256_set1_ps(bias[r])),
-                    None => *o,
+                let Some(f) = finish else {
+                    for (r, row) in acc.iter().enumerate() {
+                        for (h, o) in row.iter().enumerate() {
+                            // SAFETY: inside row r of c.
+                            unsafe { $store(c.add(r * $width + $lanes * h), *o) };
+                        }
+                    }
+                    return;
                 };
-                if f.relu {
-                    // As in tile_v: vmaxps passes NaN and -0 through.
-                    v = _mm256_max_ps(zero, v);
-                }
-                let at = f.out[r].wrapping_add(8 * h);
-                // SAFETY: the row's first cols floats (masked lanes are not written).
-                unsafe {
-                    if h + 1 < V {
-                        _mm256_storeu_ps(at, v);
-                    } else {
-                        _mm256_maskstore_ps(at, tail, v);
+                let zero = $zero();
+                for (r, row) in acc.iter().enumerate().take(f.rows) {
+                    for (h, o) in row.iter().enumerate() {
+                        let mut v = match &f.bias {
+                            Some(bias) => $add(*o, $set1(bias[r])),
+                            None => *o,
+                        };
+                        if f.relu {
+                            // `x < 0 ? 0 : x`: vmaxps returns its second operand when either
+                            // is NaN and for two zeros, so NaN and -0 pass through as in the
+                            // epilogue.
+                            v = $max(zero, v);
+                        }
+                        let at = f.out[r].wrapping_add($lanes * h);
+                        // SAFETY: the row's first cols floats (masked lanes are not written).
+                        unsafe {
+                            if h + 1 < V {
+                                $store(at, v);
+                            } else {
+                                $mstore(at, tail, v);
+                            }
+                        }
                     }
                 }
             }
-        }
+        };
     }
+
+    /// Lanes 0..n (n <= 16) set, the mask of AVX-512's masked stores.
+    #[target_feature(enable = "avx512f")]
+    fn first_lanes(n: usize) -> __mmask16 {
+        ((1u32 << n) - 1) as __mmask16
+    }
+
+    direct_tile!(
+        /// The AVX-512 kernel: `R` × `cols` in `R × V` zmm accumulators, `b` and `c` in rows
+        /// of `NR` (see `direct_tile!`).
+        ///
+        /// # Safety
+        /// The processor has AVX-512 F; `a` holds `kc` steps, `b` `kc` rows of `NR` floats,
+        /// `c` `MR` rows of `NR` floats; `R <= MR`; `16 * (V - 1) < cols <= 16 * V`; `finish`,
+        /// when given, has `rows == R` and each of its first `R` outputs addresses `cols`
+        /// floats.
+        tile_v, "avx512f", __m512, 16, NR, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps,
+        _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps, _mm512_max_ps, first_lanes,
+        _mm512_mask_storeu_ps
+    );
+
+    direct_tile!(
+        /// The AVX2 kernel: `R` × `cols` in `R × V` ymm accumulators, `b` and `c` in rows of
+        /// `NR_AVX2` (see `direct_tile!`).
+        ///
+        /// # Safety
+        /// The processor has AVX2 and FMA; `a` holds `kc` steps, `b` `kc` rows of `NR_AVX2`
+        /// floats, `c` `MR` rows of `NR_AVX2` floats; `R <= MR`; `8 * (V - 1) < cols <= 8 * V`;
+        /// `finish`, when given, has `rows == R` and each of its first `R` outputs addresses
+        /// `cols` floats.
+        tile_avx2_v, "avx2,fma", __m256, 8, NR_AVX2, _mm256_setzero_ps, _mm256_loadu_ps,
+        _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps, _mm256_max_ps, lanes,
+        _mm256_maskstore_ps
+    );
 }
