@@ -11,13 +11,16 @@ faster.
 This script installs nothing: `python3 -m pip install -r scripts/requirements-bench.txt` first.
 
     python3 scripts/bench_peers.py [--runs 15] [--repeat 3] [--json-out FILE] [--skip-kiln]
-                                   [--threads 2] [--cap-isa avx2]
+                                   [--threads 2] [--cap-isa avx2|none]
 
 With --cap-isa avx2 every process of the run (this one with numpy and ONNX Runtime, and kiln's)
 sees an AVX2 + FMA processor: `scripts/cpuid-cap.c`, built with the system's C compiler and
 preloaded, hides the AVX-512 and AMX feature bits from `cpuid` (Linux's CPUID faulting), so each
 side picks its AVX2 kernels by itself, as on an AVX2-only machine. kiln picks its level from
-the same probe (the `isa` knob left at auto).
+the same probe (the `isa` knob at auto). KILN_CPU_ISA=avx2 (or portable), which forces kiln's
+level, turns the cap on by default too, so that the peers run AVX2 beside it; where the cap
+cannot work (no C compiler, no `cpuid_fault` in /proc/cpuinfo) the run goes on uncapped and
+says so. --cap-isa none measures the peers at the machine's best level instead.
 
 With --repeat R, kiln and the peers are measured R times, alternately, and each keeps its best
 median: on a shared machine this keeps a burst of someone else's load from deciding a ratio.
@@ -50,20 +53,39 @@ MATMUL_CASES = [(1024, 1024, 1024), (2048, 2048, 2048)]
 NORM_CASES = [("layernorm", (4096, 1024)), ("batchnorm_inference", (8, 64, 56, 56))]
 
 
-def cap_isa(level: str) -> None:
+def capped() -> bool:
+    """Whether this process runs under scripts/cpuid-cap.c."""
+    return bool(os.environ.get("KILN_CPUID_CAP")) and "cpuid-cap" in os.environ.get("LD_PRELOAD", "")
+
+
+def cap_isa(level: str, required: bool) -> None:
     """Re-runs this script with `scripts/cpuid-cap.c` preloaded, capping `cpuid` at `level`;
-    returns (and does nothing) in the capped run itself."""
-    if os.environ.get("KILN_CPUID_CAP") == level and "cpuid-cap" in os.environ.get("LD_PRELOAD", ""):
+    returns (and does nothing) in the capped run itself. Where the cap cannot be set up, exits
+    when `required`, else returns with a message."""
+    if capped():
         return
+    why = None
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        flags = ""
+    if "cpuid_fault" not in flags.split():
+        why = "this processor or kernel has no CPUID faulting (`cpuid_fault` in /proc/cpuinfo)"
     out = REPO / "target" / "cpuid-cap"
-    out.mkdir(parents=True, exist_ok=True)
     lib = out / "cpuid-cap.so"
     cc = os.environ.get("CC", "cc")
-    try:
-        subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(lib),
-                        str(REPO / "scripts" / "cpuid-cap.c")], check=True)
-    except (OSError, subprocess.CalledProcessError) as e:
-        sys.exit(f"bench_peers: --cap-isa needs a C compiler ({cc}) to build scripts/cpuid-cap.c: {e}")
+    if why is None:
+        out.mkdir(parents=True, exist_ok=True)
+        try:
+            subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(lib),
+                            str(REPO / "scripts" / "cpuid-cap.c")], check=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            why = f"the C compiler ({cc}) could not build scripts/cpuid-cap.c: {e}"
+    if why is not None:
+        if required:
+            sys.exit(f"bench_peers: --cap-isa {level}: {why}")
+        print(f"bench_peers: the peers are not capped at {level}: {why}", file=sys.stderr)
+        return
     env = dict(os.environ, KILN_CPUID_CAP=level, LD_PRELOAD=str(lib))
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
@@ -288,24 +310,27 @@ def main() -> int:
     ap.add_argument("--skip-kiln", action="store_true", help="time the peers only")
     ap.add_argument("--kiln", metavar="BIN",
                     help="a kiln binary to run (default: cargo run --release -p kiln-cli)")
-    ap.add_argument("--cap-isa", choices=["avx2"],
-                    help="show every process of the run an AVX2 + FMA processor (see above)")
+    ap.add_argument("--cap-isa", choices=["avx2", "none"],
+                    help="show every process of the run an AVX2 + FMA processor, or not (see "
+                         "above; default: avx2 when KILN_CPU_ISA is avx2 or portable)")
     args = ap.parse_args()
-    if args.cap_isa:
-        cap_isa(args.cap_isa)
-        if os.environ.get("KILN_CPU_ISA"):
-            sys.exit("bench_peers: --cap-isa and KILN_CPU_ISA together: kiln would not pick its "
-                     "level from the capped processor; unset KILN_CPU_ISA")
+    forced_low = os.environ.get("KILN_CPU_ISA", "").lower() in ("avx2", "portable")
+    if args.cap_isa is None and forced_low:
+        args.cap_isa = "avx2"
+        cap_isa("avx2", required=False)
+    elif args.cap_isa == "avx2":
+        cap_isa("avx2", required=True)
+    if args.cap_isa == "avx2" and not capped():
+        args.cap_isa = None
 
-    # A forced kiln level (KILN_CPU_ISA=avx2 or portable) gets a numpy held to AVX2 as well:
-    # numpy's OpenBLAS picks its kernels at run time and obeys OPENBLAS_CORETYPE, set before
-    # numpy loads. ONNX Runtime (MLAS) has no such switch and keeps the machine's best level
-    # (--cap-isa caps all three instead).
-    if os.environ.get("KILN_CPU_ISA", "").lower() in ("avx2", "portable"):
+    # Uncapped, a forced kiln level (KILN_CPU_ISA=avx2 or portable) still gets a numpy held to
+    # AVX2: OpenBLAS picks its kernels at run time and obeys OPENBLAS_CORETYPE, set before numpy
+    # loads. ONNX Runtime (MLAS) has no such switch and keeps the machine's best level.
+    if forced_low and not capped():
         os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
         print(f"bench_peers: KILN_CPU_ISA={os.environ['KILN_CPU_ISA']}: numpy's OpenBLAS runs as "
-              f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (AVX2); ONNX Runtime cannot "
-              "be capped and uses the machine's best instruction set", file=sys.stderr)
+              f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (AVX2); ONNX Runtime is not "
+              "capped and uses the machine's best instruction set", file=sys.stderr)
     need("numpy")
     need("onnx")
     need("onnxruntime")
