@@ -439,10 +439,10 @@ unsafe fn pack_a<K: Kernel>(
         // steps at a time through a register transpose.
         #[cfg(target_arch = "x86_64")]
         if K::MR == 6 && rows == 6 && a.2 == 1 && std::arch::is_x86_feature_detected!("avx2") {
-            let rows6: &[*const f32; 6] = rows_at[..6].try_into().expect("six rows");
+            let rows6: [*const f32; 6] = std::array::from_fn(|r| rows_at[r]);
             // SAFETY: each row addresses kc consecutive floats of A; the sliver holds kc
             // steps of 6; the processor has AVX2.
-            unsafe { x86::pack_a6(rows6, kc, sliver) };
+            unsafe { x86::pack_a6(&rows6, kc, sliver) };
             continue;
         }
         // Step by step, so that the writes are sequential; each row is read in order, from
