@@ -92,7 +92,7 @@ def cap_isa(level: str, required: bool) -> None:
 
 def cap_answered() -> int | None:
     """How many cpuid instructions of this process the preloaded cap answered (None uncapped)."""
-    if "cpuid-cap" not in os.environ.get("LD_PRELOAD", ""):
+    if not capped():
         return None
     import ctypes
     lib = ctypes.CDLL(os.environ["LD_PRELOAD"])
@@ -286,18 +286,13 @@ def run_kiln(runs: int, kiln_bin: str | None = None) -> list[dict] | None:
     return cases
 
 
-def kiln_case(kiln: list[dict] | None, op: str, shape: list[int],
-              dtype: str = "f32") -> dict:
+def kiln_lookup(kiln: list[dict] | None, op: str, shape: list[int],
+                dtype: str = "f32") -> float | None:
     for case in kiln or []:
         if (case.get("op") == op and list(case.get("shape", [])) == shape
                 and case.get("dtype", "f32") == dtype):
-            return case
-    return {}
-
-
-def kiln_lookup(kiln: list[dict] | None, op: str, shape: list[int],
-                dtype: str = "f32") -> float | None:
-    return kiln_case(kiln, op, shape, dtype).get("median_ms")
+            return case.get("median_ms")
+    return None
 
 
 def main() -> int:
