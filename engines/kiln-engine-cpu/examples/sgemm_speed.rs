@@ -12,6 +12,8 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1024);
+    let only = std::env::args().nth(2);
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let mut seed = 1u64;
     let mut rnd = || {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
@@ -33,31 +35,36 @@ fn main() {
         best
     };
     let n_i = n as isize;
-    let t = time(&mut || unsafe {
-        gemm::gemm(
-            n,
-            n,
-            n,
-            c.as_mut_ptr(),
-            1,
-            n_i,
-            false,
-            a.as_ptr(),
-            1,
-            n_i,
-            b.as_ptr(),
-            1,
-            n_i,
-            0.0f32,
-            1.0f32,
-            false,
-            false,
-            false,
-            gemm::Parallelism::Rayon(threads),
-        )
-    });
-    println!("gemm crate   {n}^3: {:.1} GFLOP/s", flops / t / 1e9);
-    for isa in Isa::ALL.into_iter().filter(|i| i.is_available()) {
+    if wanted("gemm") {
+        let t = time(&mut || unsafe {
+            gemm::gemm(
+                n,
+                n,
+                n,
+                c.as_mut_ptr(),
+                1,
+                n_i,
+                false,
+                a.as_ptr(),
+                1,
+                n_i,
+                b.as_ptr(),
+                1,
+                n_i,
+                0.0f32,
+                1.0f32,
+                false,
+                false,
+                false,
+                gemm::Parallelism::Rayon(threads),
+            )
+        });
+        println!("gemm crate   {n}^3: {:.1} GFLOP/s", flops / t / 1e9);
+    }
+    for isa in Isa::ALL
+        .into_iter()
+        .filter(|i| i.is_available() && wanted(i.name()))
+    {
         let t = time(&mut || unsafe {
             sgemm(
                 isa,
@@ -78,7 +85,7 @@ fn main() {
         );
     }
     #[cfg(target_arch = "x86_64")]
-    if kiln_engine_cpu::fast::amx::available() {
+    if kiln_engine_cpu::fast::amx::available() && wanted("bf16") {
         use half::bf16;
         use kiln_engine_cpu::fast::amx;
         let ah: Vec<bf16> = a.iter().map(|&v| bf16::from_f32(v)).collect();

@@ -468,7 +468,27 @@ unsafe fn pack_b<K: Kernel>(
     nc: usize,
     out: &mut [f32],
 ) {
-    for s in 0..nc.div_ceil(K::NR) {
+    let whole = if b.2 == 1 { nc / K::NR } else { 0 };
+    // Whole slivers of a B with unit column stride: eight rows at a time, each row read in
+    // order across every sliver (a sliver at a time would read one line from each of kc rows
+    // a row stride apart, which the hardware prefetchers do not follow).
+    const ROWS: usize = 8;
+    for q0 in (0..kc).step_by(ROWS) {
+        let rows = ROWS.min(kc - q0);
+        for s in 0..whole {
+            let sliver = &mut out[(s * kc + q0) * K::NR..(s * kc + q0 + rows) * K::NR];
+            for (q, dst) in sliver.chunks_exact_mut(K::NR).enumerate() {
+                let row =
+                    b.0.wrapping_offset((p0 + q0 + q) as isize * b.1 + (j0 + s * K::NR) as isize);
+                for (j, d) in dst.iter_mut().enumerate() {
+                    // SAFETY: `NR` consecutive elements of row p0 + q0 + q of B (unit column
+                    // stride), inside it.
+                    *d = unsafe { row.add(j).read() };
+                }
+            }
+        }
+    }
+    for s in whole..nc.div_ceil(K::NR) {
         let sliver = &mut out[s * kc * K::NR..(s + 1) * kc * K::NR];
         let cols = K::NR.min(nc - s * K::NR);
         let base =
@@ -476,22 +496,9 @@ unsafe fn pack_b<K: Kernel>(
         for p in 0..kc {
             let dst = &mut sliver[p * K::NR..(p + 1) * K::NR];
             let row = base.wrapping_offset(p as isize * b.1);
-            if b.2 == 1 && cols == K::NR {
-                // A whole sliver row, copied inline (a call to memmove per 16 or 32 values
-                // cost more than the copy).
-                for (j, d) in dst.iter_mut().enumerate() {
-                    // SAFETY: `NR` consecutive elements of row p0 + p of B.
-                    *d = unsafe { row.add(j).read() };
-                }
-            } else if b.2 == 1 {
-                // SAFETY: `cols` consecutive elements of row p0 + p of B.
-                let src = unsafe { std::slice::from_raw_parts(row, cols) };
-                dst[..cols].copy_from_slice(src);
-            } else {
-                for (j, d) in dst[..cols].iter_mut().enumerate() {
-                    // SAFETY: element (p0 + p, j0 + s·NR + j) of B.
-                    *d = unsafe { *row.offset(j as isize * b.2) };
-                }
+            for (j, d) in dst[..cols].iter_mut().enumerate() {
+                // SAFETY: element (p0 + p, j0 + s·NR + j) of B.
+                *d = unsafe { *row.offset(j as isize * b.2) };
             }
             dst[cols..].fill(0.0);
         }
@@ -937,11 +944,16 @@ mod tests {
                 (7, 1030, 20),
                 (25, 65, 0),
             ] {
-                for transposed_a in [false, true] {
+                for (transposed_a, transposed_b) in [(false, false), (true, false), (false, true)] {
                     let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut seed)).collect();
                     let b: Vec<f32> = (0..k * n).map(|_| lcg(&mut seed)).collect();
                     let (ars, acs) = if transposed_a { (1, m) } else { (k, 1) };
-                    let want = reference(m, n, k, &a, &b, ars, acs);
+                    // A transposed B is stored column by column (b[j·k + p]).
+                    let (brs, bcs) = if transposed_b { (1, k) } else { (n, 1) };
+                    let b_rows: Vec<f32> = (0..k * n)
+                        .map(|i| b[(i / n) * brs + (i % n) * bcs])
+                        .collect();
+                    let want = reference(m, n, k, &a, &b_rows, ars, acs);
                     for (accumulate, threads) in [(false, 1), (false, 2), (true, 2)] {
                         let mut c = vec![f32::NAN; m * n];
                         if accumulate {
@@ -956,7 +968,7 @@ mod tests {
                                 k,
                                 (c.as_mut_ptr(), n as isize, 1),
                                 (a.as_ptr(), ars as isize, acs as isize),
-                                (b.as_ptr(), n as isize, 1),
+                                (b.as_ptr(), brs as isize, bcs as isize),
                                 accumulate,
                                 threads,
                             )
@@ -966,7 +978,7 @@ mod tests {
                             let tol = 1e-5 * (k as f64 + 1.0);
                             assert!(
                                 (*g as f64 - (w + base)).abs() <= tol,
-                                "{isa} {m}x{n}x{k} t={transposed_a} acc={accumulate}: [{i}] {g} vs {}",
+                                "{isa} {m}x{n}x{k} ta={transposed_a} tb={transposed_b} acc={accumulate}: [{i}] {g} vs {}",
                                 w + base
                             );
                         }
