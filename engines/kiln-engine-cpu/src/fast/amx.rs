@@ -12,10 +12,13 @@
 //! tiles directly. The result equals an f32 GEMM of the widened operands up to the order of the
 //! f32 sums.
 //!
+//! f16 operands run on the same tiles as their exact bf16 parts, K laid out four times
+//! ([`split_f16`], [`F16_PARTS`]).
+//!
 //! Linux lets a process use the tile registers only after it asks (`arch_prctl`
 //! `ARCH_REQ_XCOMP_PERM`); [`available`] asks once and reports whether it was granted.
 
-use half::bf16;
+use half::{bf16, f16};
 use std::sync::OnceLock;
 
 /// Rows and columns of one output block, and K values per step.
@@ -78,6 +81,113 @@ impl Bf16Source for f32 {
     fn to_bf16(self) -> bf16 {
         bf16::from_f32(self)
     }
+}
+
+/// The two bf16 parts of an f16 value: `high`, the value rounded to bf16 (to nearest, ties to
+/// even), and `low = x - high`.
+///
+/// An f16 value has 11 significant bits; the high part keeps the top 8 (rounded), and the rest is
+/// a multiple of the value's last f16 bit with at most 4 significant bits, so the low part is
+/// exact in bf16 too: `high + low == x` for every finite f16 (subnormals included: bf16 has
+/// f32's exponent range), and products of parts are exact in f32. (An infinite or NaN value has
+/// no such parts; the packers report them.)
+pub fn split_f16(x: f16) -> (bf16, bf16) {
+    let x = x.to_f32();
+    let high = bf16::from_f32(x);
+    (high, bf16::from_f32(x - high.to_f32()))
+}
+
+/// Splits `src` (at most 32 values) into `high` and `low` parts ([`split_f16`]), zeros past
+/// its end; returns whether any value is infinite or NaN.
+fn split_run(src: &[f16], high: &mut [bf16; BLOCK], low: &mut [bf16; BLOCK]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if src.len() == BLOCK && std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: 32 values; the processor has AVX-512 F (checked just above).
+        return unsafe { split32_avx512(src.as_ptr(), high, low) };
+    }
+    let mut bad = false;
+    for (i, (h, l)) in high.iter_mut().zip(low.iter_mut()).enumerate() {
+        (*h, *l) = match src.get(i) {
+            Some(&x) => {
+                bad |= !x.is_finite();
+                split_f16(x)
+            }
+            None => (bf16::ZERO, bf16::ZERO),
+        };
+    }
+    bad
+}
+
+/// [`split_run`] of 32 values, 16 at a time: f16 to f32 (`vcvtph2ps`), the high part rounded to
+/// nearest even on the f32 bits, the low part the f32 difference (exact, so its top 16 bits are
+/// it). The same bits as [`split_f16`] for every finite value.
+///
+/// # Safety
+/// `src` addresses 32 values; the processor has AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn split32_avx512(
+    src: *const f16,
+    high: &mut [bf16; BLOCK],
+    low: &mut [bf16; BLOCK],
+) -> bool {
+    use std::arch::x86_64::*;
+    let mut bad = 0;
+    for h in 0..2 {
+        // SAFETY: values 16·h.. of the 32 (the caller's contract); the outputs hold 32 each.
+        unsafe {
+            let raw = _mm256_loadu_si256(src.add(16 * h).cast());
+            let exponent = _mm256_and_si256(raw, _mm256_set1_epi16(0x7c00));
+            bad |= _mm256_movemask_epi8(_mm256_cmpeq_epi16(exponent, _mm256_set1_epi16(0x7c00)));
+            let x = _mm512_cvtph_ps(raw);
+            let bits = _mm512_castps_si512(x);
+            let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(1));
+            let rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
+            let hi_bits = _mm512_and_si512(rounded, _mm512_set1_epi32(-65536));
+            let lo = _mm512_sub_ps(x, _mm512_castsi512_ps(hi_bits));
+            let hi16 = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(hi_bits));
+            let lo16 = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_castps_si512(lo)));
+            _mm256_storeu_si256(high.as_mut_ptr().add(16 * h).cast(), hi16);
+            _mm256_storeu_si256(low.as_mut_ptr().add(16 * h).cast(), lo16);
+        }
+    }
+    bad != 0
+}
+
+/// Up to 32 values of a row (`cs == 1`: read in place) or column of a matrix at `src`, stride
+/// `cs`, gathered into `buf` when strided.
+///
+/// # Safety
+/// `src` addresses `len` values at stride `cs`.
+unsafe fn run_at(
+    src: *const f16,
+    len: usize,
+    cs: isize,
+    buf: &mut [f16; BLOCK],
+) -> &[f16] {
+    if cs == 1 {
+        // SAFETY: `len` consecutive values (the caller's contract).
+        unsafe { std::slice::from_raw_parts(src, len) }
+    } else {
+        for (p, v) in buf[..len].iter_mut().enumerate() {
+            // SAFETY: value p of the run (the caller's contract).
+            *v = unsafe { *src.offset(p as isize * cs) };
+        }
+        &buf[..len]
+    }
+}
+
+/// How an f16 product runs on bf16 tiles: K is taken [`F16_PARTS`] times (each time padded to
+/// whole steps), A's parts in the order high, high, low, low and B's high, low, high, low, so
+/// that one GEMM over the longer K sums `ah·bh + ah·bl + al·bh + al·bl`, which is `a·b`
+/// exactly, in f32 tiles: the products of the f16 values, summed in f32 as the widened f32
+/// path sums them (in another order).
+pub const F16_PARTS: usize = 4;
+
+/// The K that packed f16 operands are multiplied over: `F16_PARTS` copies of `k`, each padded to
+/// whole steps (pass it to [`gemm`], [`packed_a_len`], [`packed_b_len`] and [`block_len`]).
+pub fn f16_split_k(k: usize) -> usize {
+    F16_PARTS * padded(k)
 }
 
 /// `x` rounded up to a multiple of [`BLOCK`] (the packed sizes of M, N and K).
@@ -194,6 +304,103 @@ pub unsafe fn pack_b<T: Bf16Source>(
             }
         }
     }
+}
+
+/// Packs the f16 matrix at `a` (`m`×`k`, strides in elements) for a K of [`f16_split_k`]`(k)`
+/// into `out` (`packed_a_len(m, f16_split_k(k))` elements): each block of 32 rows holds the
+/// rows' high parts twice, then their low parts twice, each part a whole number of steps.
+/// Returns whether any value is infinite or NaN (the split then does not hold: multiply the f16
+/// values another way).
+///
+/// # Safety
+/// `a` addresses an `m`×`k` matrix with those strides.
+pub unsafe fn pack_a_f16_split(
+    a: *const f16,
+    m: usize,
+    k: usize,
+    rs: isize,
+    cs: isize,
+    out: &mut [bf16],
+) -> bool {
+    let steps = padded(k) / BLOCK;
+    let (mut high, mut low, mut buf) =
+        ([bf16::ZERO; BLOCK], [bf16::ZERO; BLOCK], [f16::ZERO; BLOCK]);
+    let mut bad = false;
+    for (i, row_block) in out.chunks_exact_mut(F16_PARTS * steps * STEP).enumerate() {
+        for s in 0..steps {
+            for r in 0..BLOCK {
+                let row = i * BLOCK + r;
+                let p0 = s * BLOCK;
+                let valid = if row < m {
+                    BLOCK.min(k.saturating_sub(p0))
+                } else {
+                    0
+                };
+                let src = a.wrapping_offset(row as isize * rs + p0 as isize * cs);
+                // SAFETY: `valid` values of row `row` of A from p0.
+                let run = unsafe { run_at(src, valid, cs, &mut buf) };
+                bad |= split_run(run, &mut high, &mut low);
+                for (q, part) in [&high, &high, &low, &low].into_iter().enumerate() {
+                    let at = ((q * steps + s) * BLOCK + r) * BLOCK;
+                    row_block[at..at + BLOCK].copy_from_slice(part);
+                }
+            }
+        }
+    }
+    bad
+}
+
+/// Packs the f16 matrix at `b` (`k`×`n`) for a K of [`f16_split_k`]`(k)` into `out`
+/// (`packed_b_len(f16_split_k(k), n)` elements): each block of 32 columns holds the high parts,
+/// the low parts, the high parts and the low parts again, each a whole number of steps in the
+/// VNNI layout. Returns whether any value is infinite or NaN (see [`pack_a_f16_split`]).
+///
+/// # Safety
+/// `b` addresses a `k`×`n` matrix with those strides.
+pub unsafe fn pack_b_f16_split(
+    b: *const f16,
+    k: usize,
+    n: usize,
+    rs: isize,
+    cs: isize,
+    out: &mut [bf16],
+) -> bool {
+    let steps = padded(k) / BLOCK;
+    let mut parts = [[[bf16::ZERO; BLOCK]; 2]; 2];
+    let mut buf = [f16::ZERO; BLOCK];
+    let mut pairs = [[bf16::ZERO; 2 * BLOCK]; 2];
+    let mut bad = false;
+    for (j, col_block) in out.chunks_exact_mut(F16_PARTS * steps * STEP).enumerate() {
+        let j0 = j * BLOCK;
+        let cols = BLOCK.min(n.saturating_sub(j0));
+        for s in 0..steps {
+            for pair in 0..BLOCK / 2 {
+                for (half, [high, low]) in parts.iter_mut().enumerate() {
+                    let p = s * BLOCK + 2 * pair + half;
+                    let valid = if p < k { cols } else { 0 };
+                    let src = b.wrapping_offset(p as isize * rs + j0 as isize * cs);
+                    // SAFETY: `valid` values of row p of B from column j0.
+                    let run = unsafe { run_at(src, valid, cs, &mut buf) };
+                    bad |= split_run(run, high, low);
+                }
+                // [32 columns][2 rows of the pair], for the high and the low parts.
+                for (which, dst) in pairs.iter_mut().enumerate() {
+                    for c in 0..BLOCK {
+                        dst[2 * c] = parts[0][which][c];
+                        dst[2 * c + 1] = parts[1][which][c];
+                    }
+                }
+                for (q, part) in [&pairs[0], &pairs[1], &pairs[0], &pairs[1]]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let at = (q * steps + s) * STEP + pair * 2 * BLOCK;
+                    col_block[at..at + 2 * BLOCK].copy_from_slice(part);
+                }
+            }
+        }
+    }
+    bad
 }
 
 /// The tile configuration every block uses: palette 1, eight tiles of 16 rows × 64 bytes.
@@ -363,6 +570,165 @@ mod tests {
                     let got = c[i * n + j] as f64;
                     assert!(
                         (got - want).abs() < 1e-4 * (k as f64),
+                        "{m}x{n}x{k} ({i},{j}): {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Every finite f16 value is the sum of its two bf16 parts, exactly.
+    #[test]
+    fn every_finite_f16_is_its_high_part_plus_its_low_part() {
+        for bits in 0..=u16::MAX {
+            let x = f16::from_bits(bits);
+            if !x.is_finite() {
+                continue;
+            }
+            let (hi, lo) = split_f16(x);
+            assert_eq!(
+                hi.to_f32() + lo.to_f32(),
+                x.to_f32(),
+                "{x} ({bits:#06x}): {hi} + {lo}"
+            );
+            // The low part was not rounded on its way to bf16.
+            assert_eq!(lo.to_f32(), x.to_f32() - hi.to_f32(), "{x} ({bits:#06x})");
+        }
+    }
+
+    /// Runs of 32 (the vector path where the processor has AVX-512) and shorter runs give each
+    /// finite value's parts, zeros past the run, and report the non-finite values.
+    #[test]
+    fn split_runs_give_each_values_parts_and_report_non_finite_ones() {
+        let all: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+        for len in [BLOCK, 7] {
+            for run in all.chunks(len) {
+                let (mut high, mut low) = ([bf16::NAN; BLOCK], [bf16::NAN; BLOCK]);
+                let bad = split_run(run, &mut high, &mut low);
+                assert_eq!(bad, run.iter().any(|x| !x.is_finite()), "{run:?}");
+                for (i, &x) in run.iter().enumerate().filter(|(_, x)| x.is_finite()) {
+                    let (h, l) = split_f16(x);
+                    assert_eq!(
+                        (high[i].to_bits(), low[i].to_bits()),
+                        (h.to_bits(), l.to_bits()),
+                        "{x}"
+                    );
+                }
+                for i in run.len()..BLOCK {
+                    assert_eq!((high[i], low[i]), (bf16::ZERO, bf16::ZERO));
+                }
+            }
+        }
+    }
+
+    fn f16_operands(m: usize, n: usize, k: usize, seed: &mut u64) -> (Vec<f16>, Vec<f16>) {
+        let mut rnd = || {
+            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(7);
+            // Values from about 6e-5 to 2e3, both signs, with every f16 mantissa bit in use.
+            let u = (*seed >> 40) as f32 / (1u64 << 24) as f32;
+            let scale = [1e-4f32, 1.0, 1.0, 1000.0][(*seed >> 20) as usize % 4];
+            f16::from_f32((u * 2.0 - 1.0) * scale)
+        };
+        let a = (0..m * k).map(|_| rnd()).collect();
+        let b = (0..k * n).map(|_| rnd()).collect();
+        (a, b)
+    }
+
+    /// The product of the f16 values as f64 (exact but for the f64 sum's rounding).
+    fn f16_product(a: &[f16], b: &[f16], k: usize, i: usize, j: usize, n: usize) -> f64 {
+        (0..k)
+            .map(|p| a[i * k + p].to_f64() * b[p * n + j].to_f64())
+            .sum()
+    }
+
+    /// The sum of the products' magnitudes (what a sum's rounding error scales with).
+    fn f16_product_scale(a: &[f16], b: &[f16], k: usize, i: usize, j: usize, n: usize) -> f64 {
+        (0..k)
+            .map(|p| (a[i * k + p].to_f64() * b[p * n + j].to_f64()).abs())
+            .sum()
+    }
+
+    #[test]
+    fn split_f16_operands_multiply_to_the_product_of_the_f16_values() {
+        let mut seed = 5u64;
+        for &(m, n, k) in &[(1, 1, 1), (33, 47, 70), (40, 65, 32), (3, 2, 100)] {
+            let (a, b) = f16_operands(m, n, k, &mut seed);
+            let kk = f16_split_k(k);
+            let mut pa = vec![bf16::NAN; packed_a_len(m, kk)];
+            let mut pb = vec![bf16::NAN; packed_b_len(kk, n)];
+            // SAFETY: a is m×k and b is k×n, both row-major.
+            let bad = unsafe {
+                pack_a_f16_split(a.as_ptr(), m, k, k as isize, 1, &mut pa)
+                    | pack_b_f16_split(b.as_ptr(), k, n, n as isize, 1, &mut pb)
+            };
+            assert!(!bad, "every value is finite");
+            // What the tiles compute, read back from the packed layouts (see the module docs).
+            let steps = kk / BLOCK;
+            let at = |i: usize, p: usize| {
+                pa[((i / BLOCK) * steps + p / BLOCK) * STEP + (i % BLOCK) * BLOCK + p % BLOCK]
+            };
+            let bt = |p: usize, j: usize| {
+                let pair = (p % BLOCK) / 2;
+                pb[((j / BLOCK) * steps + p / BLOCK) * STEP
+                    + pair * 2 * BLOCK
+                    + (j % BLOCK) * 2
+                    + p % 2]
+            };
+            for i in 0..m {
+                for j in 0..n {
+                    let got: f64 = (0..kk).map(|p| at(i, p).to_f64() * bt(p, j).to_f64()).sum();
+                    let want = f16_product(&a, &b, k, i, j, n);
+                    // Both are f64 sums of exact products, in other orders.
+                    let scale = f16_product_scale(&a, &b, k, i, j, n);
+                    assert!(
+                        (got - want).abs() <= 1e-13 * scale,
+                        "{m}x{n}x{k} ({i},{j}): {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn split_f16_tiles_match_the_f64_product_of_the_f16_values() {
+        if !available() {
+            eprintln!("skipped: this processor (or OS) offers no AMX-BF16");
+            return;
+        }
+        let mut seed = 9u64;
+        for &(m, n, k) in &[(1, 1, 1), (33, 47, 70), (64, 64, 64), (5, 100, 200)] {
+            let (a, b) = f16_operands(m, n, k, &mut seed);
+            let kk = f16_split_k(k);
+            let mut pa = vec![bf16::ZERO; packed_a_len(m, kk)];
+            let mut pb = vec![bf16::ZERO; packed_b_len(kk, n)];
+            // SAFETY: a is m×k and b is k×n, both row-major.
+            let bad = unsafe {
+                pack_a_f16_split(a.as_ptr(), m, k, k as isize, 1, &mut pa)
+                    | pack_b_f16_split(b.as_ptr(), k, n, n as isize, 1, &mut pb)
+            };
+            assert!(!bad, "every value is finite");
+            let mut c = vec![f32::NAN; m * n];
+            // SAFETY: packed for kk; c is m×n row-major; AMX is available.
+            unsafe {
+                gemm(
+                    pa.as_ptr(),
+                    pb.as_ptr(),
+                    kk,
+                    0,
+                    m,
+                    0,
+                    n,
+                    (c.as_mut_ptr(), n as isize, 1),
+                )
+            };
+            for i in 0..m {
+                for j in 0..n {
+                    let want = f16_product(&a, &b, k, i, j, n);
+                    // What an f32 sum of the k exact products may be off by.
+                    let scale = f16_product_scale(&a, &b, k, i, j, n);
+                    let got = c[i * n + j] as f64;
+                    assert!(
+                        (got - want).abs() <= 4.0 * (k as f64) * f32::EPSILON as f64 * scale,
                         "{m}x{n}x{k} ({i},{j}): {got} vs {want}"
                     );
                 }

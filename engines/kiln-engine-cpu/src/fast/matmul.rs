@@ -2,10 +2,12 @@
 //! instruction set recorded in the `isa` knob), with a fused pointwise epilogue.
 //!
 //! f32 operands are read in place with their own row and column strides (batch dims broadcast
-//! through stride 0); f16/bf16 operands are widened to f32 in the workspace first. Without an
-//! epilogue an f32 output is written by GEMM directly (parallel inside each GEMM, or across
-//! batches when there are enough); otherwise the output is cut into tiles of rows that a worker
-//! multiplies into its workspace, runs the epilogue over while they are in cache, and stores.
+//! through stride 0); f16/bf16 operands are widened to f32 in the workspace first, except at the
+//! `amx` level, where two bf16 operands are packed for AMX tiles as they are and two f16 ones as
+//! their exact bf16 parts ([`super::amx::split_f16`]). Without an epilogue an f32 output is
+//! written by GEMM directly (parallel inside each GEMM, or across batches when there are
+//! enough); otherwise the output is cut into tiles of rows that a worker multiplies into its
+//! workspace, runs the epilogue over while they are in cache, and stores.
 
 use super::element_io::{load, SharedPtr};
 use super::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
@@ -17,6 +19,7 @@ use kiln_core::{DataType, Op, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The engine's unique name.
 pub const NAME: &str = "KILN_CPU_MATMUL_GEMM_V1";
@@ -37,15 +40,16 @@ const ALIGN: usize = 64;
 /// Batched matmul with a fused pointwise epilogue.
 pub struct MatmulEngine;
 
-/// Whether the graph's matmul multiplies two bf16 operands (what the AMX path runs).
-fn bf16_operands(graph: &OpGraph) -> bool {
-    let Ok(i) = find_matmul(graph) else {
-        return false;
-    };
+/// The operand type of the graph's matmul when the AMX path can run it: two bf16 operands
+/// (multiplied as they are) or two f16 operands (each split into two bf16 parts, see
+/// [`super::amx::F16High`]).
+fn amx_operands(graph: &OpGraph) -> Option<DataType> {
+    let i = find_matmul(graph).ok()?;
     let Op::Matmul(m) = &graph.nodes[i].op else {
-        return false;
+        return None;
     };
-    super::both_bf16(graph, m.a, m.b)
+    let (a, b) = (graph.tensor(m.a)?.data_type, graph.tensor(m.b)?.data_type);
+    (a == b && matches!(a, DataType::Bf16 | DataType::F16)).then_some(a)
 }
 
 fn find_matmul(graph: &OpGraph) -> Result<usize, String> {
@@ -88,7 +92,7 @@ impl CpuEngine for MatmulEngine {
 
     fn resolve_auto_knobs(&self, graph: &OpGraph, knobs: &mut [i64]) {
         super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
-        let useful = if bf16_operands(graph) {
+        let useful = if amx_operands(graph).is_some() {
             Isa::Amx
         } else {
             Isa::Avx512
@@ -143,7 +147,9 @@ impl CpuEngine for MatmulEngine {
         // The AMX layout works on blocks of 32 rows: tiles start on block boundaries. It is
         // chosen from the recorded level, not the one that runs, so that the workspace is the
         // same wherever the plan is loaded.
-        let amx_layout = recorded_isa(knobs, KNOB_ISA) == Some(Isa::Amx) && bf16_operands(graph);
+        let amx_source =
+            amx_operands(graph).filter(|_| recorded_isa(knobs, KNOB_ISA) == Some(Isa::Amx));
+        let amx_layout = amx_source.is_some();
         let tile_rows = if amx_layout {
             tile_rows.next_multiple_of(32).min(rows)
         } else {
@@ -190,10 +196,20 @@ impl CpuEngine for MatmulEngine {
             direct_out,
             split: knobs.first().copied().unwrap_or(0),
             isa: run_isa,
-            amx: amx_layout.then(|| AmxPacking {
-                a_len: batches * super::amx_packed_len(rows, inner),
-                b_len: batches * super::amx_packed_len(inner, cols),
-                run: cfg!(target_arch = "x86_64") && run_isa == Isa::Amx,
+            amx: amx_source.map(|source| {
+                let split = source == DataType::F16;
+                let k = if split {
+                    super::amx::F16_PARTS * inner.next_multiple_of(32)
+                } else {
+                    inner
+                };
+                AmxPacking {
+                    a_len: batches * super::amx_packed_len(rows, k),
+                    b_len: batches * super::amx_packed_len(k, cols),
+                    k,
+                    split,
+                    run: cfg!(target_arch = "x86_64") && run_isa == Isa::Amx,
+                }
             }),
             regions,
             epilogue: bound,
@@ -328,6 +344,11 @@ struct AmxPacking {
     /// bf16 elements of the packed A and B of all batches.
     a_len: usize,
     b_len: usize,
+    /// The K the packed operands are multiplied over: the matmul's, or for f16 operands
+    /// `amx::f16_split_k` of it.
+    k: usize,
+    /// Whether the operands are f16, packed as their high and low bf16 parts.
+    split: bool,
     /// Whether this processor runs the path (otherwise the plan runs the f32 one).
     run: bool,
 }
@@ -360,7 +381,6 @@ impl MatmulPlan {
         rhs: MatRef,
         threads: usize,
     ) {
-        let k = self.inner;
         #[cfg(target_arch = "x86_64")]
         if let (Some((pa, pb)), Some(pk)) = (packed, &self.amx) {
             use half::bf16;
@@ -382,7 +402,7 @@ impl MatmulPlan {
                         super::amx::gemm(
                             a,
                             b,
-                            k,
+                            pk.k,
                             rows.0 + i0,
                             i1 - i0,
                             cols.0,
@@ -409,7 +429,7 @@ impl MatmulPlan {
                 self.isa,
                 rows.1,
                 cols.1,
-                k,
+                self.inner,
                 dst,
                 (ap.wrapping_offset(rows.0 as isize * ars), ars, acs),
                 (bp.wrapping_offset(cols.0 as isize * bcs), brs, bcs),
@@ -419,9 +439,10 @@ impl MatmulPlan {
         }
     }
 
-    /// Packs every batch's bf16 operands for the AMX path into `region` (the plan's packing
-    /// workspace), in parallel over blocks of 32 rows of A and 32 columns of B; returns where
-    /// the packed A and B start.
+    /// Packs every batch's bf16 operands (or f16 operands as their bf16 parts) for the AMX path
+    /// into `region` (the plan's packing workspace), in parallel over blocks of 32 rows of A and
+    /// 32 columns of B; returns where the packed A and B start, or `None` where an f16 operand
+    /// holds an infinite or NaN value (the call then runs the widened path).
     ///
     /// # Safety
     /// The operands are bound in `tensors` for this execute.
@@ -429,7 +450,7 @@ impl MatmulPlan {
         &self,
         tensors: &TensorMap<'_>,
         region: &mut [f32],
-    ) -> PluginResult<(SharedPtr, SharedPtr)> {
+    ) -> PluginResult<Option<(SharedPtr, SharedPtr)>> {
         let pk = self
             .amx
             .as_ref()
@@ -439,18 +460,20 @@ impl MatmulPlan {
         #[cfg(target_arch = "x86_64")]
         {
             use super::amx;
-            use half::bf16;
+            use half::{bf16, f16};
             let (m, n, k) = (self.rows, self.cols, self.inner);
-            let block = amx::block_len(k);
+            let block = amx::block_len(pk.k);
             let (a_ptr, b_ptr) = (
                 SharedPtr(tensors.ptr(self.a.uid)?),
                 SharedPtr(tensors.ptr(self.b.uid)?),
             );
             for (p, uid) in [(a_ptr, self.a.uid), (b_ptr, self.b.uid)] {
                 if !p.get().cast::<bf16>().is_aligned() {
+                    let t = tensors.desc(uid)?;
                     return Err(PluginError::bad_param(format!(
-                        "{NAME}: {} is bf16 but its pointer {:?} is not 2-byte aligned",
-                        tensors.desc(uid)?.label(),
+                        "{NAME}: {} is {} but its pointer {:?} is not 2-byte aligned",
+                        t.label(),
+                        t.data_type.name(),
                         p.get()
                     )));
                 }
@@ -463,6 +486,9 @@ impl MatmulPlan {
                     std::slice::from_raw_parts_mut(pb as *mut bf16, pk.b_len),
                 )
             };
+            // An infinite or NaN f16 value has no exact bf16 parts: such a call multiplies the
+            // widened values instead (the packing is then wasted, which finite data never pays).
+            let not_finite = AtomicBool::new(false);
             let a_blocks = amx::padded(m) / 32;
             out_a
                 .par_chunks_mut(block)
@@ -473,8 +499,18 @@ impl MatmulPlan {
                     let first = (a_ptr.get() as *const bf16).wrapping_offset(
                         self.a.batch.get(f).copied().unwrap_or(0) + (32 * i) as isize * rs,
                     );
-                    // SAFETY: rows 32·i.. of batch f's A (fewer than 32 at the end are padded).
-                    unsafe { amx::pack_a(first, m.saturating_sub(32 * i), k, rs, cs, out) };
+                    let rows = m.saturating_sub(32 * i);
+                    // SAFETY: rows 32·i.. of batch f's A (fewer than 32 at the end are padded),
+                    // f16 when the packing splits, else bf16.
+                    unsafe {
+                        if pk.split {
+                            if amx::pack_a_f16_split(first.cast::<f16>(), rows, k, rs, cs, out) {
+                                not_finite.store(true, Ordering::Relaxed);
+                            }
+                        } else {
+                            amx::pack_a(first, rows, k, rs, cs, out)
+                        }
+                    };
                 });
             let b_blocks = amx::padded(n) / 32;
             out_b
@@ -486,12 +522,25 @@ impl MatmulPlan {
                     let first = (b_ptr.get() as *const bf16).wrapping_offset(
                         self.b.batch.get(f).copied().unwrap_or(0) + (32 * j) as isize * cs,
                     );
-                    // SAFETY: columns 32·j.. of batch f's B (fewer at the end are padded).
-                    unsafe { amx::pack_b(first, k, n.saturating_sub(32 * j), rs, cs, out) };
+                    let cols = n.saturating_sub(32 * j);
+                    // SAFETY: columns 32·j.. of batch f's B (fewer at the end are padded), f16
+                    // when the packing splits, else bf16.
+                    unsafe {
+                        if pk.split {
+                            if amx::pack_b_f16_split(first.cast::<f16>(), k, cols, rs, cs, out) {
+                                not_finite.store(true, Ordering::Relaxed);
+                            }
+                        } else {
+                            amx::pack_b(first, k, cols, rs, cs, out)
+                        }
+                    };
                 });
+            if not_finite.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
         }
         let _ = tensors;
-        Ok((SharedPtr(pa), SharedPtr(pb)))
+        Ok(Some((SharedPtr(pa), SharedPtr(pb))))
     }
 
     fn tile_floats(&self) -> usize {
@@ -541,10 +590,11 @@ impl Prepared for MatmulPlan {
         let amx_run = self.amx.as_ref().is_some_and(|pk| pk.run);
         // SAFETY: the operands are bound for this call; amx_ws is this plan's packing region.
         let packed = if amx_run {
-            Some(unsafe { self.pack_for_amx(tensors, amx_ws)? })
+            unsafe { self.pack_for_amx(tensors, amx_ws)? }
         } else {
             None
         };
+        let amx_run = packed.is_some();
         let mut bases = [std::ptr::null::<f32>(); 2];
         for ((op, wide), base) in [(&self.a, wa), (&self.b, wb)].into_iter().zip(&mut bases) {
             let p = tensors.ptr(op.uid)?;

@@ -1208,6 +1208,65 @@ fn matmul_matches_reference() {
     }
 }
 
+/// f16 operands on AMX tiles are split into exact bf16 parts, which infinite and NaN values do
+/// not have: a call with one multiplies the widened values instead, as the reference does.
+#[test]
+fn f16_matmul_with_infinite_or_nan_values_matches_the_reference() {
+    let g = matmul_graph(&[40, 70], &[70, 33], false, &[], DataType::F16);
+    let mut knobs: Vec<i64> = MatmulEngine.knobs().iter().map(|k| k.default).collect();
+    let at = MatmulEngine
+        .knobs()
+        .iter()
+        .position(|k| k.id == super::matmul::KNOB_ISA)
+        .unwrap();
+    // The AMX level where this processor has it, else the best it has (the widened path).
+    knobs[at] = super::isa::Isa::Amx as i64;
+    for (row, bad) in [(0, f64::INFINITY), (3, f64::NAN), (39, f64::NEG_INFINITY)] {
+        let mut rng = StdRng::seed_from_u64(row as u64);
+        let mut hosts: Vec<Host> = (1..=3)
+            .map(|uid| host_random(g.tensor(uid).unwrap(), &mut rng))
+            .collect();
+        // Element (row, 5) of A: the whole output row is infinite or NaN.
+        let a = g.tensor(1).unwrap();
+        let o = offsets(a)[row * 70 + 5];
+        // SAFETY: a u64 buffer viewed as bytes.
+        let raw = unsafe {
+            std::slice::from_raw_parts_mut(
+                hosts[0].bytes.as_mut_ptr() as *mut u8,
+                hosts[0].bytes.len() * 8,
+            )
+        };
+        a.data_type.write_f64(bad, &mut raw[o * 2..]).unwrap();
+        hosts[0].values[row * 70 + 5] = bad;
+        let inputs: HashMap<i64, Vec<f64>> =
+            [(1, hosts[0].values.clone()), (2, hosts[1].values.clone())].into();
+        let want = reference::evaluate(&g, &inputs).unwrap();
+        let bindings: Vec<KilnTensorBinding> = hosts
+            .iter_mut()
+            .enumerate()
+            .map(|(i, h)| KilnTensorBinding {
+                uid: i as i64 + 1,
+                ptr: h.bytes.as_mut_ptr() as *mut _,
+            })
+            .collect();
+        let prepared = MatmulEngine.prepare(&g, &knobs).unwrap();
+        let mut workspace = vec![0u8; prepared.workspace_size()];
+        // SAFETY: every binding points at storage for its tensor's layout; the workspace holds
+        // workspace_size() bytes.
+        unsafe {
+            let map = TensorMap::new(&g, &bindings).unwrap();
+            prepared.execute(&map, workspace.as_mut_ptr()).unwrap();
+        }
+        let got = host_read(g.tensor(3).unwrap(), &hosts[2]);
+        for (i, (g, w)) in got.iter().zip(&want[&3]).enumerate() {
+            let ok =
+                (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= 2e-3 * (w.abs() + 9.0);
+            assert!(ok, "{bad} at row {row}: element {i}: got {g}, want {w}");
+        }
+        assert!(got[row * 33..(row + 1) * 33].iter().all(|v| !v.is_finite()));
+    }
+}
+
 #[test]
 fn matmul_refuses_non_matmul_graphs() {
     let why = MatmulEngine
@@ -1639,8 +1698,9 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
             let mut checked = graph.clone();
             checked.validate().unwrap();
             let (bytes, workspace) = build_and_save(engine, &checked, &knobs, 2);
-            if dt == DataType::Bf16 && isa == Isa::Amx {
-                // The AMX layout holds packed operands: the plan took it.
+            if matches!(dt, DataType::Bf16 | DataType::F16) && isa == Isa::Amx {
+                // The AMX layout holds packed operands (f16 ones as their bf16 parts): the plan
+                // took it.
                 let mut below = knobs.clone();
                 below.pop();
                 below.push((isa_knob, Isa::Avx512 as i64));
