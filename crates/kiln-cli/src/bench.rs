@@ -525,9 +525,15 @@ fn cpu_cases() -> Vec<Case> {
             source: Source::Build(Box::new(conv.graph())),
         });
     }
-    for (s, bias_gelu) in [(1024, false), (2048, false), (2048, true)] {
+    // f16 operands: AMX tiles as their exact bf16 parts where the processor has them.
+    for (dt, s, bias_gelu) in [
+        (DataType::Bf16, 1024, false),
+        (DataType::Bf16, 2048, false),
+        (DataType::Bf16, 2048, true),
+        (DataType::F16, 1024, false),
+    ] {
         let mm = HalfMatmulCase {
-            dt: DataType::Bf16,
+            dt,
             m: s,
             n: s,
             k: s,
