@@ -159,12 +159,7 @@ unsafe fn split32_avx512(
 ///
 /// # Safety
 /// `src` addresses `len` values at stride `cs`.
-unsafe fn run_at(
-    src: *const f16,
-    len: usize,
-    cs: isize,
-    buf: &mut [f16; BLOCK],
-) -> &[f16] {
+unsafe fn run_at(src: *const f16, len: usize, cs: isize, buf: &mut [f16; BLOCK]) -> &[f16] {
     if cs == 1 {
         // SAFETY: `len` consecutive values (the caller's contract).
         unsafe { std::slice::from_raw_parts(src, len) }
@@ -300,6 +295,46 @@ pub unsafe fn pack_b<T: Bf16Source>(
                             bf16::ZERO
                         };
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Packs an `m`×`k` bf16 matrix gathered in runs of 32 values along K (`k` a multiple of 32)
+/// into `out` (`packed_a_len(m, k)` elements) as [`pack_a`] lays it out: `row_runs(row, runs)`
+/// fills `runs[s]` with where values `32·s..32·s + 32` of row `row` lie, or `None` where they
+/// are all zero (a convolution's padding, say).
+///
+/// # Safety
+/// Every pointer `row_runs` gives addresses 32 bf16 values (any alignment).
+pub unsafe fn pack_a_runs(
+    m: usize,
+    k: usize,
+    out: &mut [bf16],
+    row_runs: impl Fn(usize, &mut [Option<*const bf16>]),
+) {
+    debug_assert_eq!(k % BLOCK, 0);
+    let steps = k / BLOCK;
+    let mut runs = vec![None; steps];
+    for (i, row_block) in out.chunks_exact_mut(steps * STEP).enumerate() {
+        for r in 0..BLOCK {
+            let row = i * BLOCK + r;
+            if row < m {
+                row_runs(row, &mut runs);
+            } else {
+                runs.fill(None);
+            }
+            for (s, run) in runs.iter().enumerate() {
+                let dst = &mut row_block[s * STEP + r * BLOCK..s * STEP + (r + 1) * BLOCK];
+                match run {
+                    // SAFETY: 32 bf16 values at src (the caller's contract), 64 bytes read
+                    // unaligned; dst holds 32 bf16.
+                    Some(src) => unsafe {
+                        let v = std::ptr::read_unaligned(src.cast::<[u8; 2 * BLOCK]>());
+                        std::ptr::write_unaligned(dst.as_mut_ptr().cast::<[u8; 2 * BLOCK]>(), v);
+                    },
+                    None => dst.fill(bf16::ZERO),
                 }
             }
         }
@@ -575,6 +610,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Rows gathered in runs of 32 pack as `pack_a` packs the same matrix (rows given as
+    /// `None` runs as zeros).
+    #[test]
+    fn gathered_runs_pack_as_the_matrix_they_gather() {
+        let (m, k) = (45, 96);
+        let a: Vec<bf16> = (0..m * k)
+            .map(|i| bf16::from_f32(i as f32 * 0.5 - 7.0))
+            .collect();
+        // Rows 3 and 40 are padding: zeros in the matrix, None from the gatherer.
+        let mut zeroed = a.clone();
+        for row in [3, 40] {
+            zeroed[row * k..(row + 1) * k].fill(bf16::ZERO);
+        }
+        let mut want = vec![bf16::NAN; packed_a_len(m, k)];
+        let mut got = vec![bf16::NAN; packed_a_len(m, k)];
+        // SAFETY: a is m×k row-major; every run is 32 values of a row (k is a multiple of 32).
+        unsafe {
+            pack_a(zeroed.as_ptr(), m, k, k as isize, 1, &mut want);
+            pack_a_runs(m, k, &mut got, |row, runs| {
+                for (s, run) in runs.iter_mut().enumerate() {
+                    *run = (row != 3 && row != 40).then(|| a[row * k + 32 * s..].as_ptr());
+                }
+            });
+        }
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
     }
 
     /// Every finite f16 value is the sum of its two bf16 parts, exactly.

@@ -1639,6 +1639,30 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
             fprop::KNOB_ISA,
             12.0,
         ),
+        // The same with 32 channels a group: the AMX path gathers each tile's patches from x
+        // straight into the packed layout (dilated, unevenly padded, a partial row block).
+        (
+            &ConvFpropEngine,
+            conv_graph(
+                &ConvCase {
+                    n: 3,
+                    c: 64,
+                    k: 40,
+                    input: vec![9, 11],
+                    pad: (vec![1, 2], vec![0, 1]),
+                    stride: vec![2, 1],
+                    dilation: vec![1, 2],
+                    groups: 2,
+                    layout: Layout::Nhwc,
+                    ..ConvCase::basic()
+                },
+                steps,
+                DataType::Bf16,
+            ),
+            vec![],
+            fprop::KNOB_ISA,
+            12.0,
+        ),
         (
             &ConvDgradEngine,
             grad(ConvDirection::Dgrad),

@@ -22,7 +22,7 @@ use crate::fast::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, 
 use crate::fast::isa::{isa_knob, isa_to_run, recorded_isa, resolve_isa_knob, Isa};
 use crate::fast::sgemm::{sgemm, Packed};
 use crate::tensor_map::TensorMap;
-use kiln_core::{ConvDirection, DataType, Op, OpGraph};
+use kiln_core::{ConvDirection, DataType, Op, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
 use rayon::prelude::*;
@@ -114,12 +114,19 @@ impl CpuEngine for ConvFpropEngine {
         ]
     }
 
-    fn resolve_auto_knobs(&self, _graph: &OpGraph, knobs: &mut [i64]) {
+    fn resolve_auto_knobs(&self, graph: &OpGraph, knobs: &mut [i64]) {
         crate::fast::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
-        // AMX runs bf16 convolutions only when asked (isa = 4): measured on the development
-        // machine's Xeon, its im2col tiles (widen, gather, repack) lost to Winograd in f32 on the standard
-        // cases (134 and 178 against 172 and 253 GFLOP/s), so auto stops at AVX-512.
-        resolve_isa_knob(knobs, KNOB_ISA, Isa::Avx512);
+        // Auto picks AMX for a bf16 convolution whose patches the AMX path gathers straight from
+        // the input (ConvAmx::gather): on an Emerald Rapids guest the standard NHWC cases ran
+        // 2.7 and 3.5 times as fast as Winograd in f32. Elsewhere the AMX path's im2col tiles
+        // (widened, gathered, repacked) lost to Winograd (134 and 178 against 172 and 253
+        // GFLOP/s on the development machine's Xeon), so auto stops at AVX-512 there.
+        let useful = if amx_gathers(graph) {
+            Isa::Amx
+        } else {
+            Isa::Avx512
+        };
+        resolve_isa_knob(knobs, KNOB_ISA, useful);
     }
 
     /// Accepts one conv_fprop node over f32/f16/bf16 tensors, alone or followed by a pointwise
@@ -169,6 +176,49 @@ fn bf16_operands(graph: &OpGraph) -> bool {
     crate::fast::both_bf16(graph, c.x, c.w)
 }
 
+/// Whether a channels-last input's patches can be gathered 32 channels at a time straight into
+/// AMX's packed layout ([`ConvAmx::gather`]): bf16 operands, an output whose tile rows are
+/// positions, dense channels, each group's channel count a multiple of 32.
+fn gathers(s: &Shape, channels_last: bool, rows_are_positions: bool) -> bool {
+    rows_are_positions
+        && channels_last
+        && s.x_type == DataType::Bf16
+        && s.w_type == DataType::Bf16
+        && s.cg.is_multiple_of(32)
+        && s.xs.1 == 1
+}
+
+/// Whether the graph's convolution is one whose AMX path gathers its patches ([`gathers`]).
+fn amx_gathers(graph: &OpGraph) -> bool {
+    let Ok(i) = find_conv(graph) else {
+        return false;
+    };
+    let Op::Conv(c) = &graph.nodes[i].op else {
+        return false;
+    };
+    let (Ok(epilogue), Ok(s), Some(x)) = (
+        Epilogue::parse(graph, i),
+        Shape::new(graph, c),
+        graph.tensor(c.x),
+    ) else {
+        return false;
+    };
+    let Some(out) = graph.tensor(epilogue.out_uid) else {
+        return false;
+    };
+    let (channels_last, rows_are_positions) = layouts(&s, x, out);
+    gathers(&s, channels_last, rows_are_positions)
+}
+
+/// Whether the input's patches are laid out channels-last, and whether the output tile's rows
+/// are positions (a channels-last output).
+fn layouts(s: &Shape, x: &TensorDesc, out: &TensorDesc) -> (bool, bool) {
+    let min_spatial = x.strides[2..].iter().copied().min().unwrap_or(1);
+    let channels_last = s.cg > 1 && x.strides[1] < min_spatial;
+    let rows_are_positions = out.strides[2..].iter().all(|&st| out.strides[1] < st);
+    (channels_last, rows_are_positions)
+}
+
 /// The AMX path of a plan recorded at the `amx` level with bf16 operands: the filters of each
 /// group packed once per execute, each im2col tile packed per worker (see [`crate::fast::amx`]).
 struct ConvAmx {
@@ -179,6 +229,15 @@ struct ConvAmx {
     /// bf16 elements of one group's packed filters, and of one worker's packed tile.
     group_len: usize,
     tile_len: usize,
+    /// The tile's patches are gathered from a channels-last bf16 input straight into the packed
+    /// layout, 32 channels at a time (no im2col in f32, no repacking): positions are the rows,
+    /// the input's channels are dense and each group's channel count is a multiple of 32.
+    gather: bool,
+    /// The filters are bf16 and stored channels-last and dense, and the patches are laid out
+    /// channels-last (tap-major, as such filters are stored: each filter's patch is one run in
+    /// the patches' order): they are packed for the tiles straight from the weights, not from
+    /// their f32 copy.
+    filters_direct: bool,
     /// Whether this processor runs the path (otherwise the plan runs the f32 one).
     run: bool,
 }
@@ -231,16 +290,13 @@ impl ConvPlan {
         let (x, y) = (tensor(conv.x)?, tensor(conv.y)?);
         let out = tensor(epilogue.out_uid)?;
         let s = Shape::new(graph, conv)?;
-        let min_spatial = x.strides[2..].iter().copied().min().unwrap_or(1);
-        let channels_last = s.cg > 1 && x.strides[1] < min_spatial;
+        let (channels_last, rows_are_positions) = layouts(&s, x, out);
         let force_im2col = algo == 1;
         let direct_step = if force_im2col || s.x_type != DataType::F32 {
             None
         } else {
             direct_step(&s)
         };
-        let k_stride = out.strides[1];
-        let rows_are_positions = out.strides[2..].iter().all(|&st| k_stride < st);
         let positions = s.positions();
         let tile_positions = if tile_knob > 0 {
             tile_knob.min(positions)
@@ -309,6 +365,19 @@ impl ConvPlan {
                 } else {
                     crate::fast::amx_packed_len(s.patch(), tile_positions)
                 },
+                gather: gathers(&s, channels_last, rows_are_positions),
+                filters_direct: rows_are_positions
+                    && channels_last
+                    && s.w_type == DataType::Bf16
+                    && {
+                        let fits = |size: usize, stride: isize, want: usize| {
+                            size == 1 || stride == want as isize
+                        };
+                        fits(s.cg, s.ws.1, 1)
+                            && fits(s.filter[2], s.ws.2[2], s.cg)
+                            && fits(s.filter[1], s.ws.2[1], s.cg * s.filter[2])
+                            && fits(s.filter[0], s.ws.2[0], s.cg * s.filter[1] * s.filter[2])
+                    },
                 run: cfg!(target_arch = "x86_64") && isa == Isa::Amx,
             }),
             s,
@@ -453,15 +522,26 @@ impl ConvPlan {
         ld
     }
 
-    /// Packs each group's [kg, patch] filters (already widened to f32 in `wpack`, exactly bf16
-    /// values) into the AMX layout in `region`.
+    /// Packs each group's [kg, patch] filters into the AMX layout in `region`, in parallel over
+    /// blocks of 32 filters: from the bf16 weights `w` themselves when `direct` (set only where
+    /// [`ConvAmx::filters_direct`] and `w` is 2-byte aligned), else from their f32 copy in
+    /// `wpack` (exactly bf16 values).
     ///
     /// # Safety
-    /// `region` holds `groups × group_len` bf16 values.
+    /// `region` holds `groups × group_len` bf16 values; `w` is the bound weight pointer; `wpack`
+    /// holds the f32 copy unless `direct`.
     #[allow(unused_variables)]
-    unsafe fn pack_filters_for_amx(&self, a: &ConvAmx, wpack: &[f32], region: &mut [f32]) {
+    unsafe fn pack_filters_for_amx(
+        &self,
+        a: &ConvAmx,
+        direct: bool,
+        w: SharedPtr,
+        wpack: &[f32],
+        region: &mut [f32],
+    ) {
         #[cfg(target_arch = "x86_64")]
         {
+            use crate::fast::amx;
             let (kg, patch) = (self.s.kg, self.s.patch());
             // SAFETY: the caller's contract.
             let out = unsafe {
@@ -470,17 +550,29 @@ impl ConvPlan {
                     self.s.groups * a.group_len,
                 )
             };
-            out.par_chunks_mut(a.group_len)
+            // One packed block: 32 filters (columns of B, or rows of A) over the whole patch.
+            let blocks = kg.div_ceil(32);
+            out.par_chunks_mut(amx::block_len(patch))
+                .take(self.s.groups * blocks)
                 .enumerate()
-                .for_each(|(g, dst)| {
-                    let src = wpack[g * kg * patch..].as_ptr();
-                    // SAFETY: group g's [kg, patch] row-major block of wpack (read transposed,
-                    // [patch, kg], as the right operand).
+                .for_each(|(c, dst)| {
+                    let (g, j) = (c / blocks, c % blocks);
+                    let first = g * kg + 32 * j;
+                    let count = kg - 32 * j;
+                    // SAFETY: filters first.. of group g (fewer than 32 at the end are padded):
+                    // in w, filter f's patch is the run at f·ws.0 (filters_direct); in wpack the
+                    // [kg, patch] rows of all groups, row-major.
                     unsafe {
-                        if a.positions_as_rows {
-                            crate::fast::amx::pack_b(src, patch, kg, 1, patch as isize, dst)
+                        if direct {
+                            let src = (w.get() as *const half::bf16)
+                                .wrapping_offset(first as isize * self.s.ws.0);
+                            amx::pack_b(src, patch, count, 1, self.s.ws.0, dst)
+                        } else if a.positions_as_rows {
+                            let src = wpack[first * patch..].as_ptr();
+                            amx::pack_b(src, patch, count, 1, patch as isize, dst)
                         } else {
-                            crate::fast::amx::pack_a(src, kg, patch, patch as isize, 1, dst)
+                            let src = wpack[first * patch..].as_ptr();
+                            amx::pack_a(src, count, patch, patch as isize, 1, dst)
                         }
                     };
                 });
@@ -543,6 +635,95 @@ impl ConvPlan {
                         dst,
                     );
                 }
+            }
+            true
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    /// One tile on AMX whose patches are gathered from the bf16 input `x` (image `n`, positions
+    /// `p0..p0 + len`) straight into worker `slot`'s packed region ([`ConvAmx::gather`]), then
+    /// multiplied by group `g`'s packed filters into `dst` ([kg, len]). Returns false (doing
+    /// nothing) where kiln has no AMX kernels (not x86-64).
+    ///
+    /// # Safety
+    /// As [`Self::amx_tile`]; `x` is the bound bf16 input and `a.gather` is set.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    unsafe fn amx_tile_gathered(
+        &self,
+        a: &ConvAmx,
+        g: usize,
+        slot: usize,
+        filters: SharedPtr,
+        tiles: SharedPtr,
+        x: SharedPtr,
+        n: usize,
+        p0: usize,
+        len: usize,
+        dst: (*mut f32, isize, isize),
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use half::bf16;
+            let s = &self.s;
+            let (_, tile_floats) = self.amx_floats();
+            let packed = (tiles.get() as *mut bf16).wrapping_add(slot * 2 * tile_floats);
+            let filters = (filters.get() as *const bf16).wrapping_add(g * a.group_len);
+            let patch = s.patch();
+            let (o1, o2) = (s.output[1], s.output[2]);
+            let (f1, f2) = (s.filter[1], s.filter[2]);
+            let image = (x.get() as *const bf16)
+                .wrapping_offset(n as isize * s.xs.0 + (g * s.cg) as isize * s.xs.1);
+            let coord = |o: usize, f: usize, d: usize| -> isize {
+                o as isize * s.stride[d] - s.pad[d] + f as isize * s.dilation[d]
+            };
+            let inside = |i: isize, d: usize| i >= 0 && i < s.input[d] as isize;
+            // Patch value k of a position is channel k % cg of tap k / cg (the channels-last
+            // im2col's order, which the filters were packed in): each tap gives cg / 32 runs.
+            let per_tap = s.cg / 32;
+            let row_runs = |row: usize, runs: &mut [Option<*const bf16>]| {
+                let p = p0 + row;
+                let (od, oh, ow) = (p / (o1 * o2), (p / o2) % o1, p % o2);
+                let mut tap = 0;
+                for t0 in 0..s.filter[0] {
+                    let i0 = coord(od, t0, 0);
+                    for t1 in 0..f1 {
+                        let i1 = coord(oh, t1, 1);
+                        for t2 in 0..f2 {
+                            let i2 = coord(ow, t2, 2);
+                            let at = (inside(i0, 0) && inside(i1, 1) && inside(i2, 2)).then(|| {
+                                image.wrapping_offset(
+                                    i0 * s.xs.2[0] + i1 * s.xs.2[1] + i2 * s.xs.2[2],
+                                )
+                            });
+                            for (c, run) in runs[tap * per_tap..(tap + 1) * per_tap]
+                                .iter_mut()
+                                .enumerate()
+                            {
+                                *run = at.map(|x| x.wrapping_add(32 * c));
+                            }
+                            tap += 1;
+                        }
+                    }
+                }
+            };
+            // SAFETY: the caller's contract; the region holds tile_len bf16 values; every run
+            // is 32 dense channels of an in-range input position (patch is a multiple of 32).
+            unsafe {
+                let packed = std::slice::from_raw_parts_mut(packed, a.tile_len);
+                crate::fast::amx::pack_a_runs(len, patch, packed, row_runs);
+                // tileᵀ [len, kg] = patchesᵀ [len, patch] · filtersᵀ [patch, kg].
+                crate::fast::amx::gemm(
+                    packed.as_ptr(),
+                    filters,
+                    patch,
+                    0,
+                    len,
+                    0,
+                    s.kg,
+                    (dst.0, dst.2, dst.1),
+                );
             }
             true
         }
@@ -692,15 +873,20 @@ impl Prepared for ConvPlan {
             && matches!(self.isa, Isa::Avx2 | Isa::Avx512 | Isa::Amx);
         let wide_avx512 = matches!(self.isa, Isa::Avx512 | Isa::Amx);
         let wide_slivers = wide.then(|| Claims::new(s.groups * s.kg.div_ceil(direct::MR)));
-        if !wide {
+        let amx_run = self.amx.as_ref().filter(|a| a.run && !wide);
+        // Every tile runs on AMX when it runs (amx_tile never declines on x86-64), so with the
+        // filters packed from the weights themselves no f32 copy is needed. (Weights that are
+        // not 2-byte aligned are read through the copy.)
+        let filters_direct =
+            amx_run.is_some_and(|a| a.filters_direct) && w.get().cast::<half::bf16>().is_aligned();
+        if !wide && !filters_direct {
             // SAFETY: w is bound for this call.
             unsafe { pack_weights(&self.s, self.channels_last, w, wpack) };
         }
-        let amx_run = self.amx.as_ref().filter(|a| a.run && !wide);
         let (amx_wpack, amx_tiles) = amx_ws.split_at_mut(amx_w);
         if let Some(a) = amx_run {
             // SAFETY: the region holds groups × group_len bf16 values (amx_floats).
-            unsafe { self.pack_filters_for_amx(a, wpack, amx_wpack) };
+            unsafe { self.pack_filters_for_amx(a, filters_direct, w, wpack, amx_wpack) };
         }
         let amx_wpack = SharedPtr(amx_wpack.as_mut_ptr() as *mut u8);
         let amx_tiles = SharedPtr(amx_tiles.as_mut_ptr() as *mut u8);
@@ -796,7 +982,10 @@ impl Prepared for ConvPlan {
                     };
                     continue;
                 }
+                let gathered = amx_run.filter(|a| a.gather);
                 let (rhs, rhs_rs, rhs_cs) = match direct {
+                    // The AMX path gathers the tile's patches from x itself.
+                    _ if gathered.is_some() => (std::ptr::null(), 0, 0),
                     Some(step) => {
                         let off =
                             n as isize * s.xs.0 + (g * s.cg) as isize * s.xs.1 + p0 as isize * step;
@@ -821,18 +1010,35 @@ impl Prepared for ConvPlan {
                 };
                 // SAFETY: this worker's packed-tile region; the tile's patches [patch, len] in
                 // rhs with those strides; dst the [kg, len] tile.
-                let on_amx = amx_run.is_some_and(|a| unsafe {
-                    self.amx_tile(
-                        a,
-                        g,
-                        slot,
-                        amx_wpack,
-                        amx_tiles,
-                        (rhs, rhs_rs, rhs_cs),
-                        len,
-                        (tile.as_mut_ptr(), dst_rs, dst_cs),
-                    )
-                });
+                let on_amx = match gathered {
+                    // SAFETY: as above; x is the bound bf16 input (ConvAmx::gather).
+                    Some(a) => unsafe {
+                        self.amx_tile_gathered(
+                            a,
+                            g,
+                            slot,
+                            amx_wpack,
+                            amx_tiles,
+                            x,
+                            n,
+                            p0,
+                            len,
+                            (tile.as_mut_ptr(), dst_rs, dst_cs),
+                        )
+                    },
+                    None => amx_run.is_some_and(|a| unsafe {
+                        self.amx_tile(
+                            a,
+                            g,
+                            slot,
+                            amx_wpack,
+                            amx_tiles,
+                            (rhs, rhs_rs, rhs_cs),
+                            len,
+                            (tile.as_mut_ptr(), dst_rs, dst_cs),
+                        )
+                    }),
+                };
                 let packed_ld = packed.map(|kern| {
                     let per_group = s.kg.next_multiple_of(kern.mr) * patch;
                     // SAFETY: rhs is the direct input at the tile's first position (its
