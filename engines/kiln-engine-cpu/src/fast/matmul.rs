@@ -42,7 +42,7 @@ pub struct MatmulEngine;
 
 /// The operand type of the graph's matmul when the AMX path can run it: two bf16 operands
 /// (multiplied as they are) or two f16 operands (each split into two bf16 parts, see
-/// [`super::amx::F16High`]).
+/// [`super::amx::split_f16`]).
 fn amx_operands(graph: &OpGraph) -> Option<DataType> {
     let i = find_matmul(graph).ok()?;
     let Op::Matmul(m) = &graph.nodes[i].op else {
