@@ -699,6 +699,26 @@ mod tests {
         (a, b)
     }
 
+    /// Random row-major f16 operands (`m`×`k`, `k`×`n`) and their packed bf16 parts.
+    fn split_operands(
+        m: usize,
+        n: usize,
+        k: usize,
+        seed: &mut u64,
+    ) -> (Vec<f16>, Vec<f16>, Vec<bf16>, Vec<bf16>) {
+        let (a, b) = f16_operands(m, n, k, seed);
+        let kk = f16_split_k(k);
+        let mut pa = vec![bf16::NAN; packed_a_len(m, kk)];
+        let mut pb = vec![bf16::NAN; packed_b_len(kk, n)];
+        // SAFETY: a is m×k and b is k×n, both row-major.
+        let bad = unsafe {
+            pack_a_f16_split(a.as_ptr(), m, k, k as isize, 1, &mut pa)
+                | pack_b_f16_split(b.as_ptr(), k, n, n as isize, 1, &mut pb)
+        };
+        assert!(!bad, "every value is finite");
+        (a, b, pa, pb)
+    }
+
     /// The product of the f16 values as f64 (exact but for the f64 sum's rounding).
     fn f16_product(a: &[f16], b: &[f16], k: usize, i: usize, j: usize, n: usize) -> f64 {
         (0..k)
@@ -717,16 +737,8 @@ mod tests {
     fn split_f16_operands_multiply_to_the_product_of_the_f16_values() {
         let mut seed = 5u64;
         for &(m, n, k) in &[(1, 1, 1), (33, 47, 70), (40, 65, 32), (3, 2, 100)] {
-            let (a, b) = f16_operands(m, n, k, &mut seed);
+            let (a, b, pa, pb) = split_operands(m, n, k, &mut seed);
             let kk = f16_split_k(k);
-            let mut pa = vec![bf16::NAN; packed_a_len(m, kk)];
-            let mut pb = vec![bf16::NAN; packed_b_len(kk, n)];
-            // SAFETY: a is m×k and b is k×n, both row-major.
-            let bad = unsafe {
-                pack_a_f16_split(a.as_ptr(), m, k, k as isize, 1, &mut pa)
-                    | pack_b_f16_split(b.as_ptr(), k, n, n as isize, 1, &mut pb)
-            };
-            assert!(!bad, "every value is finite");
             // What the tiles compute, read back from the packed layouts (see the module docs).
             let steps = kk / BLOCK;
             let at = |i: usize, p: usize| {
@@ -762,16 +774,8 @@ mod tests {
         }
         let mut seed = 9u64;
         for &(m, n, k) in &[(1, 1, 1), (33, 47, 70), (64, 64, 64), (5, 100, 200)] {
-            let (a, b) = f16_operands(m, n, k, &mut seed);
+            let (a, b, pa, pb) = split_operands(m, n, k, &mut seed);
             let kk = f16_split_k(k);
-            let mut pa = vec![bf16::ZERO; packed_a_len(m, kk)];
-            let mut pb = vec![bf16::ZERO; packed_b_len(kk, n)];
-            // SAFETY: a is m×k and b is k×n, both row-major.
-            let bad = unsafe {
-                pack_a_f16_split(a.as_ptr(), m, k, k as isize, 1, &mut pa)
-                    | pack_b_f16_split(b.as_ptr(), k, n, n as isize, 1, &mut pb)
-            };
-            assert!(!bad, "every value is finite");
             let mut c = vec![f32::NAN; m * n];
             // SAFETY: packed for kk; c is m×n row-major; AMX is available.
             unsafe {
