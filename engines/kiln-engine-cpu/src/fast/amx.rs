@@ -205,6 +205,28 @@ pub fn packed_b_len(k: usize, n: usize) -> usize {
     super::amx_packed_len(k, n)
 }
 
+/// Where row `row` of the `m`×`k` matrix at `a` (strides in elements) has its values `p0..`
+/// of one packed step, and how many there are (0 for a padding row, fewer than 32 at K's end).
+fn a_run<T>(
+    a: *const T,
+    m: usize,
+    k: usize,
+    rs: isize,
+    cs: isize,
+    row: usize,
+    p0: usize,
+) -> (*const T, usize) {
+    let valid = if row < m {
+        BLOCK.min(k.saturating_sub(p0))
+    } else {
+        0
+    };
+    (
+        a.wrapping_offset(row as isize * rs + p0 as isize * cs),
+        valid,
+    )
+}
+
 /// Packs the matrix at `a` (`m`×`k`, row stride `rs`, column stride `cs`, in elements) into
 /// `out` (`packed_a_len(m, k)` elements), zero padded.
 ///
@@ -222,23 +244,16 @@ pub unsafe fn pack_a<T: Bf16Source>(
     for (i, row_block) in out.chunks_exact_mut(steps * STEP).enumerate() {
         for (s, step) in row_block.chunks_exact_mut(STEP).enumerate() {
             for (r, dst) in step.chunks_exact_mut(BLOCK).enumerate() {
-                let row = i * BLOCK + r;
-                let p0 = s * BLOCK;
-                let valid = if row < m {
-                    BLOCK.min(k.saturating_sub(p0))
-                } else {
-                    0
-                };
-                let src = a.wrapping_offset(row as isize * rs + p0 as isize * cs);
+                let (src, valid) = a_run(a, m, k, rs, cs, i * BLOCK + r, s * BLOCK);
                 if cs == 1 {
-                    // SAFETY: `valid` consecutive elements of row `row` of A from p0.
+                    // SAFETY: `valid` consecutive elements of row i·32 + r of A from step s.
                     let run = unsafe { std::slice::from_raw_parts(src, valid) };
                     for (d, v) in dst[..valid].iter_mut().zip(run) {
                         *d = v.to_bf16();
                     }
                 } else {
                     for (p, v) in dst[..valid].iter_mut().enumerate() {
-                        // SAFETY: element (row, p0 + p) of A.
+                        // SAFETY: element p of that run of A.
                         *v = unsafe { *src.offset(p as isize * cs) }.to_bf16();
                     }
                 }
@@ -364,15 +379,8 @@ pub unsafe fn pack_a_f16_split(
     for (i, row_block) in out.chunks_exact_mut(F16_PARTS * steps * STEP).enumerate() {
         for s in 0..steps {
             for r in 0..BLOCK {
-                let row = i * BLOCK + r;
-                let p0 = s * BLOCK;
-                let valid = if row < m {
-                    BLOCK.min(k.saturating_sub(p0))
-                } else {
-                    0
-                };
-                let src = a.wrapping_offset(row as isize * rs + p0 as isize * cs);
-                // SAFETY: `valid` values of row `row` of A from p0.
+                let (src, valid) = a_run(a, m, k, rs, cs, i * BLOCK + r, s * BLOCK);
+                // SAFETY: `valid` values of row i·32 + r of A from step s.
                 let run = unsafe { run_at(src, valid, cs, &mut buf) };
                 bad |= split_run(run, &mut high, &mut low);
                 for (q, part) in [&high, &high, &low, &low].into_iter().enumerate() {

@@ -504,9 +504,9 @@ impl MatmulPlan {
                     // f16 when the packing splits, else bf16.
                     unsafe {
                         if pk.split {
-                            if amx::pack_a_f16_split(first.cast::<f16>(), rows, k, rs, cs, out) {
-                                not_finite.store(true, Ordering::Relaxed);
-                            }
+                            let bad =
+                                amx::pack_a_f16_split(first.cast::<f16>(), rows, k, rs, cs, out);
+                            not_finite.fetch_or(bad, Ordering::Relaxed);
                         } else {
                             amx::pack_a(first, rows, k, rs, cs, out)
                         }
@@ -527,9 +527,9 @@ impl MatmulPlan {
                     // when the packing splits, else bf16.
                     unsafe {
                         if pk.split {
-                            if amx::pack_b_f16_split(first.cast::<f16>(), k, cols, rs, cs, out) {
-                                not_finite.store(true, Ordering::Relaxed);
-                            }
+                            let bad =
+                                amx::pack_b_f16_split(first.cast::<f16>(), k, cols, rs, cs, out);
+                            not_finite.fetch_or(bad, Ordering::Relaxed);
                         } else {
                             amx::pack_b(first, k, cols, rs, cs, out)
                         }
