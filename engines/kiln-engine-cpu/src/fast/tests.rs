@@ -860,6 +860,18 @@ fn conv_fprop_winograd_matches_reference() {
             input: vec![23, 21],
             ..b.clone()
         },
+        // Channels-last rows staged 16 channels at a time (the last group of 5), and output
+        // channels transposed into the tile in groups of 16 (the last of 3); small images, so
+        // that blocks start several images.
+        ConvCase {
+            n: 5,
+            c: 37,
+            k: 35,
+            input: vec![5, 6],
+            pad: (vec![1, 0], vec![1, 2]),
+            layout: Layout::Nhwc,
+            ..b.clone()
+        },
     ];
     let mut rng = StdRng::seed_from_u64(2024);
     for _ in 0..24 {
