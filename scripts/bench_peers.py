@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Times kiln's CPU engine against its peers on the standard cases and prints the ratios.
 
-Peers: ONNX Runtime's CPU provider (Conv [+ Add + Relu], MatMul, LayerNormalization and
-BatchNormalization graphs, opset 17, intra-op threads 2)
+Peers: ONNX Runtime's CPU provider (Conv [+ Add + Relu], MatMul, LayerNormalization,
+BatchNormalization, MaxPool and AveragePool graphs, opset 17, intra-op threads 2)
 for every case, and numpy (matmul through its BLAS) for the matmul cases. kiln's figures come
 from `cargo run --release -p kiln-cli -- bench --json`. Each peer case is warmed up, then timed
 several times; the median is reported. The ratio is peer_ms / kiln_ms: above 1 means kiln is
@@ -51,6 +51,9 @@ MATMUL_CASES = [(1024, 1024, 1024), (2048, 2048, 2048)]
 # (kiln op, x shape): layernorm over the last dim (ONNX LayerNormalization, axis -1) and
 # batchnorm_inference per channel of NCHW (ONNX BatchNormalization, inference mode).
 NORM_CASES = [("layernorm", (4096, 1024)), ("batchnorm_inference", (8, 64, 56, 56))]
+# (kiln op, x shape): ONNX MaxPool and AveragePool (count_include_pad=0) of NCHW x, 3x3 window,
+# stride 2, padding 1.
+POOL_CASES = [("maxpool", (8, 64, 112, 112)), ("avgpool", (8, 64, 112, 112))]
 
 
 def capped() -> bool:
@@ -217,6 +220,35 @@ def ort_norm_session(case, threads: int):
     return lambda: sess.run(None, {"x": x})
 
 
+def ort_pool_session(case, threads: int):
+    np = need("numpy")
+    need("onnx")
+    ort = need("onnxruntime")
+    from onnx import TensorProto, helper
+
+    op, shape = case
+    n, c, h, w = shape
+    out = [n, c, (h + 2 - 3) // 2 + 1, (w + 2 - 3) // 2 + 1]
+    node = helper.make_node("MaxPool" if op == "maxpool" else "AveragePool", ["x"], ["y"],
+                            kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    graph = helper.make_graph(
+        [node], "pool_case",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = min(model.ir_version, 9)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(
+        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+    )
+    x = np.random.default_rng(7).uniform(-1, 1, shape).astype(np.float32)
+    return lambda: sess.run(None, {"x": x})
+
+
 def ort_matmul_session(case, threads: int):
     np = need("numpy")
     need("onnx")
@@ -363,6 +395,11 @@ def main() -> int:
             keep(("kiln", op, str(shape)), kiln_lookup(kiln, op, shape))
             keep(("onnxruntime", op, str(shape)),
                  time_ms(ort_norm_session(case, args.threads), args.runs))
+        for case in POOL_CASES:
+            op, shape = case[0], list(case[1])
+            keep(("kiln", op, str(shape)), kiln_lookup(kiln, op, shape))
+            keep(("onnxruntime", op, str(shape)),
+                 time_ms(ort_pool_session(case, args.threads), args.runs))
 
     rows = []
     for case in CONV_CASES:
@@ -376,7 +413,7 @@ def main() -> int:
         for peer in ("onnxruntime", "numpy"):
             rows.append(("matmul", shape, False, peer, best[(peer, "matmul", str(shape))],
                          best.get(("kiln", "matmul", str(shape))), flops))
-    for op, shape in NORM_CASES:
+    for op, shape in NORM_CASES + POOL_CASES:
         shape = list(shape)
         # No flops: the GF/s columns read 0; memory-bound, compare the times.
         rows.append((op, shape, False, "onnxruntime", best[("onnxruntime", op, str(shape))],

@@ -58,7 +58,8 @@ pub struct Args {
     /// Print the results as a JSON array, one object per case.
     #[arg(long)]
     json: bool,
-    /// Only standard cases whose op (conv_fprop, matmul, plan_save, plan_load) or name
+    /// Only standard cases whose op (conv_fprop, matmul, layernorm, batchnorm_inference,
+    /// maxpool, avgpool, plan_save, plan_load) or name
     /// (e.g. "bf16", "8192x8192") contains this text.
     #[arg(long, conflicts_with = "graph")]
     filter: Option<String>,
@@ -502,6 +503,24 @@ fn cpu_cases() -> Vec<Case> {
             source: Source::Build(Box::new(norm_graph(op, &shape))),
         });
     }
+    // Pooling as scripts/bench_peers.py times ONNX Runtime's MaxPool and AveragePool (NCHW,
+    // 3x3 window, stride 2, padding 1 on every side: the ResNet stem's; the average leaves
+    // the padding out, as AveragePool does by default).
+    for op in ["maxpool", "avgpool"] {
+        let shape = vec![8, 64, 112, 112];
+        let name = format!("{op} f32 {shape:?} 3x3 stride 2 pad 1");
+        cases.push(Case {
+            what: name.clone(),
+            label: Some(Label {
+                name,
+                op,
+                shape: shape.clone(),
+                dtype: "f32",
+                fused: false,
+            }),
+            source: Source::Build(Box::new(pool_graph(op, &shape))),
+        });
+    }
     // bf16 operands: AMX tiles where the processor has them (the printed kernels say).
     for (n, c, h, k) in [(8, 64, 56, 64), (8, 256, 14, 256)] {
         let conv = NhwcConvCase {
@@ -552,6 +571,35 @@ fn cpu_cases() -> Vec<Case> {
         });
     }
     cases
+}
+
+/// An f32 max pooling (`op` "maxpool") or average pooling with the padding left out of each
+/// window's count ("avgpool") of NCHW `shape`: 3x3 window, stride 2, padding 1.
+fn pool_graph(op: &str, shape: &[i64]) -> Graph {
+    use kiln::{ResampleAttributes, ResampleMode, TensorAttributes};
+    let mut g = Graph::new();
+    let x = g.tensor(
+        TensorAttributes::new()
+            .name("x")
+            .dim(shape)
+            .data_type(DataType::F32),
+    );
+    let mode = if op == "maxpool" {
+        ResampleMode::MaxPool
+    } else {
+        ResampleMode::AvgPoolExcludePadding
+    };
+    let attrs = ResampleAttributes::new(mode, &[3, 3])
+        .stride(&[2, 2])
+        .pre_padding(&[1, 1])
+        .post_padding(&[1, 1]);
+    // Fixed, valid dims: the node always builds.
+    g.resample(&x, attrs)
+        .expect("a standard pooling case")
+        .y
+        .set_name("y")
+        .set_output(true);
+    g
 }
 
 /// An f32 layernorm over the last dim of `shape` (inference) or a batchnorm_inference per

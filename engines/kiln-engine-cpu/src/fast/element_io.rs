@@ -23,6 +23,20 @@ impl SharedPtr {
     }
 }
 
+/// `v` rounded to the nearest integer, ties to even (as `f32::round_ties_even`, which
+/// compiles to a library call at the x86-64 baseline): below 2^23 in magnitude, adding 2^23
+/// leaves no fraction bits, so the addition rounds (to nearest even); larger values are
+/// integers already, and NaN stays NaN.
+#[inline(always)]
+fn round_even(v: f32) -> f32 {
+    const TWO_23: f32 = 8_388_608.0;
+    if v.abs() < TWO_23 {
+        ((v.abs() + TWO_23) - TWO_23).copysign(v)
+    } else {
+        v
+    }
+}
+
 /// Runs of at most this many f32 values are copied inline, not through `memcpy`.
 const SHORT_RUN: usize = 256;
 
@@ -355,17 +369,24 @@ pub(crate) unsafe fn store(base: *mut u8, dt: DataType, off: isize, stride: isiz
                     p.offset(i as isize * stride).write_unaligned(v as f64);
                 }
             }
+            // Rounded to nearest even and saturated, NaN as 0: what `DataType::write_f64` does
+            // (an f32 widens to f64 exactly and rounds to the same integer), and what Rust's
+            // float-to-integer casts do after the rounding.
             DataType::I32 => {
                 let p = (base as *mut i32).offset(off);
-                let mut bytes = [0u8; 4];
                 for (i, &v) in src.iter().enumerate() {
-                    // Four bytes always fit: the write cannot fail.
-                    let _ = dt.write_f64(v as f64, &mut bytes);
                     p.offset(i as isize * stride)
-                        .write_unaligned(i32::from_ne_bytes(bytes));
+                        .write_unaligned(round_even(v) as i32);
                 }
             }
-            DataType::Boolean | DataType::I8 | DataType::Fp8E4m3 | DataType::Fp8E5m2 => {
+            DataType::I8 => {
+                let p = base.offset(off);
+                for (i, &v) in src.iter().enumerate() {
+                    p.offset(i as isize * stride)
+                        .write(round_even(v) as i8 as u8);
+                }
+            }
+            DataType::Boolean | DataType::Fp8E4m3 | DataType::Fp8E5m2 => {
                 let p = base.offset(off);
                 let mut byte = [0u8; 1];
                 for (i, &v) in src.iter().enumerate() {
@@ -514,6 +535,45 @@ mod tests {
                     let got = raw[i * stride as usize];
                     assert_eq!(got, narrow(v), "{dt} {:#010x} stride {stride}", v.to_bits());
                 }
+            }
+        }
+    }
+
+    /// Integer stores round to nearest even, saturate and store NaN as 0, as
+    /// `DataType::write_f64` does.
+    #[test]
+    fn integer_stores_round_and_saturate_as_write_f64_does() {
+        let values = [
+            0.5f32,
+            1.5,
+            2.5,
+            -2.5,
+            -0.5,
+            127.5,
+            128.0,
+            -129.0,
+            3e9,
+            -3e9,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            7.0,
+            -1e-30,
+            2147483520.0,
+            8388607.5,
+            -8388606.5,
+            4194304.5,
+            -3.5,
+        ];
+        for dt in [DataType::I8, DataType::I32] {
+            let mut buf = vec![0u8; values.len() * 4];
+            // SAFETY: 20 elements of at most 4 bytes fit in the buffer.
+            unsafe { store(buf.as_mut_ptr(), dt, 0, 1, &values) };
+            for (i, &v) in values.iter().enumerate() {
+                let size = dt.size();
+                let mut want = [0u8; 4];
+                dt.write_f64(v as f64, &mut want).unwrap();
+                assert_eq!(buf[i * size..][..size], want[..size], "{dt} {v}");
             }
         }
     }

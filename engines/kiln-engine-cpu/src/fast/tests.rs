@@ -1860,6 +1860,99 @@ fn resample_every_mode_layout_rank_and_type_matches_the_reference() {
     }
 }
 
+/// Pooling at every instruction-set level this processor runs, on shapes that take each path
+/// of the vector folds: strides 1, 2 (deinterleaved) and 3 (split into phases), windows with
+/// more rows than are staged at once and more taps than a batch (the results carried between
+/// batches), channels-last runs that end inside a vector (read in place, masked) or that are
+/// staged in several batches (bf16, thousands of channels), in every mode.
+#[test]
+fn resample_every_level_stride_and_batch_matches_the_reference() {
+    use kiln_core::ops::resample::{ResampleGeometry, ResampleMode};
+    let geometry = |window: &[i64], stride: &[i64], pre: &[i64], post: &[i64]| ResampleGeometry {
+        window: window.to_vec(),
+        stride: stride.to_vec(),
+        pre_padding: pre.to_vec(),
+        post_padding: post.to_vec(),
+    };
+    type Strides = fn(&[i64]) -> Vec<i64>;
+    let cases: [(&[i64], Strides, DataType, ResampleGeometry); 7] = [
+        (
+            &[2, 3, 9, 37],
+            packed_strides,
+            DataType::F32,
+            geometry(&[3, 3], &[1, 1], &[1, 2], &[2, 1]),
+        ),
+        (
+            &[1, 2, 11, 70],
+            packed_strides,
+            DataType::F16,
+            geometry(&[3, 4], &[2, 2], &[1, 3], &[0, 1]),
+        ),
+        (
+            &[1, 2, 24, 41],
+            packed_strides,
+            DataType::F32,
+            geometry(&[18, 5], &[1, 3], &[2, 1], &[0, 4]),
+        ),
+        (
+            &[1, 2, 330],
+            packed_strides,
+            DataType::Bf16,
+            geometry(&[300], &[2], &[10], &[7]),
+        ),
+        (
+            &[1, 20, 18, 18],
+            channels_last_strides,
+            DataType::F32,
+            geometry(&[17, 17], &[1, 1], &[8, 3], &[2, 5]),
+        ),
+        (
+            &[2, 37, 7, 6],
+            channels_last_strides,
+            DataType::F16,
+            geometry(&[3, 2], &[2, 1], &[1, 1], &[1, 0]),
+        ),
+        (
+            &[1, 8000, 4, 4],
+            channels_last_strides,
+            DataType::Bf16,
+            geometry(&[3, 3], &[1, 1], &[1, 1], &[1, 1]),
+        ),
+    ];
+    let levels: Vec<super::isa::Isa> = super::isa::Isa::ALL
+        .into_iter()
+        .filter(|l| l.is_available())
+        .collect();
+    let mut runs = 0;
+    for (i, (dims, layout, dt, geometry)) in cases.iter().enumerate() {
+        for mode in ResampleMode::ALL {
+            let index = (mode == ResampleMode::MaxPool).then_some(DataType::I32);
+            let g = pooling(dims, *layout, *dt, mode, geometry, index);
+            for &level in &levels {
+                let seed = 300 + 10 * i as u64 + level as u64;
+                check_run(
+                    &super::ResampleEngine,
+                    g.clone(),
+                    tol_of(*dt),
+                    1.0,
+                    seed,
+                    |graph, bindings| {
+                        let prepared = super::resample::prepare_at(graph, level).unwrap();
+                        // SAFETY: every binding points at storage for its tensor's layout; the
+                        // engine needs no workspace.
+                        unsafe {
+                            let map = TensorMap::new(graph, bindings).unwrap();
+                            prepared.execute(&map, std::ptr::null_mut()).unwrap();
+                        }
+                    },
+                );
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs >= 7 * 3, "only {runs} runs");
+}
+
 #[test]
 fn resample_engine_declines_other_graphs_with_a_reason() {
     use kiln_core::ops::resample::{ResampleGeometry, ResampleMode};
