@@ -23,7 +23,7 @@ use super::epilogue::check_data_type;
 use super::isa::Isa;
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
-use kiln_core::ops::resample::{ResampleMode, ResampleOp};
+use kiln_core::ops::resample::{ResampleGeometry, ResampleMode, ResampleOp};
 use kiln_core::{DataType, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{PluginError, PluginResult};
@@ -126,7 +126,8 @@ struct Pooling {
     /// `KILN_CPU_ISA`); every level gives the same bits.
     isa: Isa,
     x: Io,
-    y: Io,
+    /// y; `None` when only the positions are wanted ([`Argmax`]).
+    y: Option<Io>,
     index: Option<Io>,
     /// Channels are x's and y's innermost dim.
     channels_inner: bool,
@@ -149,6 +150,17 @@ const SUM: u8 = 2;
 /// `n` rounded up to whole vectors of [`LANES`].
 fn padded(n: usize) -> usize {
     n.next_multiple_of(LANES)
+}
+
+/// Whether channels are the innermost dim of `t` (and there is more than one).
+pub(super) fn channels_innermost(t: &TensorDesc) -> bool {
+    let sc = t.strides[1];
+    t.dims[1] > 1
+        && t.dims
+            .iter()
+            .zip(&t.strides)
+            .enumerate()
+            .all(|(i, (&d, &s))| i == 1 || d == 1 || s > sc)
 }
 
 impl Pooling {
@@ -177,16 +189,29 @@ impl Pooling {
             Some(i) => Some(Io::of(graph.tensor_for(i, name)?)),
             None => None,
         };
-        let g = &r.geometry;
-        let innermost = |t: &TensorDesc| {
-            let sc = t.strides[1];
-            t.dims[1] > 1
-                && t.dims
-                    .iter()
-                    .zip(&t.strides)
-                    .enumerate()
-                    .all(|(i, (&d, &s))| i == 1 || d == 1 || s > sc)
-        };
+        let inner = channels_innermost(x) && channels_innermost(y);
+        Ok(Pooling::of(
+            r.mode,
+            x,
+            &output,
+            &r.geometry,
+            Some(Io::of(y)),
+            index,
+            inner,
+        ))
+    }
+
+    /// The pooling of x into `output` dims (y and the index as given), its loop order chosen
+    /// by `channels_inner`.
+    fn of(
+        mode: ResampleMode,
+        x: &TensorDesc,
+        output: &[i64],
+        g: &ResampleGeometry,
+        y: Option<Io>,
+        index: Option<Io>,
+        channels_inner: bool,
+    ) -> Pooling {
         // The last dim's column taps, for the plane path. A staged row holds input column
         // j - pw at entry j; at strides above 2 it is then split into the stride's phases of
         // `phase_len` values. Either way a vector of 16 outputs (32 entries at stride 2) past
@@ -217,8 +242,8 @@ impl Pooling {
         let inside_columns = (0..padded(ow))
             .map(|o| (inside(o).1 - inside(o).0) as f32)
             .collect();
-        Ok(Pooling {
-            mode: r.mode,
+        Pooling {
+            mode,
             n: x.dims[0] as usize,
             c: x.dims[1] as usize,
             input: x.dims[2..].to_vec(),
@@ -232,11 +257,11 @@ impl Pooling {
             inside_columns,
             row_len: phase_len * sw,
             isa: super::isa::best_available(),
-            channels_inner: innermost(x) && innermost(y),
+            channels_inner,
             x: Io::of(x),
-            y: Io::of(y),
+            y,
             index,
-        })
+        }
     }
 
     /// Output rows per plane: the output positions of every spatial dim but the last.
@@ -426,9 +451,11 @@ impl Pooling {
         values: &[f32],
         positions: &[f32],
     ) {
-        let (y, ix) = (&self.y, self.index.as_ref());
-        // SAFETY: forwarded contract.
-        unsafe { store(ptrs[1].get(), y.data_type, at(y), y.strides[dim], values) };
+        let (y, ix) = (self.y.as_ref(), self.index.as_ref());
+        if let Some(y) = y {
+            // SAFETY: forwarded contract.
+            unsafe { store(ptrs[1].get(), y.data_type, at(y), y.strides[dim], values) };
+        }
         if let Some(ix) = ix {
             // SAFETY: as above.
             unsafe {
@@ -836,13 +863,27 @@ impl Prepared for Pooling {
     }
 
     unsafe fn execute(&self, tensors: &TensorMap<'_>, _workspace: *mut u8) -> PluginResult<()> {
-        let mut ptrs = vec![
-            SharedPtr(tensors.ptr(self.x.uid)?),
-            SharedPtr(tensors.ptr(self.y.uid)?),
-        ];
+        let mut ptrs = vec![SharedPtr(tensors.ptr(self.x.uid)?)];
+        ptrs.push(match &self.y {
+            Some(y) => SharedPtr(tensors.ptr(y.uid)?),
+            None => SharedPtr(std::ptr::null_mut()),
+        });
         if let Some(ix) = &self.index {
             ptrs.push(SharedPtr(tensors.ptr(ix.uid)?));
         }
+        // SAFETY: execute's contract.
+        unsafe { self.run(&ptrs) };
+        Ok(())
+    }
+}
+
+impl Pooling {
+    /// Pools with `ptrs` (x, y or null when there is no y, the index if any).
+    ///
+    /// # Safety
+    /// The pointers address tensors of the plan's layouts that live for the call; no other
+    /// thread accesses the outputs.
+    unsafe fn run(&self, ptrs: &[SharedPtr]) {
         let (_, ow, sw, _, _) = self.last();
         let planes = if self.channels_inner {
             self.n
@@ -877,10 +918,51 @@ impl Prepared for Pooling {
             .into_par_iter()
             .for_each_init(scratch, |s, i| {
                 let r0 = i * chunk;
-                // SAFETY: execute's contract; tasks own distinct output rows.
-                unsafe { self.pool_rows(&ptrs, r0..(r0 + chunk).min(rows), s) }
+                // SAFETY: run's contract; tasks own distinct output rows.
+                unsafe { self.pool_rows(ptrs, r0..(r0 + chunk).min(rows), s) }
             });
-        Ok(())
+    }
+}
+
+/// The first pass of max pooling's backward from x: each window's first maximum's position
+/// (the forward's rules), as f32, into a buffer of the backward's.
+pub(super) struct Argmax(Pooling);
+
+impl Argmax {
+    /// Max pooling of `x` with `geometry` into dims `output` that writes only the positions,
+    /// element `(n, c, o...)` at the offset its `strides` give (elements of f32).
+    pub(super) fn new(
+        x: &TensorDesc,
+        output: &[i64],
+        geometry: &ResampleGeometry,
+        strides: Vec<isize>,
+    ) -> Argmax {
+        let positions = Io {
+            uid: 0,
+            data_type: DataType::F32,
+            strides,
+        };
+        let inner = channels_innermost(x);
+        Argmax(Pooling::of(
+            ResampleMode::MaxPool,
+            x,
+            output,
+            geometry,
+            None,
+            Some(positions),
+            inner,
+        ))
+    }
+
+    /// Writes the positions of x's windows into `positions`.
+    ///
+    /// # Safety
+    /// `x` addresses x, `positions` the buffer of the strides given, both for the call; no
+    /// other thread accesses the buffer.
+    pub(super) unsafe fn run(&self, x: SharedPtr, positions: SharedPtr) {
+        let ptrs = [x, SharedPtr(std::ptr::null_mut()), positions];
+        // SAFETY: forwarded contract (there is no y).
+        unsafe { self.0.run(&ptrs) }
     }
 }
 

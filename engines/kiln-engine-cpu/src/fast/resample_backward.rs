@@ -18,8 +18,10 @@
 //! takes one dx position for every channel (the channel loops vectorise); otherwise a task takes
 //! one (n, c) plane.
 
-use super::element_io::{load, load_one, store, SharedPtr};
+use super::element_io::{load, store, SharedPtr};
 use super::epilogue::check_data_type;
+use super::isa::Isa;
+use super::resample::Argmax;
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
 use kiln_core::ops::resample::{ResampleMode, ResampleOp};
@@ -138,15 +140,19 @@ impl Io {
 }
 
 /// Where max pooling's backward finds each window's maximum.
-#[derive(Debug, Clone)]
 enum Maxima {
     /// Not max pooling.
     None,
     /// The index input.
     Index(Io),
-    /// Found again from x (the forward input) by a first pass into the workspace, an f32
-    /// window position per dy element laid out as `workspace`.
-    FromX { x: Io, workspace: Io },
+    /// Found again from x (the forward input) by a first pass into the workspace (the forward
+    /// engine's max pooling, writing only the positions), an f32 window position per dy element
+    /// laid out as `workspace`.
+    FromX {
+        x: Io,
+        workspace: Io,
+        argmax: Box<Argmax>,
+    },
 }
 
 /// A prepared pooling backward, its geometry over 3 spatial dims (leading ones of size 1).
@@ -237,7 +243,8 @@ impl Backward {
                 Maxima::Index(Io::of(graph.tensor_for(i, name)?))
             }
             (ResampleMode::MaxPool, None, Some(x)) => {
-                let x = Io::of(graph.tensor_for(x, name)?);
+                let x_desc = graph.tensor_for(x, name)?;
+                let x = Io::of(x_desc);
                 // [N, C, positions] or, channels inner, [N, positions, C].
                 let (sc, sp) = if channels_inner {
                     (1, c as isize)
@@ -255,7 +262,14 @@ impl Backward {
                     c: sc,
                     spatial,
                 };
-                Maxima::FromX { x, workspace }
+                let mut strides = vec![workspace.n, workspace.c];
+                strides.extend_from_slice(&spatial[3 - (rank - 2)..]);
+                let argmax = Box::new(Argmax::new(x_desc, &dy.dims, g, strides));
+                Maxima::FromX {
+                    x,
+                    workspace,
+                    argmax,
+                }
             }
             (ResampleMode::MaxPool, None, None) => {
                 return Err(PluginError::bad_param(format!(
@@ -327,135 +341,203 @@ impl Backward {
         }
     }
 
-    /// Calls `f(w, q)` for every position `w` (row-major) of window `o` whose x position `q`
-    /// lies inside x.
-    #[inline]
-    fn for_each_tap(&self, o: [i64; 3], mut f: impl FnMut(usize, [i64; 3])) {
-        let start: [i64; 3] = std::array::from_fn(|d| o[d] * self.stride[d] - self.pre[d]);
-        let mut w = 0usize;
-        for t0 in 0..self.window[0] {
-            for t1 in 0..self.window[1] {
-                for t2 in 0..self.window[2] {
-                    let q = [start[0] + t0, start[1] + t1, start[2] + t2];
-                    if (0..3).all(|d| q[d] >= 0 && q[d] < self.input[d]) {
-                        f(w, q);
-                    }
-                    w += 1;
-                }
-            }
-        }
-    }
-
-    /// First pass of max pooling without an index: the maximum's window position of every
-    /// window of plane (n, c), into `ws`.
-    ///
-    /// # Safety
-    /// `x` and `ws` address x and the workspace of a live execute call; no other task writes
-    /// plane (n, c) of the workspace.
-    unsafe fn argmax_plane(&self, x: (SharedPtr, &Io), ws: (SharedPtr, &Io), n: usize, c: usize) {
-        let (xb, wb) = (x.1.base(n, c), ws.1.base(n, c));
-        for flat in 0..Self::positions(&self.output) {
-            let o = Self::coords(&self.output, flat);
-            let (mut best, mut arg) = (f32::NEG_INFINITY, f32::NAN);
-            self.for_each_tap(o, |w, q| {
-                // SAFETY: q lies inside x.
-                let v = unsafe { load_one(x.0.get(), x.1.data_type, xb + x.1.at(q)) };
-                if arg.is_nan() || (v.is_nan() && !best.is_nan()) || v > best {
-                    best = v;
-                    arg = w as f32;
-                }
-            });
-            // SAFETY: this task owns plane (n, c) of the workspace.
-            unsafe { store(ws.0.get(), DataType::F32, wb + ws.1.at(o), 1, &[arg]) };
-        }
-    }
-
-    /// As [`Backward::argmax_plane`] for output position `flat` of batch `n`, every channel.
-    ///
-    /// # Safety
-    /// As for [`Backward::argmax_plane`], for position (n, flat).
-    unsafe fn argmax_channels(
-        &self,
-        x: (SharedPtr, &Io),
-        ws: (SharedPtr, &Io),
-        n: usize,
-        flat: usize,
-        scratch: &mut Scratch,
-    ) {
-        let c = self.c;
-        let o = Self::coords(&self.output, flat);
-        let (best, arg, run) = (&mut scratch.acc, &mut scratch.aux, &mut scratch.run);
-        best[..c].fill(f32::NEG_INFINITY);
-        arg[..c].fill(f32::NAN);
-        self.for_each_tap(o, |w, q| {
-            // SAFETY: the tap lies inside x; channels run along x's channel stride.
-            unsafe {
-                load(
-                    x.0.get(),
-                    x.1.data_type,
-                    x.1.base(n, 0) + x.1.at(q),
-                    x.1.c,
-                    &mut run[..c],
-                )
-            };
-            for ((b, i), &v) in best[..c].iter_mut().zip(&mut arg[..c]).zip(&run[..c]) {
-                if i.is_nan() || (v.is_nan() && !b.is_nan()) || v > *b {
-                    *b = v;
-                    *i = w as f32;
-                }
-            }
-        });
-        // SAFETY: this task owns position (n, flat) of the workspace.
-        unsafe {
-            store(
-                ws.0.get(),
-                DataType::F32,
-                ws.1.base(n, 0) + ws.1.at(o),
-                ws.1.c,
-                &arg[..c],
-            )
-        };
-    }
-
-    /// dx of plane (n, c).
+    /// dx of plane (n, c), a row of dx at a time: the windows covering the row, in row-major
+    /// order of their outputs, each add their row of dy (max pooling: where the window's
+    /// maximum is the tap) to the columns their taps reach. The row is kept split into the last
+    /// stride's phases (dx column m·s + r at entry m of phase r), so that one tap of a row of
+    /// windows adds a run of consecutive dy values to a run of consecutive entries (a vector
+    /// loop); within a row of windows the taps go from the last to the first, so that every dx
+    /// element still receives its windows in row-major order, as the gather in
+    /// [`Backward::for_each_cover`]'s order adds them.
     ///
     /// # Safety
     /// `ptrs` are dy, dx and the maxima (index or workspace) of a live execute call; no other
     /// task writes plane (n, c) of dx.
-    unsafe fn gather_plane(&self, ptrs: &Ptrs<'_>, n: usize, c: usize) {
+    #[inline(always)]
+    unsafe fn gather_plane_body(&self, ptrs: &Ptrs<'_>, n: usize, c: usize, s: &mut PlaneScratch) {
         let (dyb, dxb) = (self.dy.base(n, c), self.dx.base(n, c));
         let maxb = ptrs.maxima.map(|(_, io)| io.base(n, c));
-        for flat in 0..Self::positions(&self.input) {
-            let p = Self::coords(&self.input, flat);
-            let mut acc = 0f32;
-            self.for_each_cover(p, |o, w| match (ptrs.maxima, maxb) {
-                (Some((mp, mio)), Some(mb)) => {
-                    // SAFETY: o is a position of dy, whose dims the maxima share.
-                    let i = unsafe { load_one(mp.get(), mio.data_type, mb + mio.at(o)) };
-                    if i == w as f32 {
-                        // SAFETY: as above.
-                        acc += unsafe {
-                            load_one(ptrs.dy.get(), self.dy.data_type, dyb + self.dy.at(o))
+        let (iw, ow) = (self.input[2] as usize, self.output[2] as usize);
+        let (sw, pw, kw) = (
+            self.stride[2] as usize,
+            self.pre[2] as usize,
+            self.window[2] as usize,
+        );
+        let phase_len = iw.div_ceil(sw);
+        let exclude = self.mode == ResampleMode::AvgPoolExcludePadding;
+        for p0 in 0..self.input[0] {
+            for p1 in 0..self.input[1] {
+                let acc = &mut s.acc[..sw * phase_len];
+                acc.fill(0.0);
+                let (r0, r1) = (self.cover(0, p0), self.cover(1, p1));
+                for o0 in r0.0..r0.1 {
+                    let t0 = p0 - (o0 * self.stride[0] - self.pre[0]);
+                    for o1 in r1.0..r1.1 {
+                        let t1 = p1 - (o1 * self.stride[1] - self.pre[1]);
+                        let row = [o0, o1, 0];
+                        let g = &mut s.dy[..ow];
+                        // SAFETY: row (o0, o1) of dy's plane.
+                        unsafe {
+                            load(
+                                ptrs.dy.get(),
+                                self.dy.data_type,
+                                dyb + self.dy.at(row),
+                                self.dy.spatial[2],
+                                g,
+                            )
                         };
+                        if let (Some((mp, mio)), Some(mb)) = (ptrs.maxima, maxb) {
+                            // SAFETY: the maxima share dy's dims.
+                            unsafe {
+                                load(
+                                    mp.get(),
+                                    mio.data_type,
+                                    mb + mio.at(row),
+                                    mio.spatial[2],
+                                    &mut s.max[..ow],
+                                )
+                            };
+                        } else if exclude {
+                            let outer = self.inside[0][o0 as usize] * self.inside[1][o1 as usize];
+                            for (v, &k) in g.iter_mut().zip(&self.inside[2]) {
+                                *v /= outer * k;
+                            }
+                        } else {
+                            let full = self.full as f32;
+                            g.iter_mut().for_each(|v| *v /= full);
+                        }
+                        let w01 = ((t0 * self.window[1] + t1) * self.window[2]) as f32;
+                        for (r, phase) in acc.chunks_exact_mut(phase_len).enumerate() {
+                            let count = iw.saturating_sub(r).div_ceil(sw);
+                            // Taps reaching this phase, last first: column m·sw + r of dx is
+                            // tap k of output m + (r + pw - k) / sw.
+                            for k in (0..kw).rev() {
+                                if (r + pw) % sw != k % sw {
+                                    continue;
+                                }
+                                let off = (r + pw) as isize - k as isize;
+                                let off = off.div_euclid(sw as isize);
+                                let lo = (-off).max(0) as usize;
+                                let hi = (count as isize).min(ow as isize - off).max(0) as usize;
+                                if lo >= hi {
+                                    continue;
+                                }
+                                let (from, to) =
+                                    ((lo as isize + off) as usize, (hi as isize + off) as usize);
+                                let dst = &mut phase[lo..hi];
+                                if ptrs.maxima.is_some() {
+                                    let w = w01 + k as f32;
+                                    add_where(dst, &s.dy[from..to], &s.max[from..to], w);
+                                } else {
+                                    add(dst, &s.dy[from..to]);
+                                }
+                            }
+                        }
                     }
                 }
-                _ => {
-                    // SAFETY: as above.
-                    let g =
-                        unsafe { load_one(ptrs.dy.get(), self.dy.data_type, dyb + self.dy.at(o)) };
-                    acc += g / self.divisor(o);
+                // Back to the row's order (pairs at stride 2, which the compiler interleaves in
+                // vector registers), then into dx.
+                let out = &mut s.row[..iw];
+                match sw {
+                    1 => out.copy_from_slice(&acc[..iw]),
+                    2 => {
+                        let (even, odd) = acc.split_at(phase_len);
+                        for ((pair, &e), &o) in out.chunks_exact_mut(2).zip(even).zip(odd) {
+                            pair[0] = e;
+                            pair[1] = o;
+                        }
+                        if iw % 2 == 1 {
+                            out[iw - 1] = even[iw / 2];
+                        }
+                    }
+                    _ => {
+                        for (r, phase) in acc.chunks_exact(phase_len).enumerate() {
+                            for (d, &v) in out.iter_mut().skip(r).step_by(sw).zip(phase) {
+                                *d = v;
+                            }
+                        }
+                    }
                 }
-            });
-            // SAFETY: this task owns plane (n, c) of dx.
-            unsafe {
-                store(
-                    ptrs.dx.get(),
-                    self.dx.data_type,
-                    dxb + self.dx.at(p),
-                    1,
-                    &[acc],
-                )
-            };
+                let at = dxb + self.dx.at([p0, p1, 0]);
+                // SAFETY: this task owns plane (n, c) of dx.
+                unsafe {
+                    store(
+                        ptrs.dx.get(),
+                        self.dx.data_type,
+                        at,
+                        self.dx.spatial[2],
+                        out,
+                    )
+                };
+            }
+        }
+    }
+
+    /// [`Backward::gather_plane_body`] compiled for AVX-512 F.
+    ///
+    /// # Safety
+    /// The processor has AVX-512 F; otherwise as for [`Backward::gather_plane_body`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn gather_plane_avx512(
+        &self,
+        ptrs: &Ptrs<'_>,
+        n: usize,
+        c: usize,
+        s: &mut PlaneScratch,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { self.gather_plane_body(ptrs, n, c, s) }
+    }
+
+    /// [`Backward::gather_plane_body`] compiled for AVX2.
+    ///
+    /// # Safety
+    /// The processor has AVX2 and FMA; otherwise as for [`Backward::gather_plane_body`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn gather_plane_avx2(&self, ptrs: &Ptrs<'_>, n: usize, c: usize, s: &mut PlaneScratch) {
+        // SAFETY: forwarded contract.
+        unsafe { self.gather_plane_body(ptrs, n, c, s) }
+    }
+
+    /// [`Backward::gather_plane_body`] at the best level this processor runs (capped by
+    /// `KILN_CPU_ISA`; every level gives the same bits).
+    ///
+    /// # Safety
+    /// As for [`Backward::gather_plane_body`].
+    unsafe fn gather_plane(&self, ptrs: &Ptrs<'_>, n: usize, c: usize, s: &mut PlaneScratch) {
+        #[cfg(target_arch = "x86_64")]
+        match super::isa::best_available() {
+            // SAFETY (both arms): the level is one this processor runs.
+            Isa::Avx512 | Isa::Amx => return unsafe { self.gather_plane_avx512(ptrs, n, c, s) },
+            Isa::Avx2 => return unsafe { self.gather_plane_avx2(ptrs, n, c, s) },
+            Isa::Portable => {}
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.gather_plane_body(ptrs, n, c, s) }
+    }
+
+    /// The outputs along spatial dim `d` whose windows cover x position `p` (a range).
+    #[inline(always)]
+    fn cover(&self, d: usize, p: i64) -> (i64, i64) {
+        let (st, top) = (self.stride[d], p + self.pre[d]);
+        let first = top - self.window[d] + 1;
+        let lo = if first <= 0 { 0 } else { (first + st - 1) / st };
+        (lo, (top / st).min(self.output[d] - 1) + 1)
+    }
+
+    fn plane_scratch(&self) -> PlaneScratch {
+        let (iw, ow, sw) = (
+            self.input[2] as usize,
+            self.output[2] as usize,
+            self.stride[2] as usize,
+        );
+        PlaneScratch {
+            acc: vec![0.0; iw.div_ceil(sw) * sw],
+            dy: vec![0.0; ow],
+            max: vec![0.0; ow],
+            row: vec![0.0; iw],
         }
     }
 
@@ -541,6 +623,31 @@ struct Ptrs<'a> {
     maxima: Option<(SharedPtr, &'a Io)>,
 }
 
+/// Per-task buffers of the plane loops: a dx row split into the stride's phases, a row of dy
+/// and of the maxima (as f32), the dx row in order.
+struct PlaneScratch {
+    acc: Vec<f32>,
+    dy: Vec<f32>,
+    max: Vec<f32>,
+    row: Vec<f32>,
+}
+
+/// Adds `g[i]` to `acc[i]` where `max[i]` is `w` (a vector loop: no branch).
+#[inline(always)]
+fn add_where(acc: &mut [f32], g: &[f32], max: &[f32], w: f32) {
+    for ((a, &g), &m) in acc.iter_mut().zip(g).zip(max) {
+        *a += if m == w { g } else { 0.0 };
+    }
+}
+
+/// Adds `g` to `acc`.
+#[inline(always)]
+fn add(acc: &mut [f32], g: &[f32]) {
+    for (a, &g) in acc.iter_mut().zip(g) {
+        *a += g;
+    }
+}
+
 /// Per-task buffers of the channels-inner loops.
 struct Scratch {
     acc: Vec<f32>,
@@ -564,7 +671,11 @@ impl Prepared for Backward {
         let maxima = match &self.maxima {
             Maxima::None => None,
             Maxima::Index(io) => Some((SharedPtr(tensors.ptr(io.uid)?), io)),
-            Maxima::FromX { x, workspace: wio } => {
+            Maxima::FromX {
+                x,
+                workspace: wio,
+                argmax,
+            } => {
                 if workspace.is_null() {
                     return Err(PluginError::bad_param(format!(
                         "{NAME}: max pooling backward from x needs a workspace of {} bytes",
@@ -572,31 +683,9 @@ impl Prepared for Backward {
                     )));
                 }
                 let (xp, wp) = (SharedPtr(tensors.ptr(x.uid)?), SharedPtr(workspace));
-                let positions = Self::positions(&self.output);
-                if self.channels_inner {
-                    (0..self.n * positions).into_par_iter().for_each_init(
-                        || self.scratch(),
-                        |s, task| {
-                            // SAFETY: execute's contract; tasks own distinct positions.
-                            unsafe {
-                                self.argmax_channels(
-                                    (xp, x),
-                                    (wp, wio),
-                                    task / positions,
-                                    task % positions,
-                                    s,
-                                )
-                            }
-                        },
-                    );
-                } else {
-                    (0..self.n * self.c).into_par_iter().for_each(|task| {
-                        // SAFETY: execute's contract; tasks own distinct planes.
-                        unsafe {
-                            self.argmax_plane((xp, x), (wp, wio), task / self.c, task % self.c)
-                        }
-                    });
-                }
+                // SAFETY: x is bound for this call; the workspace holds workspace_size()
+                // bytes laid out as `wio`, and only this pass writes it.
+                unsafe { argmax.run(xp, wp) };
                 Some((wp, wio))
             }
         };
@@ -615,10 +704,13 @@ impl Prepared for Backward {
                 },
             );
         } else {
-            (0..self.n * self.c).into_par_iter().for_each(|task| {
-                // SAFETY: execute's contract; tasks own distinct dx planes.
-                unsafe { self.gather_plane(&ptrs, task / self.c, task % self.c) }
-            });
+            (0..self.n * self.c).into_par_iter().for_each_init(
+                || self.plane_scratch(),
+                |s, task| {
+                    // SAFETY: execute's contract; tasks own distinct dx planes.
+                    unsafe { self.gather_plane(&ptrs, task / self.c, task % self.c, s) }
+                },
+            );
         }
         Ok(())
     }

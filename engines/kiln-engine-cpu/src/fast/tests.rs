@@ -1951,6 +1951,77 @@ fn resample_every_level_stride_and_batch_matches_the_reference() {
         }
     }
     assert!(runs >= 7 * 3, "only {runs} runs");
+    // The backward on the same shapes: max through an index (random values, most of which
+    // route nothing) and through x, and both averages.
+    let mut runs = 0;
+    for (i, (dims, layout, dt, geometry)) in cases.iter().enumerate() {
+        for (mode, maxima) in [
+            (ResampleMode::MaxPool, Some(DataType::I32)),
+            (ResampleMode::MaxPool, None),
+            (ResampleMode::AvgPoolIncludePadding, None),
+            (ResampleMode::AvgPoolExcludePadding, None),
+        ] {
+            let g = pooling_backward(dims, *layout, *dt, mode, geometry, maxima);
+            let reduction = geometry.window.iter().product::<i64>() as f64;
+            check(
+                &super::ResampleBackwardEngine,
+                g,
+                &[],
+                tol_of(*dt),
+                reduction.sqrt(),
+                400 + i as u64,
+            );
+            runs += 1;
+        }
+    }
+    assert!(runs >= 7 * 4, "only {runs} backward runs");
+}
+
+/// A pooling backward graph: dy [out dims] and dx [dims] in `strides`; max pooling reads an
+/// index of `index_type` (dy's dims) or, without one, x [dims].
+fn pooling_backward(
+    dims: &[i64],
+    strides_of: fn(&[i64]) -> Vec<i64>,
+    dt: DataType,
+    mode: kiln_core::ops::resample::ResampleMode,
+    geometry: &kiln_core::ops::resample::ResampleGeometry,
+    index_type: Option<DataType>,
+) -> OpGraph {
+    use kiln_core::ops::resample::{ResampleMode, ResampleOp};
+    let out = geometry.output_dims(dims, "test").unwrap();
+    let mut tensors = vec![
+        tensor(1, &out, &strides_of(&out), dt),
+        tensor(2, dims, &strides_of(dims), dt),
+    ];
+    let (mut x, mut index) = (None, None);
+    match (mode, index_type) {
+        (ResampleMode::MaxPool, Some(it)) => {
+            tensors.push(tensor(3, &out, &strides_of(&out), it));
+            index = Some(3);
+        }
+        (ResampleMode::MaxPool, None) => {
+            tensors.push(tensor(3, dims, &strides_of(dims), dt));
+            x = Some(3);
+        }
+        _ => {}
+    }
+    let op = ResampleOp {
+        mode,
+        geometry: geometry.clone(),
+        x,
+        y: 1,
+        index,
+        dx: Some(2),
+    };
+    OpGraph {
+        name: format!("{} backward {dims:?} {dt}", mode.name()),
+        tensors,
+        nodes: vec![Node {
+            name: "pool_backward".into(),
+            compute_type: DataType::F32,
+            op: Op::Generic(op.to_generic()),
+        }],
+    }
 }
 
 #[test]
