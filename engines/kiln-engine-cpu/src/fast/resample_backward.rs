@@ -8,15 +8,16 @@
 //! - max pooling adds dy where the window's maximum is this element: the index input names it
 //!   (a value equal to this element's window position; anything else, padded positions and
 //!   values that are not whole included, routes nothing), or, without an index, a first pass
-//!   finds every window's maximum in x again (the forward's rules: padding is never a maximum,
-//!   NaN is the largest value, the first maximum in row-major window order wins) into the
-//!   plan's workspace;
+//!   finds every window's maximum in x again with the forward engine (its rules: padding is
+//!   never a maximum, NaN is the largest value, the first maximum in row-major window order
+//!   wins), writing only the positions into the plan's workspace;
 //! - the including average adds dy / (window elements), the excluding one dy / (the window's
 //!   elements inside x, the product of the per-dim counts).
 //!
-//! Two loop orders, as in the forward: when channels are the innermost dim of dy and dx a task
-//! takes one dx position for every channel (the channel loops vectorise); otherwise a task takes
-//! one (n, c) plane.
+//! Two loop orders: when channels are the innermost dim of dy and dx a task takes one dx
+//! position for every channel (the channel loops vectorise); otherwise a task takes one (n, c)
+//! plane, a row of dx at a time in the last stride's phases ([`Backward::gather_plane_body`]):
+//! the same additions in the same order, as vector loops.
 
 use super::element_io::{load, store, SharedPtr};
 use super::epilogue::check_data_type;
