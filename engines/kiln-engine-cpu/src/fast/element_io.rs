@@ -62,8 +62,8 @@ unsafe fn copy_f32(src: *const f32, dst: *mut f32, n: usize) {
             at = first + 16;
         }
     } else {
-        // SAFETY: the caller's contract.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
+        // SAFETY: the caller's contract; as bytes, since the values may be unaligned.
+        unsafe { std::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.cast::<u8>(), n * 4) };
     }
 }
 
