@@ -673,7 +673,9 @@ type Tap = (*const f32, f32);
 /// tap inside x and then applies the same test: from -inf, a first tap that is larger or NaN
 /// is taken here too, and one of -inf leaves the maximum at -inf and the position at the first
 /// tap's, where the lanes start. A tap outside x brings -inf, which is never taken. `SUM` adds
-/// (a tap outside x brings 0).
+/// (a tap outside x brings 0). The vector levels fold maxima with `max` and a strict compare
+/// first (one short dependency chain a tap), which is the rule for every value but NaN, and
+/// fold a vector again with the whole rule when one of its taps held a NaN.
 ///
 /// # Safety
 /// Every tap addresses `step · acc.len() + 16` readable f32 values, or at step 1 `valid` of
@@ -740,22 +742,41 @@ unsafe fn fold_row_avx512<const F: u8>(
         // them (the caller's contract; lanes past `valid` masked off).
         unsafe {
             let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
-            let mut a = if carry {
+            let start = if carry {
                 _mm512_loadu_ps(pa)
             } else {
                 _mm512_set1_ps(if F == SUM { 0.0 } else { f32::NEG_INFINITY })
             };
-            let mut i = _mm512_loadu_ps(pi);
-            for &(p, w) in taps {
-                let x = if step == 2 {
+            let fetch = |p: *const f32| {
+                if step == 2 {
                     let q = p.add(2 * o0);
                     _mm512_permutex2var_ps(_mm512_loadu_ps(q), evens, _mm512_loadu_ps(q.add(16)))
                 } else {
                     _mm512_maskz_loadu_ps(mask, p.add(o0))
-                };
+                }
+            };
+            let (mut a, mut i) = (start, _mm512_loadu_ps(pi));
+            let mut nan: __mmask16 = 0;
+            // The fast pass: sums, or maxima as `vmaxps` keeps them (x only when larger, so the
+            // first of equal values stays), which is the rule for every value but NaN.
+            for &(p, w) in taps {
+                let x = fetch(p);
                 if F == SUM {
                     a = _mm512_add_ps(a, x);
                 } else {
+                    nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+                    if F == MAX_INDEXED {
+                        let take = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, a);
+                        i = _mm512_mask_mov_ps(i, take, _mm512_set1_ps(w));
+                    }
+                    a = _mm512_max_ps(x, a);
+                }
+            }
+            if nan != 0 {
+                // A NaN among the taps: again with the whole rule.
+                (a, i) = (start, _mm512_loadu_ps(pi));
+                for &(p, w) in taps {
+                    let x = fetch(p);
                     // Not (x <= a) (so x > a, or x NaN), and a is a number.
                     let le = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(x, a);
                     let number = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(a, a);
@@ -797,14 +818,13 @@ unsafe fn fold_row_avx2<const F: u8>(
         // them (the caller's contract; lanes past `valid` masked off).
         unsafe {
             let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
-            let mut a = if carry {
+            let start = if carry {
                 _mm256_loadu_ps(pa)
             } else {
                 _mm256_set1_ps(if F == SUM { 0.0 } else { f32::NEG_INFINITY })
             };
-            let mut i = _mm256_loadu_ps(pi);
-            for &(p, w) in taps {
-                let x = if step == 2 {
+            let fetch = |p: *const f32| {
+                if step == 2 {
                     // Entries 0, 2, 4, 6 of the first vector and of the second, in order.
                     let q = p.add(2 * o0);
                     let lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(q), evens);
@@ -812,10 +832,28 @@ unsafe fn fold_row_avx2<const F: u8>(
                     _mm256_permute2f128_ps::<0x20>(lo, hi)
                 } else {
                     _mm256_maskload_ps(p.add(o0), mask)
-                };
+                }
+            };
+            let (mut a, mut i) = (start, _mm256_loadu_ps(pi));
+            let mut nan = _mm256_setzero_ps();
+            // The fast pass, as in fold_row_avx512.
+            for &(p, w) in taps {
+                let x = fetch(p);
                 if F == SUM {
                     a = _mm256_add_ps(a, x);
                 } else {
+                    nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
+                    if F == MAX_INDEXED {
+                        let take = _mm256_cmp_ps::<_CMP_GT_OQ>(x, a);
+                        i = _mm256_blendv_ps(i, _mm256_set1_ps(w), take);
+                    }
+                    a = _mm256_max_ps(x, a);
+                }
+            }
+            if _mm256_movemask_ps(nan) != 0 {
+                (a, i) = (start, _mm256_loadu_ps(pi));
+                for &(p, w) in taps {
+                    let x = fetch(p);
                     let le = _mm256_cmp_ps::<_CMP_LE_OQ>(x, a);
                     let number = _mm256_cmp_ps::<_CMP_ORD_Q>(a, a);
                     let take = _mm256_andnot_ps(le, number);
