@@ -138,10 +138,28 @@ def conv_flops(case) -> float:
     return 2.0 * n * k * oh * ow * c * r * s
 
 
+def ort_cpu_session(graph, threads: int):
+    """An ONNX Runtime session of `graph` (opset 17) on its CPU provider: `threads` intra-op
+    threads, one inter-op thread, every graph optimization."""
+    need("onnx")
+    ort = need("onnxruntime")
+    from onnx import helper
+
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = min(model.ir_version, 9)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(
+        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+    )
+
+
 def ort_conv_session(case, threads: int):
     np = need("numpy")
     onnx = need("onnx")
-    ort = need("onnxruntime")
+    need("onnxruntime")
     from onnx import TensorProto, helper
 
     n, c, h, w, k, r, s, pad, fused = case
@@ -167,15 +185,7 @@ def ort_conv_session(case, threads: int):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, k, oh, ow])],
         initializer=inits,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = min(model.ir_version, 9)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(
-        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
-    )
+    sess = ort_cpu_session(graph, threads)
     x = rng.uniform(-1, 1, (n, c, h, w)).astype(np.float32)
     return lambda: sess.run(None, {"x": x})
 
@@ -183,7 +193,7 @@ def ort_conv_session(case, threads: int):
 def ort_norm_session(case, threads: int):
     np = need("numpy")
     need("onnx")
-    ort = need("onnxruntime")
+    need("onnxruntime")
     from onnx import TensorProto, helper
 
     op, shape = case
@@ -207,15 +217,7 @@ def ort_norm_session(case, threads: int):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
         initializer=inits,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = min(model.ir_version, 9)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(
-        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
-    )
+    sess = ort_cpu_session(graph, threads)
     x = rng.uniform(-1, 1, shape).astype(np.float32)
     return lambda: sess.run(None, {"x": x})
 
@@ -223,7 +225,7 @@ def ort_norm_session(case, threads: int):
 def ort_pool_session(case, threads: int):
     np = need("numpy")
     need("onnx")
-    ort = need("onnxruntime")
+    need("onnxruntime")
     from onnx import TensorProto, helper
 
     op, shape = case
@@ -236,15 +238,7 @@ def ort_pool_session(case, threads: int):
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = min(model.ir_version, 9)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(
-        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
-    )
+    sess = ort_cpu_session(graph, threads)
     x = np.random.default_rng(7).uniform(-1, 1, shape).astype(np.float32)
     return lambda: sess.run(None, {"x": x})
 

@@ -22,7 +22,7 @@
 use super::element_io::{load, store, SharedPtr};
 use super::epilogue::check_data_type;
 use super::isa::Isa;
-use super::resample::Argmax;
+use super::resample::{channels_innermost, Argmax};
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
 use kiln_core::ops::resample::{ResampleMode, ResampleOp};
@@ -176,17 +176,6 @@ struct Backward {
     maxima: Maxima,
     /// Channels are the innermost dim of dy and dx.
     channels_inner: bool,
-}
-
-/// Whether channels are the innermost dim of `t` (and there is more than one).
-fn channels_innermost(t: &TensorDesc) -> bool {
-    let sc = t.strides[1];
-    t.dims[1] > 1
-        && t.dims
-            .iter()
-            .zip(&t.strides)
-            .enumerate()
-            .all(|(i, (&d, &s))| i == 1 || d == 1 || s > sc)
 }
 
 impl Backward {
