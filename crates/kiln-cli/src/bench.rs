@@ -141,6 +141,23 @@ struct Case {
     source: Source,
 }
 
+impl Case {
+    /// A standard case of an unfused f32 graph, built and timed as `name`.
+    fn f32(name: String, op: &'static str, shape: Vec<i64>, graph: Graph) -> Case {
+        Case {
+            what: name.clone(),
+            label: Some(Label {
+                name,
+                op,
+                shape,
+                dtype: "f32",
+                fused: false,
+            }),
+            source: Source::Build(Box::new(graph)),
+        }
+    }
+}
+
 enum Source {
     Build(Box<Graph>),
     /// A graph-with-plan file.
@@ -472,17 +489,7 @@ fn cpu_cases() -> Vec<Case> {
     for s in [1024, 2048] {
         let m = MatmulCase { m: s, n: s, k: s };
         let name = format!("matmul f32 {s}x{s}x{s}");
-        cases.push(Case {
-            what: name.clone(),
-            label: Some(Label {
-                name,
-                op: "matmul",
-                shape: vec![m.m, m.n, m.k],
-                dtype: "f32",
-                fused: false,
-            }),
-            source: Source::Build(Box::new(m.graph().0)),
-        });
+        cases.push(Case::f32(name, "matmul", vec![m.m, m.n, m.k], m.graph().0));
     }
     // The f32 normalizations that scripts/bench_peers.py times against ONNX Runtime
     // (LayerNormalization over the last dim, BatchNormalization in inference mode, NCHW).
@@ -490,36 +497,19 @@ fn cpu_cases() -> Vec<Case> {
         ("layernorm", vec![4096, 1024]),
         ("batchnorm_inference", vec![8, 64, 56, 56]),
     ] {
-        let name = format!("{op} f32 {shape:?}");
-        cases.push(Case {
-            what: name.clone(),
-            label: Some(Label {
-                name,
-                op,
-                shape: shape.clone(),
-                dtype: "f32",
-                fused: false,
-            }),
-            source: Source::Build(Box::new(norm_graph(op, &shape))),
-        });
+        let graph = norm_graph(op, &shape);
+        cases.push(Case::f32(format!("{op} f32 {shape:?}"), op, shape, graph));
     }
     // Pooling as scripts/bench_peers.py times ONNX Runtime's MaxPool and AveragePool (NCHW,
     // 3x3 window, stride 2, padding 1 on every side: the ResNet stem's; the average leaves
     // the padding out, as AveragePool does by default).
     for op in ["maxpool", "avgpool"] {
         let shape = vec![8, 64, 112, 112];
-        let name = format!("{op} f32 {shape:?} 3x3 stride 2 pad 1");
-        cases.push(Case {
-            what: name.clone(),
-            label: Some(Label {
-                name,
-                op,
-                shape: shape.clone(),
-                dtype: "f32",
-                fused: false,
-            }),
-            source: Source::Build(Box::new(pool_graph(op, &shape))),
-        });
+        let (name, graph) = (
+            format!("{op} f32 {shape:?} 3x3 stride 2 pad 1"),
+            pool_graph(op, &shape),
+        );
+        cases.push(Case::f32(name, op, shape, graph));
     }
     // bf16 operands: AMX tiles where the processor has them (the printed kernels say).
     for (n, c, h, k) in [(8, 64, 56, 64), (8, 256, 14, 256)] {
