@@ -573,7 +573,7 @@ impl ChainSpec {
     /// The chain with every step made well defined (see the type's documentation): a mode
     /// needing a positive running result that is not known positive becomes sigmoid (unary) or
     /// add (binary), or swaps operands (a divisor or pow base becomes the other operand); a
-    /// second exp becomes tanh; a comparison of computed values becomes max (its result could
+    /// second exp becomes tanh; a comparison with a computed operand becomes max (its result could
     /// flip between f32 and f64); the result of an earlier step is only kept for a pointwise
     /// anchor.
     pub fn sanitized(&self) -> ChainSpec {
@@ -616,7 +616,15 @@ impl ChainSpec {
                 }
             }
             let computed_other = matches!(other, Other::Earlier(_));
-            if modes::is_comparison(step.mode) && computed_other {
+            // Exact operands: fresh inputs, scalars and a pointwise anchor's own input. Any
+            // other operand was rounded differently in f32 and f64, so a comparison of it could
+            // flip (a computed cos equal to a scalar in f32 but not in f64, say).
+            let exact = |j: usize| pointwise_anchor && j == 0;
+            let exact_other = match other {
+                Other::Earlier(j) => exact(j),
+                Other::Scalar(_) | Other::Tensor { .. } => true,
+            };
+            if modes::is_comparison(step.mode) && !(exact(i) && exact_other) {
                 step.mode = M::Max;
             }
             // Which side must be positive: Div's divisor (b), Pow's base (a).
