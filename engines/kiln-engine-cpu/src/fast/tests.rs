@@ -1675,6 +1675,49 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
             fprop::KNOB_ISA,
             12.0,
         ),
+        // And from an NCHW input, which the AMX path first copies channels-last into the
+        // workspace; the tiles are stored transposed into the NCHW output.
+        (
+            &ConvFpropEngine,
+            conv_graph(
+                &ConvCase {
+                    n: 2,
+                    c: 64,
+                    k: 38,
+                    input: vec![7, 37],
+                    pad: (vec![1, 0], vec![2, 1]),
+                    stride: vec![1, 2],
+                    dilation: vec![2, 1],
+                    groups: 2,
+                    layout: Layout::Nchw,
+                    ..ConvCase::basic()
+                },
+                steps,
+                DataType::Bf16,
+            ),
+            vec![],
+            fprop::KNOB_ISA,
+            12.0,
+        ),
+        // Channels outermost and padded rows: the copy reads any strides.
+        (
+            &ConvFpropEngine,
+            conv_graph(
+                &ConvCase {
+                    n: 3,
+                    c: 32,
+                    k: 20,
+                    input: vec![5, 9],
+                    layout: Layout::Odd,
+                    ..ConvCase::basic()
+                },
+                steps,
+                DataType::Bf16,
+            ),
+            vec![],
+            fprop::KNOB_ISA,
+            12.0,
+        ),
         (
             &ConvDgradEngine,
             grad(ConvDirection::Dgrad),

@@ -122,14 +122,26 @@ pub(crate) unsafe fn pack_weight_row(
     // Channels-first filters stored densely in that order: each filter is one run (the
     // stride of a dimension of size 1 does not matter).
     let fits = |size: usize, stride: isize, want: usize| size == 1 || stride == want as isize;
-    let dense = !channels_last
-        && fits(s.filter[2], s.ws.2[2], 1)
+    let dense = fits(s.filter[2], s.ws.2[2], 1)
         && fits(s.filter[1], s.ws.2[1], s.filter[2])
         && fits(s.filter[0], s.ws.2[0], s.filter[1] * s.filter[2])
         && fits(s.cg, s.ws.1, taps);
-    if dense {
+    if dense && !channels_last {
         // SAFETY: filter k's patch elements, consecutive in w's own layout.
         unsafe { load(w.get(), s.w_type, k as isize * s.ws.0, 1, row) };
+        return;
+    }
+    if dense {
+        // The channels-last order of dense channels-first filters (NCHW weights for the AMX
+        // path's gathered patches): the run converted at once, then transposed in f32.
+        let mut run = vec![0.0f32; patch];
+        // SAFETY: as above.
+        unsafe { load(w.get(), s.w_type, k as isize * s.ws.0, 1, &mut run) };
+        for (c, taps_of_c) in run.chunks_exact(taps).enumerate() {
+            for (tap, &v) in taps_of_c.iter().enumerate() {
+                row[tap * s.cg + c] = v;
+            }
+        }
         return;
     }
     filter_runs(s, k, |base, c, tap0| {
