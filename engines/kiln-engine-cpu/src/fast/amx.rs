@@ -504,6 +504,13 @@ pub unsafe fn gemm(
                 }
                 // SAFETY: the block buffer holds 32×32 f32 (row stride 128 bytes).
                 unsafe { block_32x32(a_block, b_block, steps, block.as_mut_ptr(), 128) };
+                if rows == BLOCK && cols == BLOCK && dst.1 == 1 {
+                    // A column-major output (a channels-first convolution's tile stored
+                    // transposed): each column of the block is 32 consecutive floats.
+                    // SAFETY: the whole block is inside the output; AVX-512 F (available).
+                    unsafe { store_transposed(&block, out, dst.2) };
+                    continue;
+                }
                 for r in 0..rows {
                     let row = out.wrapping_offset(r as isize * dst.1);
                     for c in 0..cols {
@@ -516,6 +523,60 @@ pub unsafe fn gemm(
     }
     // SAFETY: releases the tile state this function configured.
     unsafe { std::arch::asm!("tilerelease", options(nostack, nomem)) };
+}
+
+/// Stores the 32×32 row-major `block` transposed: column `c` of it to the 32 consecutive floats
+/// at `dst + c·ld`, each 16×16 quarter through a register transpose.
+///
+/// # Safety
+/// `dst` addresses 32 runs of 32 floats at stride `ld`; the processor has AVX-512 F.
+#[target_feature(enable = "avx512f")]
+unsafe fn store_transposed(block: &[f32; BLOCK * BLOCK], dst: *mut f32, ld: isize) {
+    use std::arch::x86_64::*;
+    for (r0, c0) in [(0, 0), (0, 16), (16, 0), (16, 16)] {
+        // SAFETY: rows r0.. of the block, 16 floats from column c0 each.
+        let r: [__m512; 16] = std::array::from_fn(|i| unsafe {
+            _mm512_loadu_ps(block[(r0 + i) * BLOCK + c0..].as_ptr())
+        });
+        // Pairs of rows interleaved, then pairs of pairs: u[4i + m] holds, in its 128-bit lane
+        // j, column 4j + m of rows 4i..4i + 4.
+        let t: [__m512; 16] = std::array::from_fn(|i| {
+            let (a, b) = (r[i & !1], r[i | 1]);
+            if i % 2 == 0 {
+                _mm512_unpacklo_ps(a, b)
+            } else {
+                _mm512_unpackhi_ps(a, b)
+            }
+        });
+        let u: [__m512; 16] = std::array::from_fn(|i| {
+            let (q, m) = (i / 4, i % 4);
+            let (a, b) = (
+                _mm512_castps_pd(t[4 * q + m / 2]),
+                _mm512_castps_pd(t[4 * q + 2 + m / 2]),
+            );
+            _mm512_castpd_ps(if m % 2 == 0 {
+                _mm512_unpacklo_pd(a, b)
+            } else {
+                _mm512_unpackhi_pd(a, b)
+            })
+        });
+        for m in 0..4 {
+            let p0 = _mm512_shuffle_f32x4::<0x44>(u[m], u[4 + m]);
+            let p1 = _mm512_shuffle_f32x4::<0xee>(u[m], u[4 + m]);
+            let q0 = _mm512_shuffle_f32x4::<0x44>(u[8 + m], u[12 + m]);
+            let q1 = _mm512_shuffle_f32x4::<0xee>(u[8 + m], u[12 + m]);
+            let cols = [
+                (m, _mm512_shuffle_f32x4::<0x88>(p0, q0)),
+                (4 + m, _mm512_shuffle_f32x4::<0xdd>(p0, q0)),
+                (8 + m, _mm512_shuffle_f32x4::<0x88>(p1, q1)),
+                (12 + m, _mm512_shuffle_f32x4::<0xdd>(p1, q1)),
+            ];
+            for (c, v) in cols {
+                // SAFETY: column c0 + c of the block, rows r0..r0 + 16, inside the output.
+                unsafe { _mm512_storeu_ps(dst.offset((c0 + c) as isize * ld + r0 as isize), v) };
+            }
+        }
+    }
 }
 
 /// One 32×32 block over `steps` packed steps of `a` (a row block) and `b` (a column block),
@@ -615,6 +676,68 @@ mod tests {
                         (got - want).abs() < 1e-4 * (k as f64),
                         "{m}x{n}x{k} ({i},{j}): {got} vs {want}"
                     );
+                }
+            }
+        }
+    }
+
+    /// A column-major output (whole blocks stored through the register transpose, edge blocks
+    /// element by element) gets the bits of the row-major one, transposed, and nothing else.
+    #[test]
+    fn a_column_major_output_is_the_row_major_one_transposed() {
+        if !available() {
+            eprintln!("skipped: this processor (or OS) offers no AMX-BF16");
+            return;
+        }
+        let (m, n, k) = (70, 45, 50);
+        let mut seed = 3u64;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(7);
+            bf16::from_f32(((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
+        };
+        let a: Vec<bf16> = (0..m * k).map(|_| rnd()).collect();
+        let b: Vec<bf16> = (0..k * n).map(|_| rnd()).collect();
+        let mut pa = vec![bf16::ZERO; packed_a_len(m, k)];
+        let mut pb = vec![bf16::ZERO; packed_b_len(k, n)];
+        // SAFETY: a is m×k and b is k×n, both row-major.
+        unsafe {
+            pack_a(a.as_ptr(), m, k, k as isize, 1, &mut pa);
+            pack_b(b.as_ptr(), k, n, n as isize, 1, &mut pb);
+        }
+        let mut rows = vec![f32::NAN; m * n];
+        let ld = m + 3;
+        let mut cols = vec![-5.0f32; ld * n];
+        // SAFETY: packed for this k; rows is m×n row-major, cols m×n column-major (stride
+        // ld); AMX is available.
+        unsafe {
+            gemm(
+                pa.as_ptr(),
+                pb.as_ptr(),
+                k,
+                0,
+                m,
+                0,
+                n,
+                (rows.as_mut_ptr(), n as isize, 1),
+            );
+            gemm(
+                pa.as_ptr(),
+                pb.as_ptr(),
+                k,
+                0,
+                m,
+                0,
+                n,
+                (cols.as_mut_ptr(), 1, ld as isize),
+            );
+        }
+        for j in 0..n {
+            for i in 0..ld {
+                let got = cols[j * ld + i];
+                if i < m {
+                    assert_eq!(got.to_bits(), rows[i * n + j].to_bits(), "({i},{j})");
+                } else {
+                    assert_eq!(got, -5.0, "gap ({i},{j}) written");
                 }
             }
         }
