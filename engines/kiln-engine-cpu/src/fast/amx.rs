@@ -526,56 +526,23 @@ pub unsafe fn gemm(
 }
 
 /// Stores the 32×32 row-major `block` transposed: column `c` of it to the 32 consecutive floats
-/// at `dst + c·ld`, each 16×16 quarter through a register transpose.
+/// at `dst + c·ld`, a 16×16 quarter at a time through registers.
 ///
 /// # Safety
 /// `dst` addresses 32 runs of 32 floats at stride `ld`; the processor has AVX-512 F.
 #[target_feature(enable = "avx512f")]
 unsafe fn store_transposed(block: &[f32; BLOCK * BLOCK], dst: *mut f32, ld: isize) {
-    use std::arch::x86_64::*;
     for (r0, c0) in [(0, 0), (0, 16), (16, 0), (16, 16)] {
-        // SAFETY: rows r0.. of the block, 16 floats from column c0 each.
-        let r: [__m512; 16] = std::array::from_fn(|i| unsafe {
-            _mm512_loadu_ps(block[(r0 + i) * BLOCK + c0..].as_ptr())
-        });
-        // Pairs of rows interleaved, then pairs of pairs: u[4i + m] holds, in its 128-bit lane
-        // j, column 4j + m of rows 4i..4i + 4.
-        let t: [__m512; 16] = std::array::from_fn(|i| {
-            let (a, b) = (r[i & !1], r[i | 1]);
-            if i % 2 == 0 {
-                _mm512_unpacklo_ps(a, b)
-            } else {
-                _mm512_unpackhi_ps(a, b)
-            }
-        });
-        let u: [__m512; 16] = std::array::from_fn(|i| {
-            let (q, m) = (i / 4, i % 4);
-            let (a, b) = (
-                _mm512_castps_pd(t[4 * q + m / 2]),
-                _mm512_castps_pd(t[4 * q + 2 + m / 2]),
-            );
-            _mm512_castpd_ps(if m % 2 == 0 {
-                _mm512_unpacklo_pd(a, b)
-            } else {
-                _mm512_unpackhi_pd(a, b)
-            })
-        });
-        for m in 0..4 {
-            let p0 = _mm512_shuffle_f32x4::<0x44>(u[m], u[4 + m]);
-            let p1 = _mm512_shuffle_f32x4::<0xee>(u[m], u[4 + m]);
-            let q0 = _mm512_shuffle_f32x4::<0x44>(u[8 + m], u[12 + m]);
-            let q1 = _mm512_shuffle_f32x4::<0xee>(u[8 + m], u[12 + m]);
-            let cols = [
-                (m, _mm512_shuffle_f32x4::<0x88>(p0, q0)),
-                (4 + m, _mm512_shuffle_f32x4::<0xdd>(p0, q0)),
-                (8 + m, _mm512_shuffle_f32x4::<0x88>(p1, q1)),
-                (12 + m, _mm512_shuffle_f32x4::<0xdd>(p1, q1)),
-            ];
-            for (c, v) in cols {
-                // SAFETY: column c0 + c of the block, rows r0..r0 + 16, inside the output.
-                unsafe { _mm512_storeu_ps(dst.offset((c0 + c) as isize * ld + r0 as isize), v) };
-            }
-        }
+        // SAFETY: rows r0..r0 + 16, columns c0..c0 + 16 of the block; columns c0.. of the
+        // output, rows r0.. (the caller's contract).
+        unsafe {
+            super::transpose::transpose16_block(
+                block[r0 * BLOCK + c0..].as_ptr(),
+                BLOCK as isize,
+                dst.offset(c0 as isize * ld + r0 as isize),
+                ld,
+            )
+        };
     }
 }
 

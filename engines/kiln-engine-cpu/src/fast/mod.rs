@@ -17,6 +17,8 @@ pub mod resample;
 pub mod resample_backward;
 pub mod sdpa;
 pub mod sgemm;
+#[cfg(target_arch = "x86_64")]
+mod transpose;
 
 #[cfg(test)]
 mod tests;

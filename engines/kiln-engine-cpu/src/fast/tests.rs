@@ -945,6 +945,52 @@ fn conv_fprop_winograd_matches_reference() {
     assert!(runs >= 80, "only {runs} Winograd cases ran");
 }
 
+/// Channels-last Winograd with rows wide enough for the AVX-512 staging and the tile's
+/// transposes, 16 columns or positions at a time (padding at both ends, a last block
+/// overlapping the one before), in groups of 16 channels besides the short last ones: f32, f16
+/// and bf16 inputs (widened in registers) at every level below AMX this processor runs.
+#[test]
+fn conv_fprop_winograd_channels_last_wide_rows_match_the_reference_in_every_type() {
+    let case = ConvCase {
+        n: 2,
+        c: 20,
+        k: 18,
+        input: vec![9, 37],
+        pad: (vec![1, 2], vec![0, 1]),
+        layout: Layout::Nhwc,
+        ..ConvCase::basic()
+    };
+    let steps = [
+        (PointwiseMode::Add, Other::Bias),
+        (PointwiseMode::Relu, Other::None),
+    ];
+    let mut runs = 0;
+    for (i, dt) in [DataType::F32, DataType::F16, DataType::Bf16]
+        .into_iter()
+        .enumerate()
+    {
+        for isa in [super::isa::Isa::Avx2, super::isa::Isa::Avx512] {
+            if !isa.is_available() {
+                continue;
+            }
+            let g = conv_graph(&case, &steps, dt);
+            let knobs = [2, 0, 0, isa as i64];
+            check(
+                &ConvFpropEngine,
+                g,
+                &knobs,
+                tol_of(dt),
+                (20.0f64 * 9.0).sqrt(),
+                70 + i as u64,
+            );
+            runs += 1;
+        }
+    }
+    if runs == 0 {
+        eprintln!("skipped: this processor has neither AVX2 nor AVX-512");
+    }
+}
+
 /// Winograd on rows of many tiles (runs longer than 16 tiles, crossing the 32-tile slivers of
 /// the AVX-512 kernel, with padding on either side; even output widths, whose channels-first
 /// rows the AVX-512 output transform writes 16 tiles at a time, and odd output heights)

@@ -1160,19 +1160,21 @@ unsafe fn copy_channels_last(s: &Shape, x: SharedPtr, out: &mut [f32]) -> (Share
         let base = (x.get() as *const bf16).wrapping_offset(
             n as isize * s.xs.0 + i0 as isize * s.xs.2[0] + i1 as isize * s.xs.2[1],
         );
-        let mut whole = 0;
+        // Blocks of 16 channels × 16 consecutive positions through a register transpose (c is
+        // a multiple of 32); the rest, and any other layout, element by element.
         #[cfg(target_arch = "x86_64")]
-        if fast {
-            // Blocks of 16 channels × 16 consecutive positions through a register transpose
-            // (c is a multiple of 32).
-            whole = d2 - d2 % 16;
+        let whole = if fast { d2 - d2 % 16 } else { 0 };
+        #[cfg(not(target_arch = "x86_64"))]
+        let whole = 0;
+        #[cfg(target_arch = "x86_64")]
+        {
             for w0 in (0..whole).step_by(16) {
                 for c0 in (0..c).step_by(16) {
                     let src = base.wrapping_offset(c0 as isize * s.xs.1 + w0 as isize);
                     // SAFETY: positions w0..w0 + 16 of channels c0..c0 + 16 are inside x
                     // (unit position stride); the block's 16 rows of 16 are inside dst; AVX2.
                     unsafe {
-                        transpose16(
+                        crate::fast::transpose::transpose16_u16_block(
                             src.cast(),
                             s.xs.1,
                             dst[w0 * c + c0..].as_mut_ptr().cast(),
@@ -1202,47 +1204,6 @@ unsafe fn copy_channels_last(s: &Shape, x: SharedPtr, out: &mut [f32]) -> (Share
         [(d1 * d2 * c) as isize, (d2 * c) as isize, c as isize],
     );
     (SharedPtr(copy.as_mut_ptr().cast()), dense)
-}
-
-/// Transposes 16 rows of 16 two-byte values (row `r` at `src + r·src_rs`) into 16 rows of 16
-/// at `dst` (row stride `dst_rs`): `dst[j][r] = src[r][j]`, in four rounds of interleaves.
-///
-/// # Safety
-/// Both blocks are inside their buffers; the processor has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn transpose16(src: *const u16, src_rs: isize, dst: *mut u16, dst_rs: usize) {
-    use std::arch::x86_64::*;
-    // SAFETY: the caller's contract: 16 rows of 32 bytes on each side.
-    unsafe {
-        let mut v: [__m256i; 16] =
-            std::array::from_fn(|r| _mm256_loadu_si256(src.offset(r as isize * src_rs).cast()));
-        // Rounds 1-3 interleave 16-, 32- and 64-bit pieces of row pairs 1, 2 and 4 apart
-        // (within each 128-bit half); round 4 joins the halves.
-        let mut t = [_mm256_setzero_si256(); 16];
-        for i in 0..8 {
-            t[2 * i] = _mm256_unpacklo_epi16(v[2 * i], v[2 * i + 1]);
-            t[2 * i + 1] = _mm256_unpackhi_epi16(v[2 * i], v[2 * i + 1]);
-        }
-        for i in 0..4 {
-            for h in 0..2 {
-                v[4 * i + 2 * h] = _mm256_unpacklo_epi32(t[4 * i + h], t[4 * i + 2 + h]);
-                v[4 * i + 2 * h + 1] = _mm256_unpackhi_epi32(t[4 * i + h], t[4 * i + 2 + h]);
-            }
-        }
-        for i in 0..2 {
-            for q in 0..4 {
-                t[8 * i + 2 * q] = _mm256_unpacklo_epi64(v[8 * i + q], v[8 * i + 4 + q]);
-                t[8 * i + 2 * q + 1] = _mm256_unpackhi_epi64(v[8 * i + q], v[8 * i + 4 + q]);
-            }
-        }
-        for j in 0..8 {
-            let lo = _mm256_permute2x128_si256::<0x20>(t[j], t[8 + j]);
-            let hi = _mm256_permute2x128_si256::<0x31>(t[j], t[8 + j]);
-            _mm256_storeu_si256(dst.add(j * dst_rs).cast(), lo);
-            _mm256_storeu_si256(dst.add((j + 8) * dst_rs).cast(), hi);
-        }
-    }
 }
 
 /// Writes the filters `rows` ([filters, patch], at most `mr` of them) as one left sliver of

@@ -489,6 +489,7 @@ impl WinogradPlan {
         g1: usize,
         c0: usize,
         planes: &mut [f32],
+        avx512: bool,
     ) {
         let s = &self.s;
         let (rl, plane) = (self.row_len, self.staged_plane());
@@ -504,6 +505,21 @@ impl WinogradPlan {
                 }
                 return;
             }
+            let wide_type = matches!(s.x_type, DataType::F32 | DataType::F16 | DataType::Bf16);
+            #[cfg(target_arch = "x86_64")]
+            if avx512 && wide_type && channels == 16 && width >= 16 {
+                let size = s.x_type.size() as isize;
+                let first = n as isize * s.xs.0 + c0 as isize + ih * s.xs.2[1];
+                let p = (x.get() as *const u8).wrapping_offset(first * size);
+                let pixels = (p, s.xs.2[2] * size, pad, in_w);
+                // SAFETY: the row's in-range pixels hold 16 channels from p (channel stride
+                // 1) of type x_type; the planes hold 16 rows of `width` at row(c); AVX-512 F
+                // (the caller's contract).
+                unsafe { stage_row_avx512(pixels, s.x_type, width, &mut planes[r * rl..], plane) };
+                return;
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = (avx512, wide_type);
             for j in 0..width {
                 let iw = j as isize - pad;
                 if iw < 0 || iw >= in_w {
@@ -668,7 +684,7 @@ impl WinogradPlan {
                 let channels = STAGED_CHANNELS.min(c_count - c0);
                 let planes = &mut slot.planes[..channels * plane];
                 // SAFETY: forwarded contract; the plan stages only dense channels.
-                unsafe { self.stage_planes(x, g0, g1, c0, planes) };
+                unsafe { self.stage_planes(x, g0, g1, c0, planes, AVX512) };
             }
             for g in g0..g1 {
                 let stage: &[f32] = if self.staged {
@@ -895,6 +911,7 @@ impl WinogradPlan {
                         cols,
                         &mut out[k0..],
                         k_count,
+                        AVX512,
                     );
                 }
             }
@@ -923,12 +940,87 @@ impl WinogradPlan {
     }
 }
 
+/// One staged row of 16 channels ([`WinogradPlan::stage_planes`]) for an input row in range:
+/// entry `j` of channel `c`'s row (at `planes[c·plane + j]`) is channel `c` of input column
+/// `j - pad` as f32 (f16 and bf16 widened exactly), zero outside the input; 16 columns at a
+/// time through a register transpose, the last block overlapping the one before. `pixels` is
+/// (channel 0 of column 0, the column stride in bytes, pad, the input's width).
+///
+/// # Safety
+/// Each column inside the input addresses 16 consecutive values of `dt` (f32, f16 or bf16);
+/// `planes` holds 16 rows of at least `width` (>= 16) at stride `plane`; the processor has
+/// AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn stage_row_avx512(
+    pixels: (*const u8, isize, isize, isize),
+    dt: DataType,
+    width: usize,
+    planes: &mut [f32],
+    plane: usize,
+) {
+    use std::arch::x86_64::*;
+    let (p, stride, pad, in_w) = pixels;
+    assert!(planes.len() >= 15 * plane + width);
+    // SAFETY (each read): 16 values of an in-range column (the caller's contract).
+    let column = |at: *const u8| unsafe {
+        match dt {
+            DataType::F16 => _mm512_cvtph_ps(_mm256_loadu_si256(at.cast())),
+            DataType::Bf16 => _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(
+                _mm256_loadu_si256(at.cast()),
+            ))),
+            _ => _mm512_loadu_ps(at.cast()),
+        }
+    };
+    for j in (0..width).step_by(16) {
+        let j0 = j.min(width - 16);
+        let cols: [__m512; 16] = std::array::from_fn(|jj| {
+            let iw = (j0 + jj) as isize - pad;
+            if iw < 0 || iw >= in_w {
+                _mm512_setzero_ps()
+            } else {
+                column(p.wrapping_offset(iw * stride))
+            }
+        });
+        for (c, v) in crate::fast::transpose::transpose16(cols)
+            .into_iter()
+            .enumerate()
+        {
+            // SAFETY: entries j0..j0 + 16 of channel c's row (checked length).
+            unsafe { _mm512_storeu_ps(planes[c * plane + j0..].as_mut_ptr(), v) };
+        }
+    }
+}
+
 /// Writes channel `c`'s run `group[c * cols..][..cols]` (a group of at most
 /// [`STAGED_CHANNELS`] channels) into a channels-last tile, position `q`'s channel `c` at
 /// `out[q * ld + c]`, a few positions at a time so that the lines written stay in L1.
-fn transpose_group(group: &[f32], cols: usize, out: &mut [f32], ld: usize) {
+///
+/// With `avx512` (the processor has AVX-512 F), a group of 16 channels goes 16 positions at a
+/// time through a register transpose, the last block overlapping the one before.
+fn transpose_group(group: &[f32], cols: usize, out: &mut [f32], ld: usize, avx512: bool) {
     const POSITIONS: usize = 16;
     let channels = group.len() / cols.max(1);
+    #[cfg(target_arch = "x86_64")]
+    if avx512 && channels == 16 && cols >= 16 && out.len() >= (cols - 1) * ld + 16 {
+        for q in (0..cols).step_by(16) {
+            let q0 = q.min(cols - 16);
+            // SAFETY: 16 channels' runs of `cols` in group, from position q0 + 16 <= cols;
+            // positions q0..q0 + 16 of out, 16 channels each (checked above); AVX-512 F (the
+            // caller's contract).
+            unsafe {
+                crate::fast::transpose::transpose16_block(
+                    group[q0..].as_ptr(),
+                    cols as isize,
+                    out[q0 * ld..].as_mut_ptr(),
+                    ld as isize,
+                )
+            };
+        }
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = avx512;
     for q0 in (0..cols).step_by(POSITIONS) {
         let q1 = (q0 + POSITIONS).min(cols);
         for (c, run) in group.chunks_exact(cols).enumerate().take(channels) {
