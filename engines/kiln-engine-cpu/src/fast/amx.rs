@@ -598,6 +598,17 @@ unsafe fn block_32x32(a: *const bf16, b: *const bf16, steps: usize, c: *mut f32,
 mod tests {
     use super::*;
 
+    /// `a_len` and `b_len` random bf16 values in [-1, 1).
+    fn bf16_operands(a_len: usize, b_len: usize, seed: &mut u64) -> (Vec<bf16>, Vec<bf16>) {
+        let mut rnd = || {
+            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(7);
+            bf16::from_f32(((*seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
+        };
+        let a = (0..a_len).map(|_| rnd()).collect();
+        let b = (0..b_len).map(|_| rnd()).collect();
+        (a, b)
+    }
+
     #[test]
     fn tiles_match_the_f64_product_of_the_bf16_values() {
         if !available() {
@@ -605,13 +616,8 @@ mod tests {
             return;
         }
         let mut seed = 11u64;
-        let mut rnd = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(7);
-            bf16::from_f32(((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
-        };
         for &(m, n, k) in &[(1, 1, 1), (33, 47, 70), (64, 64, 64), (5, 100, 200)] {
-            let a: Vec<bf16> = (0..m * k).map(|_| rnd()).collect();
-            let b: Vec<bf16> = (0..k * n).map(|_| rnd()).collect();
+            let (a, b) = bf16_operands(m * k, k * n, &mut seed);
             let mut pa = vec![bf16::ZERO; packed_a_len(m, k)];
             let mut pb = vec![bf16::ZERO; packed_b_len(k, n)];
             // SAFETY: a is m×k row-major; b is k×n stored column-major (row stride 1).
@@ -657,13 +663,7 @@ mod tests {
             return;
         }
         let (m, n, k) = (70, 45, 50);
-        let mut seed = 3u64;
-        let mut rnd = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(7);
-            bf16::from_f32(((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
-        };
-        let a: Vec<bf16> = (0..m * k).map(|_| rnd()).collect();
-        let b: Vec<bf16> = (0..k * n).map(|_| rnd()).collect();
+        let (a, b) = bf16_operands(m * k, k * n, &mut 3);
         let mut pa = vec![bf16::ZERO; packed_a_len(m, k)];
         let mut pb = vec![bf16::ZERO; packed_b_len(k, n)];
         // SAFETY: a is m×k and b is k×n, both row-major.

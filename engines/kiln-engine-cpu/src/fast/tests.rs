@@ -1646,6 +1646,16 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
     };
     use super::conv::{fprop, grad as conv_grad};
     type Case = (&'static dyn CpuEngine, OpGraph, Vec<(i64, i64)>, i64, f64);
+    // A bf16 convolution at auto algorithm: on AMX tiles where the processor has them.
+    let bf16_conv = |case: ConvCase| -> Case {
+        (
+            &ConvFpropEngine,
+            conv_graph(&case, steps, DataType::Bf16),
+            vec![],
+            fprop::KNOB_ISA,
+            12.0,
+        )
+    };
     let cases: Vec<Case> = vec![
         (
             &ConvFpropEngine,
@@ -1677,93 +1687,53 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
         ),
         // bf16 on AMX tiles where the processor has them: channels-last, two groups, stride 2,
         // more channels than one 32-block, auto algorithm (AMX takes the im2col path).
-        (
-            &ConvFpropEngine,
-            conv_graph(
-                &ConvCase {
-                    n: 3,
-                    c: 70,
-                    k: 38,
-                    input: vec![9, 11],
-                    stride: vec![2, 1],
-                    groups: 2,
-                    layout: Layout::Nhwc,
-                    ..ConvCase::basic()
-                },
-                steps,
-                DataType::Bf16,
-            ),
-            vec![],
-            fprop::KNOB_ISA,
-            12.0,
-        ),
+        bf16_conv(ConvCase {
+            n: 3,
+            c: 70,
+            k: 38,
+            input: vec![9, 11],
+            stride: vec![2, 1],
+            groups: 2,
+            layout: Layout::Nhwc,
+            ..ConvCase::basic()
+        }),
         // The same with 32 channels a group: the AMX path gathers each tile's patches from x
         // straight into the packed layout (dilated, unevenly padded, a partial row block).
-        (
-            &ConvFpropEngine,
-            conv_graph(
-                &ConvCase {
-                    n: 3,
-                    c: 64,
-                    k: 40,
-                    input: vec![9, 11],
-                    pad: (vec![1, 2], vec![0, 1]),
-                    stride: vec![2, 1],
-                    dilation: vec![1, 2],
-                    groups: 2,
-                    layout: Layout::Nhwc,
-                    ..ConvCase::basic()
-                },
-                steps,
-                DataType::Bf16,
-            ),
-            vec![],
-            fprop::KNOB_ISA,
-            12.0,
-        ),
+        bf16_conv(ConvCase {
+            n: 3,
+            c: 64,
+            k: 40,
+            input: vec![9, 11],
+            pad: (vec![1, 2], vec![0, 1]),
+            stride: vec![2, 1],
+            dilation: vec![1, 2],
+            groups: 2,
+            layout: Layout::Nhwc,
+            ..ConvCase::basic()
+        }),
         // And from an NCHW input, which the AMX path first copies channels-last into the
         // workspace; the tiles are stored transposed into the NCHW output.
-        (
-            &ConvFpropEngine,
-            conv_graph(
-                &ConvCase {
-                    n: 2,
-                    c: 64,
-                    k: 38,
-                    input: vec![7, 37],
-                    pad: (vec![1, 0], vec![2, 1]),
-                    stride: vec![1, 2],
-                    dilation: vec![2, 1],
-                    groups: 2,
-                    layout: Layout::Nchw,
-                    ..ConvCase::basic()
-                },
-                steps,
-                DataType::Bf16,
-            ),
-            vec![],
-            fprop::KNOB_ISA,
-            12.0,
-        ),
+        bf16_conv(ConvCase {
+            n: 2,
+            c: 64,
+            k: 38,
+            input: vec![7, 37],
+            pad: (vec![1, 0], vec![2, 1]),
+            stride: vec![1, 2],
+            dilation: vec![2, 1],
+            groups: 2,
+            layout: Layout::Nchw,
+            ..ConvCase::basic()
+        }),
         // Channels outermost and padded rows: the copy reads any strides.
-        (
-            &ConvFpropEngine,
-            conv_graph(
-                &ConvCase {
-                    n: 3,
-                    c: 32,
-                    k: 20,
-                    input: vec![5, 9],
-                    layout: Layout::Odd,
-                    ..ConvCase::basic()
-                },
-                steps,
-                DataType::Bf16,
-            ),
-            vec![],
-            fprop::KNOB_ISA,
-            12.0,
-        ),
+        bf16_conv(ConvCase {
+            n: 3,
+            c: 32,
+            k: 20,
+            input: vec![5, 9],
+            layout: Layout::Odd,
+            ..ConvCase::basic()
+        }),
         (
             &ConvDgradEngine,
             grad(ConvDirection::Dgrad),
