@@ -613,6 +613,28 @@ impl BoundEpilogue {
         unsafe { self.apply_body(ptrs, tile, scratch) }
     }
 
+    /// The tensor operand that [`Self::apply_body`] loads once per tile: the only operand read
+    /// as a run (not a single value) by the chain, the same for every row (its row axes have
+    /// stride 0), with no step reading the running result as an operand (which needs the
+    /// scratch run too).
+    fn row_invariant_run(&self) -> Option<usize> {
+        let mut found = None;
+        for step in &self.steps {
+            match step.other {
+                Some(Other::Acc) => return None,
+                Some(Other::Tensor(i)) if self.operands[i].cols != AxisMap::Linear(0) => {
+                    let invariant = self.operands[i].rows == AxisMap::Linear(0);
+                    if !invariant || found.is_some_and(|f| f != i) {
+                        return None;
+                    }
+                    found = Some(i);
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
     /// The work of [`BoundEpilogue::apply`], inlined into each instruction set's copy.
     ///
     /// # Safety
@@ -621,6 +643,23 @@ impl BoundEpilogue {
     unsafe fn apply_body(&self, ptrs: &EpiloguePtrs, tile: Tile<'_>, scratch: &mut [f32]) {
         let cols = tile.cols;
         let scratch = &mut scratch[..cols];
+        // A tensor operand whose run is the same for every row of the tile (the bias of a tile
+        // whose rows are positions) is loaded once per tile, when nothing else of the chain
+        // needs the scratch run.
+        let hoisted = self.row_invariant_run().filter(|_| tile.rows > 1);
+        if let Some(i) = hoisted {
+            let (addr, ptr) = (&self.operands[i], ptrs.operands[i]);
+            // SAFETY: the run's columns lie inside the anchor's dims (the same run every row
+            // of the loop below would load).
+            unsafe {
+                addr.load_run(
+                    ptr,
+                    addr.row_base(tile.fixed, tile.row0),
+                    tile.col0,
+                    scratch,
+                )
+            };
+        }
         for r in 0..tile.rows {
             let row = tile.row0 + r;
             let acc = &mut tile.values[r * tile.ld..r * tile.ld + cols];
@@ -633,6 +672,10 @@ impl BoundEpilogue {
                     }
                     Some(Other::Acc) => {
                         scratch.copy_from_slice(acc);
+                        step.op
+                            .binary_in_place(acc, Operand::Run(scratch), step.acc_is_left)
+                    }
+                    Some(Other::Tensor(i)) if hoisted == Some(i) => {
                         step.op
                             .binary_in_place(acc, Operand::Run(scratch), step.acc_is_left)
                     }
