@@ -1734,6 +1734,34 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
             layout: Layout::Odd,
             ..ConvCase::basic()
         }),
+        // Output rows longer than a block of 32 positions, NHWC.
+        bf16_conv(ConvCase {
+            n: 2,
+            c: 32,
+            k: 40,
+            input: vec![5, 70],
+            layout: Layout::Nhwc,
+            ..ConvCase::basic()
+        }),
+        // Tiles of 48 positions, which start inside output rows of 45, NCHW.
+        (
+            &ConvFpropEngine,
+            conv_graph(
+                &ConvCase {
+                    n: 2,
+                    c: 64,
+                    k: 36,
+                    input: vec![4, 45],
+                    groups: 2,
+                    ..ConvCase::basic()
+                },
+                steps,
+                DataType::Bf16,
+            ),
+            vec![(fprop::KNOB_TILE_POSITIONS, 48)],
+            fprop::KNOB_ISA,
+            12.0,
+        ),
         (
             &ConvDgradEngine,
             grad(ConvDirection::Dgrad),
