@@ -1,7 +1,7 @@
-//! 16 × 16 transposes in vector registers: of f32 values in AVX-512 registers (the
-//! channels-last Winograd path's staging and stores, the AMX GEMM's column-major output
-//! blocks), and of 16-bit values in AVX2 registers (the channels-last copy of a bf16 input for
-//! the AMX convolution).
+//! Transposes in vector registers: 16 × 16 f32 in AVX-512 registers and 8 × 8 f32 in AVX ones
+//! (the channels-last Winograd path's staging and stores, the AMX GEMM's column-major output
+//! blocks), and 16 × 16 of 16-bit values in AVX2 registers (the channels-last copy of a bf16
+//! input for the AMX convolution).
 
 use std::arch::x86_64::*;
 
@@ -44,6 +44,40 @@ pub fn transpose16(r: [__m512; 16]) -> [__m512; 16] {
         out[12 + m] = _mm512_shuffle_f32x4::<0xdd>(p1, q1);
     }
     out
+}
+
+/// The transpose of the 8 × 8 matrix whose row `i` is `r[i]` (lane `j` of result `i` is lane
+/// `i` of `r[j]`): pairs of rows interleaved, then pairs of pairs (after which vector `4q + m`
+/// holds, in its 128-bit lane `l`, column `4l + m` of rows `4q..4q + 4`), then the halves
+/// joined.
+#[target_feature(enable = "avx")]
+#[inline]
+pub fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
+    let t: [__m256; 8] = std::array::from_fn(|i| {
+        let (a, b) = (r[i & !1], r[i | 1]);
+        if i % 2 == 0 {
+            _mm256_unpacklo_ps(a, b)
+        } else {
+            _mm256_unpackhi_ps(a, b)
+        }
+    });
+    let u: [__m256; 8] = std::array::from_fn(|i| {
+        let (q, m) = (i / 4, i % 4);
+        let (a, b) = (t[4 * q + m / 2], t[4 * q + 2 + m / 2]);
+        if m % 2 == 0 {
+            _mm256_shuffle_ps::<0x44>(a, b)
+        } else {
+            _mm256_shuffle_ps::<0xee>(a, b)
+        }
+    });
+    std::array::from_fn(|c| {
+        let m = c % 4;
+        if c < 4 {
+            _mm256_permute2f128_ps::<0x20>(u[m], u[4 + m])
+        } else {
+            _mm256_permute2f128_ps::<0x31>(u[m], u[4 + m])
+        }
+    })
 }
 
 /// Transposes the 16 × 16 block at `src` (row stride `src_ld`) into `dst` (row stride
@@ -120,6 +154,28 @@ mod tests {
             for i in 0..18 {
                 let want = if i < 16 { src[i * 20 + j] } else { -1.0 };
                 assert_eq!(dst[j * 18 + i], want, "({j}, {i})");
+            }
+        }
+    }
+
+    #[test]
+    fn the_8_by_8_transpose_moves_every_element_to_its_mirror() {
+        if !std::arch::is_x86_feature_detected!("avx") {
+            eprintln!("skipped: this processor has no AVX");
+            return;
+        }
+        let src: Vec<f32> = (0..64).map(|i| i as f32).collect();
+        let mut dst = [0f32; 64];
+        // SAFETY: 8 rows of 8 floats on each side; AVX checked.
+        unsafe {
+            let rows = std::array::from_fn(|i| _mm256_loadu_ps(src[8 * i..].as_ptr()));
+            for (j, v) in transpose8(rows).into_iter().enumerate() {
+                _mm256_storeu_ps(dst[8 * j..].as_mut_ptr(), v);
+            }
+        }
+        for j in 0..8 {
+            for i in 0..8 {
+                assert_eq!(dst[8 * j + i], src[8 * i + j], "({j}, {i})");
             }
         }
     }

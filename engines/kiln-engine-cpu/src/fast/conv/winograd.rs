@@ -478,10 +478,12 @@ impl WinogradPlan {
     /// a row (from column `-pad` on, zeros outside the input), so that the input transform
     /// reads 4 of them as it reads its staging rows. Each pixel's channels are read as one run
     /// (converted to f32 in vector registers), rather than every channel's row element by
-    /// element a channel apart.
+    /// element a channel apart; with `levels` (AVX-512 F, the AVX2 level) 16 or 8 pixels at a
+    /// time go through register transposes into the planes.
     ///
     /// # Safety
-    /// `x` is the bound input pointer of a live execute call; the input's channel stride is 1.
+    /// `x` is the bound input pointer of a live execute call; the input's channel stride is 1;
+    /// the processor has the levels set.
     unsafe fn stage_planes(
         &self,
         x: SharedPtr,
@@ -489,9 +491,13 @@ impl WinogradPlan {
         g1: usize,
         c0: usize,
         planes: &mut [f32],
-        avx512: bool,
+        levels: (bool, bool),
     ) {
+        let (avx512, avx2) = levels;
         let s = &self.s;
+        // The AVX2 staging widens f16 with F16C, which AVX2 does not imply.
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = avx2 && std::arch::is_x86_feature_detected!("f16c");
         let (rl, plane) = (self.row_len, self.staged_plane());
         let channels = planes.len() / plane;
         let (in_h, in_w, pad) = (s.input[1] as isize, s.input[2] as isize, s.pad[2]);
@@ -507,19 +513,26 @@ impl WinogradPlan {
             }
             let wide_type = matches!(s.x_type, DataType::F32 | DataType::F16 | DataType::Bf16);
             #[cfg(target_arch = "x86_64")]
-            if avx512 && wide_type && channels == 16 && width >= 16 {
+            if (avx512 || avx2) && wide_type && channels == 16 && width >= 16 {
                 let size = s.x_type.size() as isize;
                 let first = n as isize * s.xs.0 + c0 as isize + ih * s.xs.2[1];
                 let p = (x.get() as *const u8).wrapping_offset(first * size);
                 let pixels = (p, s.xs.2[2] * size, pad, in_w);
+                let planes = &mut planes[r * rl..];
                 // SAFETY: the row's in-range pixels hold 16 channels from p (channel stride
-                // 1) of type x_type; the planes hold 16 rows of `width` at row(c); AVX-512 F
-                // (the caller's contract).
-                unsafe { stage_row_avx512(pixels, s.x_type, width, &mut planes[r * rl..], plane) };
+                // 1) of type x_type; the planes hold 16 rows of `width` at row(c); AVX-512 F,
+                // or AVX2 with F16C (the caller's contract).
+                unsafe {
+                    if avx512 {
+                        stage_row_avx512(pixels, s.x_type, width, planes, plane)
+                    } else {
+                        stage_row_avx2(pixels, s.x_type, width, planes, plane)
+                    }
+                };
                 return;
             }
             #[cfg(not(target_arch = "x86_64"))]
-            let _ = (avx512, wide_type);
+            let _ = (avx512, avx2, wide_type);
             for j in 0..width {
                 let iw = j as isize - pad;
                 if iw < 0 || iw >= in_w {
@@ -684,7 +697,7 @@ impl WinogradPlan {
                 let channels = STAGED_CHANNELS.min(c_count - c0);
                 let planes = &mut slot.planes[..channels * plane];
                 // SAFETY: forwarded contract; the plan stages only dense channels.
-                unsafe { self.stage_planes(x, g0, g1, c0, planes, AVX512) };
+                unsafe { self.stage_planes(x, g0, g1, c0, planes, (AVX512, AVX2)) };
             }
             for g in g0..g1 {
                 let stage: &[f32] = if self.staged {
@@ -911,7 +924,7 @@ impl WinogradPlan {
                         cols,
                         &mut out[k0..],
                         k_count,
-                        AVX512,
+                        (AVX512, AVX2),
                     );
                 }
             }
@@ -992,15 +1005,103 @@ unsafe fn stage_row_avx512(
     }
 }
 
+/// [`stage_row_avx512`] at the AVX2 level: 8 columns at a time, each half of the 16 channels
+/// through an 8 × 8 register transpose.
+///
+/// # Safety
+/// As for [`stage_row_avx512`], the processor having AVX2 and F16C instead of AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn stage_row_avx2(
+    pixels: (*const u8, isize, isize, isize),
+    dt: DataType,
+    width: usize,
+    planes: &mut [f32],
+    plane: usize,
+) {
+    use std::arch::x86_64::*;
+    let (p, stride, pad, in_w) = pixels;
+    assert!(width >= 8 && planes.len() >= 15 * plane + width);
+    // SAFETY (each read): 8 values of an in-range column (the caller's contract).
+    let eight = |at: *const u8| unsafe {
+        match dt {
+            DataType::F16 => _mm256_cvtph_ps(_mm_loadu_si128(at.cast())),
+            DataType::Bf16 => _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(
+                _mm_loadu_si128(at.cast()),
+            ))),
+            _ => _mm256_loadu_ps(at.cast()),
+        }
+    };
+    let half_bytes = 8 * dt.size() as isize;
+    for j in (0..width).step_by(8) {
+        let j0 = j.min(width - 8);
+        for h in 0..2 {
+            let cols: [__m256; 8] = std::array::from_fn(|jj| {
+                let iw = (j0 + jj) as isize - pad;
+                if iw < 0 || iw >= in_w {
+                    _mm256_setzero_ps()
+                } else {
+                    eight(p.wrapping_offset(iw * stride + h as isize * half_bytes))
+                }
+            });
+            for (c, v) in crate::fast::transpose::transpose8(cols)
+                .into_iter()
+                .enumerate()
+            {
+                let at = (8 * h + c) * plane + j0;
+                // SAFETY: entries j0..j0 + 8 of channel 8h + c's row (checked length).
+                unsafe { _mm256_storeu_ps(planes[at..at + 8].as_mut_ptr(), v) };
+            }
+        }
+    }
+}
+
+/// [`transpose_group`] of 16 channels at the AVX2 level: 8 positions and 8 channels at a time.
+///
+/// # Safety
+/// `group` holds 16 runs of `cols` (>= 8); `out` holds `(cols - 1) * ld + 16` values; the
+/// processor has AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn transpose_group_avx2(group: &[f32], cols: usize, out: &mut [f32], ld: usize) {
+    use std::arch::x86_64::*;
+    assert!(cols >= 8 && group.len() >= 16 * cols && out.len() >= (cols - 1) * ld + 16);
+    for q in (0..cols).step_by(8) {
+        let q0 = q.min(cols - 8);
+        for h in 0..2 {
+            // SAFETY: positions q0..q0 + 8 of channel 8h + i's run (checked lengths).
+            let rows = std::array::from_fn(|i| unsafe {
+                _mm256_loadu_ps(group[(8 * h + i) * cols + q0..].as_ptr())
+            });
+            for (j, v) in crate::fast::transpose::transpose8(rows)
+                .into_iter()
+                .enumerate()
+            {
+                let at = (q0 + j) * ld + 8 * h;
+                // SAFETY: channels 8h..8h + 8 of position q0 + j (checked length).
+                unsafe { _mm256_storeu_ps(out[at..at + 8].as_mut_ptr(), v) };
+            }
+        }
+    }
+}
+
 /// Writes channel `c`'s run `group[c * cols..][..cols]` (a group of at most
 /// [`STAGED_CHANNELS`] channels) into a channels-last tile, position `q`'s channel `c` at
 /// `out[q * ld + c]`, a few positions at a time so that the lines written stay in L1.
 ///
-/// With `avx512` (the processor has AVX-512 F), a group of 16 channels goes 16 positions at a
-/// time through a register transpose, the last block overlapping the one before.
-fn transpose_group(group: &[f32], cols: usize, out: &mut [f32], ld: usize, avx512: bool) {
+/// Where the processor has AVX-512 F (`levels.0`) or AVX (`levels.1`: the AVX2 level), a group
+/// of 16 channels goes 16 or 8 positions at a time through register transposes, the last block
+/// overlapping the one before.
+fn transpose_group(group: &[f32], cols: usize, out: &mut [f32], ld: usize, levels: (bool, bool)) {
     const POSITIONS: usize = 16;
     let channels = group.len() / cols.max(1);
+    let (avx512, avx2) = levels;
+    #[cfg(target_arch = "x86_64")]
+    if avx2 && !avx512 && channels == 16 && cols >= 8 && out.len() >= (cols - 1) * ld + 16 {
+        // SAFETY: as checked; the AVX2 level's processor has AVX (the caller's contract).
+        unsafe { transpose_group_avx2(group, cols, out, ld) };
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     if avx512 && channels == 16 && cols >= 16 && out.len() >= (cols - 1) * ld + 16 {
         for q in (0..cols).step_by(16) {
@@ -1020,7 +1121,7 @@ fn transpose_group(group: &[f32], cols: usize, out: &mut [f32], ld: usize, avx51
         return;
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = avx512;
+    let _ = (avx512, avx2);
     for q0 in (0..cols).step_by(POSITIONS) {
         let q1 = (q0 + POSITIONS).min(cols);
         for (c, run) in group.chunks_exact(cols).enumerate().take(channels) {
