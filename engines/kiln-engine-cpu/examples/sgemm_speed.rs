@@ -1,8 +1,10 @@
 //! Times the CPU engine's GEMMs on random square matrices: f32 at every instruction-set level
 //! this processor has (the AVX-512 level is the `gemm` crate, also timed directly), and bf16 on
-//! AMX tiles where the processor has them. Best of 25 runs, all rayon threads:
+//! AMX tiles and with AVX-512 BF16 where the processor has them. Best of 25 runs, all rayon threads:
 //! `cargo run --release -p kiln-engine-cpu --example sgemm_speed [N]`.
 
+#[cfg(target_arch = "x86_64")]
+use kiln_engine_cpu::fast::amx;
 use kiln_engine_cpu::fast::isa::Isa;
 use kiln_engine_cpu::fast::sgemm::sgemm;
 use std::time::Instant;
@@ -85,45 +87,48 @@ fn main() {
         );
     }
     #[cfg(target_arch = "x86_64")]
-    if kiln_engine_cpu::fast::amx::available() && wanted("bf16") {
+    for kernel in [amx::Kernel::Tiles, amx::Kernel::Dot] {
+        if !kernel.available() || !wanted("bf16") {
+            continue;
+        }
         use half::bf16;
-        use kiln_engine_cpu::fast::amx;
         let ah: Vec<bf16> = a.iter().map(|&v| bf16::from_f32(v)).collect();
         let bh: Vec<bf16> = b.iter().map(|&v| bf16::from_f32(v)).collect();
         let mut pa = vec![bf16::ZERO; amx::packed_a_len(n, n)];
         let mut pb = vec![bf16::ZERO; amx::packed_b_len(n, n)];
-        let t = time(&mut || unsafe {
-            amx::pack_a(ah.as_ptr(), n, n, n_i, 1, &mut pa);
-            amx::pack_b(bh.as_ptr(), n, n, n_i, 1, &mut pb);
-            amx::gemm(
-                pa.as_ptr(),
-                pb.as_ptr(),
-                n,
-                0,
-                n,
-                0,
-                n,
-                (c.as_mut_ptr(), n_i, 1),
-            );
+        let (pa_at, pb_at, c_at) = (pa.as_mut_ptr(), pb.as_mut_ptr(), c.as_mut_ptr());
+        // SAFETY: pa and pb hold the packed forms of a and b (packed below before any
+        // multiply is timed); c is n×n row-major; the kernel is available (checked above).
+        let multiply = || unsafe { amx::gemm(kernel, pa_at, pb_at, n, 0, n, 0, n, (c_at, n_i, 1)) };
+        let t = time(&mut || {
+            // SAFETY: a and b are n×n row-major; pa and pb have room for their packed forms.
+            unsafe {
+                amx::pack_a(
+                    ah.as_ptr(),
+                    n,
+                    n,
+                    n_i,
+                    1,
+                    std::slice::from_raw_parts_mut(pa_at, pa.len()),
+                );
+                amx::pack_b(
+                    bh.as_ptr(),
+                    n,
+                    n,
+                    n_i,
+                    1,
+                    std::slice::from_raw_parts_mut(pb_at, pb.len()),
+                );
+            }
+            multiply();
         });
         println!(
-            "kiln amx bf16 (1 thread, packing included) {n}^3: {:.1} GFLOP/s",
+            "kiln bf16 {kernel:?} (1 thread, packing included) {n}^3: {:.1} GFLOP/s",
             flops / t / 1e9
         );
-        let t = time(&mut || unsafe {
-            amx::gemm(
-                pa.as_ptr(),
-                pb.as_ptr(),
-                n,
-                0,
-                n,
-                0,
-                n,
-                (c.as_mut_ptr(), n_i, 1),
-            );
-        });
+        let t = time(&mut || multiply());
         println!(
-            "kiln amx bf16 (1 thread, tiles only)        {n}^3: {:.1} GFLOP/s",
+            "kiln bf16 {kernel:?} (1 thread, kernel only)      {n}^3: {:.1} GFLOP/s",
             flops / t / 1e9
         );
     }

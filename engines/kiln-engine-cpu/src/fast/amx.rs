@@ -460,16 +460,47 @@ fn tile_config() -> TileConfig {
     TileConfig(c)
 }
 
+/// The instructions that multiply the packed blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// AMX tiles (`tdpbf16ps`), at the `amx` level.
+    Tiles,
+    /// AVX-512 BF16 (`vdpbf16ps`, [`super::dot_bf16`]), at the `avx512bf16` level.
+    Dot,
+}
+
+impl Kernel {
+    /// The kernel that level `isa` multiplies packed bf16 operands with; `None` below
+    /// `avx512bf16` (such a level widens them to f32).
+    pub fn for_isa(isa: super::isa::Isa) -> Option<Kernel> {
+        use super::isa::Isa;
+        match isa {
+            Isa::Amx => Some(Kernel::Tiles),
+            Isa::Avx512Bf16 => Some(Kernel::Dot),
+            Isa::Portable | Isa::Avx2 | Isa::Avx512 => None,
+        }
+    }
+
+    /// Whether this processor (and its OS) runs the kernel.
+    pub fn available(self) -> bool {
+        match self {
+            Kernel::Tiles => available(),
+            Kernel::Dot => super::dot_bf16::available(),
+        }
+    }
+}
+
 /// C = A·B for output rows `i0..i0+m` and columns `j0..j0+n` of the packed operands (`i0` and
 /// `j0` multiples of [`BLOCK`]), written to `dst` (pointer to element (i0, j0), row stride,
-/// column stride; f32), on the calling thread.
+/// column stride; f32), on the calling thread, with `kernel`'s instructions.
 ///
 /// # Safety
 /// `a` and `b` were packed by [`pack_a`] / [`pack_b`] for a K of `k` and hold rows up to
 /// `padded(i0 + m)` and columns up to `padded(j0 + n)`; `dst` addresses the `m`×`n` output;
-/// [`available`] returned true.
+/// `kernel.available()` returned true.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gemm(
+    kernel: Kernel,
     a: *const bf16,
     b: *const bf16,
     k: usize,
@@ -482,9 +513,18 @@ pub unsafe fn gemm(
     let steps = padded(k) / BLOCK;
     let cfg = tile_config();
     let mut block = [0.0f32; BLOCK * BLOCK];
-    // SAFETY: loads a valid configuration (palette 1, eight 16×64-byte tiles); the permission
-    // to use tile data was granted (`available`).
-    unsafe { std::arch::asm!("ldtilecfg [{}]", in(reg) cfg.0.as_ptr(), options(nostack)) };
+    if kernel == Kernel::Tiles {
+        // SAFETY: loads a valid configuration (palette 1, eight 16×64-byte tiles); the
+        // permission to use tile data was granted (`available`).
+        unsafe { std::arch::asm!("ldtilecfg [{}]", in(reg) cfg.0.as_ptr(), options(nostack)) };
+    }
+    let multiply = |a, b, c, ldc| match kernel {
+        // SAFETY: the tile configuration is loaded (above); the rest is the caller's contract,
+        // forwarded by each call below.
+        Kernel::Tiles => unsafe { block_32x32(a, b, steps, c, ldc) },
+        // SAFETY: as above; the processor has AVX-512 BF16 (`kernel.available()`).
+        Kernel::Dot => unsafe { super::dot_bf16::block_32x32(a, b, steps, c, ldc) },
+    };
     // Row blocks in groups whose A blocks stay in L2 while each column block of B (read from
     // further away) is used by the whole group.
     let group = (GROUP_BYTES / (steps * STEP * 2)).clamp(1, 16) * BLOCK;
@@ -498,12 +538,12 @@ pub unsafe fn gemm(
                     .0
                     .wrapping_offset(bi as isize * dst.1 + bj as isize * dst.2);
                 if rows == BLOCK && cols == BLOCK && dst.2 == 1 && dst.1 >= BLOCK as isize {
-                    // SAFETY: a full 32×32 block of a row-major output.
-                    unsafe { block_32x32(a_block, b_block, steps, out, dst.1 * 4) };
+                    // A full 32×32 block of a row-major output.
+                    multiply(a_block, b_block, out, dst.1 * 4);
                     continue;
                 }
-                // SAFETY: the block buffer holds 32×32 f32 (row stride 128 bytes).
-                unsafe { block_32x32(a_block, b_block, steps, block.as_mut_ptr(), 128) };
+                // The block buffer holds 32×32 f32 (row stride 128 bytes).
+                multiply(a_block, b_block, block.as_mut_ptr(), 128);
                 if rows == BLOCK && cols == BLOCK && dst.1 == 1 {
                     // A column-major output (a channels-first convolution's tile stored
                     // transposed): each column of the block is 32 consecutive floats.
@@ -521,8 +561,10 @@ pub unsafe fn gemm(
             }
         }
     }
-    // SAFETY: releases the tile state this function configured.
-    unsafe { std::arch::asm!("tilerelease", options(nostack, nomem)) };
+    if kernel == Kernel::Tiles {
+        // SAFETY: releases the tile state this function configured.
+        unsafe { std::arch::asm!("tilerelease", options(nostack, nomem)) };
+    }
 }
 
 /// Stores the 32×32 row-major `block` transposed: column `c` of it to the 32 consecutive floats
@@ -609,46 +651,81 @@ mod tests {
         (a, b)
     }
 
-    #[test]
-    fn tiles_match_the_f64_product_of_the_bf16_values() {
-        if !available() {
-            eprintln!("skipped: this processor (or OS) offers no AMX-BF16");
-            return;
+    /// The kernels this processor runs, or none (the test then says it is skipped).
+    fn kernels_here() -> Vec<Kernel> {
+        let here: Vec<Kernel> = [Kernel::Tiles, Kernel::Dot]
+            .into_iter()
+            .filter(|k| k.available())
+            .collect();
+        if here.is_empty() {
+            eprintln!("skipped: this processor offers neither AMX-BF16 nor AVX-512 BF16");
         }
-        let mut seed = 11u64;
-        for &(m, n, k) in &[(1, 1, 1), (33, 47, 70), (64, 64, 64), (5, 100, 200)] {
-            let (a, b) = bf16_operands(m * k, k * n, &mut seed);
-            let mut pa = vec![bf16::ZERO; packed_a_len(m, k)];
-            let mut pb = vec![bf16::ZERO; packed_b_len(k, n)];
-            // SAFETY: a is m×k row-major; b is k×n stored column-major (row stride 1).
-            unsafe {
-                pack_a(a.as_ptr(), m, k, k as isize, 1, &mut pa);
-                pack_b(b.as_ptr(), k, n, 1, k as isize, &mut pb);
-            }
-            let mut c = vec![f32::NAN; m * n];
-            // SAFETY: packed for this k; c is m×n row-major; AMX is available.
-            unsafe {
-                gemm(
-                    pa.as_ptr(),
-                    pb.as_ptr(),
-                    k,
-                    0,
-                    m,
-                    0,
-                    n,
-                    (c.as_mut_ptr(), n as isize, 1),
-                )
-            };
-            for i in 0..m {
-                for j in 0..n {
-                    let want: f64 = (0..k)
-                        .map(|p| a[i * k + p].to_f64() * b[j * k + p].to_f64())
-                        .sum();
-                    let got = c[i * n + j] as f64;
-                    assert!(
-                        (got - want).abs() < 1e-4 * (k as f64),
-                        "{m}x{n}x{k} ({i},{j}): {got} vs {want}"
-                    );
+        here
+    }
+
+    /// `gemm` of the packed operands into `dst` (pointer, row stride, column stride) with
+    /// `kernel`.
+    fn multiply(
+        kernel: Kernel,
+        pa: &[bf16],
+        pb: &[bf16],
+        mnk: [usize; 3],
+        dst: (&mut [f32], isize, isize),
+    ) {
+        let [m, n, k] = mnk;
+        let (c, rs, cs) = dst;
+        let last = (m - 1) as isize * rs + (n - 1) as isize * cs;
+        assert!(pa.len() >= packed_a_len(m, k) && pb.len() >= packed_b_len(k, n));
+        assert!(rs >= 0 && cs >= 0 && (last as usize) < c.len());
+        // SAFETY: the operands hold m rows and n columns packed for k (checked above); the
+        // output holds element (m - 1, n - 1) at those strides; the kernel is available.
+        unsafe {
+            gemm(
+                kernel,
+                pa.as_ptr(),
+                pb.as_ptr(),
+                k,
+                0,
+                m,
+                0,
+                n,
+                (c.as_mut_ptr(), rs, cs),
+            )
+        };
+    }
+
+    #[test]
+    fn kernels_match_the_f64_product_of_the_bf16_values() {
+        for kernel in kernels_here() {
+            let mut seed = 11u64;
+            for &(m, n, k) in &[
+                (1, 1, 1),
+                (33, 47, 70),
+                (64, 64, 64),
+                (5, 100, 200),
+                (96, 40, 33),
+            ] {
+                let (a, b) = bf16_operands(m * k, k * n, &mut seed);
+                let mut pa = vec![bf16::ZERO; packed_a_len(m, k)];
+                let mut pb = vec![bf16::ZERO; packed_b_len(k, n)];
+                // SAFETY: a is m×k row-major; b is k×n stored column-major (row stride 1).
+                unsafe {
+                    pack_a(a.as_ptr(), m, k, k as isize, 1, &mut pa);
+                    pack_b(b.as_ptr(), k, n, 1, k as isize, &mut pb);
+                }
+                let mut c = vec![f32::NAN; m * n];
+                multiply(kernel, &pa, &pb, [m, n, k], (&mut c, n as isize, 1));
+                for i in 0..m {
+                    for j in 0..n {
+                        let want: f64 = (0..k)
+                            .map(|p| a[i * k + p].to_f64() * b[j * k + p].to_f64())
+                            .sum();
+                        let got = c[i * n + j] as f64;
+                        assert!(
+                            (got - want).abs() < 1e-4 * (k as f64),
+                            "{kernel:?} {m}x{n}x{k} ({i},{j}): {got} vs {want}"
+                        );
+                    }
                 }
             }
         }
@@ -658,53 +735,33 @@ mod tests {
     /// element by element) gets the bits of the row-major one, transposed, and nothing else.
     #[test]
     fn a_column_major_output_is_the_row_major_one_transposed() {
-        if !available() {
-            eprintln!("skipped: this processor (or OS) offers no AMX-BF16");
-            return;
-        }
-        let (m, n, k) = (70, 45, 50);
-        let (a, b) = bf16_operands(m * k, k * n, &mut 3);
-        let mut pa = vec![bf16::ZERO; packed_a_len(m, k)];
-        let mut pb = vec![bf16::ZERO; packed_b_len(k, n)];
-        // SAFETY: a is m×k and b is k×n, both row-major.
-        unsafe {
-            pack_a(a.as_ptr(), m, k, k as isize, 1, &mut pa);
-            pack_b(b.as_ptr(), k, n, n as isize, 1, &mut pb);
-        }
-        let mut rows = vec![f32::NAN; m * n];
-        let ld = m + 3;
-        let mut cols = vec![-5.0f32; ld * n];
-        // SAFETY: packed for this k; rows is m×n row-major, cols m×n column-major (stride
-        // ld); AMX is available.
-        unsafe {
-            gemm(
-                pa.as_ptr(),
-                pb.as_ptr(),
-                k,
-                0,
-                m,
-                0,
-                n,
-                (rows.as_mut_ptr(), n as isize, 1),
-            );
-            gemm(
-                pa.as_ptr(),
-                pb.as_ptr(),
-                k,
-                0,
-                m,
-                0,
-                n,
-                (cols.as_mut_ptr(), 1, ld as isize),
-            );
-        }
-        for j in 0..n {
-            for i in 0..ld {
-                let got = cols[j * ld + i];
-                if i < m {
-                    assert_eq!(got.to_bits(), rows[i * n + j].to_bits(), "({i},{j})");
-                } else {
-                    assert_eq!(got, -5.0, "gap ({i},{j}) written");
+        for kernel in kernels_here() {
+            let (m, n, k) = (70, 45, 50);
+            let (a, b) = bf16_operands(m * k, k * n, &mut 3);
+            let mut pa = vec![bf16::ZERO; packed_a_len(m, k)];
+            let mut pb = vec![bf16::ZERO; packed_b_len(k, n)];
+            // SAFETY: a is m×k and b is k×n, both row-major.
+            unsafe {
+                pack_a(a.as_ptr(), m, k, k as isize, 1, &mut pa);
+                pack_b(b.as_ptr(), k, n, n as isize, 1, &mut pb);
+            }
+            let mut rows = vec![f32::NAN; m * n];
+            let ld = m + 3;
+            let mut cols = vec![-5.0f32; ld * n];
+            multiply(kernel, &pa, &pb, [m, n, k], (&mut rows, n as isize, 1));
+            multiply(kernel, &pa, &pb, [m, n, k], (&mut cols, 1, ld as isize));
+            for j in 0..n {
+                for i in 0..ld {
+                    let got = cols[j * ld + i];
+                    if i < m {
+                        assert_eq!(
+                            got.to_bits(),
+                            rows[i * n + j].to_bits(),
+                            "{kernel:?} ({i},{j})"
+                        );
+                    } else {
+                        assert_eq!(got, -5.0, "{kernel:?}: gap ({i},{j}) written");
+                    }
                 }
             }
         }
@@ -878,6 +935,7 @@ mod tests {
             // SAFETY: packed for kk; c is m×n row-major; AMX is available.
             unsafe {
                 gemm(
+                    Kernel::Tiles,
                     pa.as_ptr(),
                     pb.as_ptr(),
                     kk,

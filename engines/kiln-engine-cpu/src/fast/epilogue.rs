@@ -577,11 +577,11 @@ impl BoundEpilogue {
         // operations, so every result is the same bit for bit.
         #[cfg(target_arch = "x86_64")]
         match self.isa {
-            Isa::Avx512 | Isa::Amx if Isa::Avx512.is_available() => {
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if Isa::Avx512.is_available() => {
                 // SAFETY: the processor has AVX-512 F (checked); the rest is forwarded.
                 return unsafe { self.apply_avx512(ptrs, tile, scratch) };
             }
-            Isa::Avx2 | Isa::Avx512 | Isa::Amx if Isa::Avx2.is_available() => {
+            Isa::Avx2 | Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if Isa::Avx2.is_available() => {
                 // SAFETY: the processor has AVX2 and FMA (checked); the rest is forwarded.
                 return unsafe { self.apply_avx2(ptrs, tile, scratch) };
             }

@@ -92,10 +92,12 @@ impl CpuEngine for MatmulEngine {
 
     fn resolve_auto_knobs(&self, graph: &OpGraph, knobs: &mut [i64]) {
         super::resolve_workspace_slots(knobs, KNOB_WORKSPACE_SLOTS);
-        let useful = if amx_operands(graph).is_some() {
-            Isa::Amx
-        } else {
-            Isa::Avx512
+        // bf16 operands gain from AMX and from AVX-512 BF16; f16 ones only from AMX (the
+        // `avx512bf16` kernel would multiply their four bf16 parts at half the f32 rate).
+        let useful = match amx_operands(graph) {
+            Some(DataType::Bf16) => Isa::Amx,
+            Some(_) if super::isa::best_available() >= Isa::Amx => Isa::Amx,
+            _ => Isa::Avx512,
         };
         resolve_isa_knob(knobs, KNOB_ISA, useful);
     }
@@ -144,11 +146,14 @@ impl CpuEngine for MatmulEngine {
         let tile_rows = (TARGET_TILE_FLOATS / tile_cols)
             .min(rows.div_ceil(want_row_tiles))
             .clamp(1, rows);
-        // The AMX layout works on blocks of 32 rows: tiles start on block boundaries. It is
-        // chosen from the recorded level, not the one that runs, so that the workspace is the
-        // same wherever the plan is loaded.
-        let amx_source =
-            amx_operands(graph).filter(|_| recorded_isa(knobs, KNOB_ISA) == Some(Isa::Amx));
+        // The packed bf16 layout works on blocks of 32 rows: tiles start on block boundaries.
+        // It is chosen from the recorded level, not the one that runs, so that the workspace is
+        // the same wherever the plan is loaded: `amx` packs bf16 and f16 operands,
+        // `avx512bf16` bf16 ones.
+        let recorded = recorded_isa(knobs, KNOB_ISA);
+        let amx_source = amx_operands(graph).filter(|&t| {
+            recorded == Some(Isa::Amx) || (recorded == Some(Isa::Avx512Bf16) && t == DataType::Bf16)
+        });
         let amx_layout = amx_source.is_some();
         let tile_rows = if amx_layout {
             tile_rows.next_multiple_of(32).min(rows)
@@ -208,7 +213,7 @@ impl CpuEngine for MatmulEngine {
                     b_len: batches * super::amx_packed_len(k, cols),
                     k,
                     split,
-                    run: cfg!(target_arch = "x86_64") && run_isa == Isa::Amx,
+                    run: super::multiplies_bf16(run_isa) && (!split || run_isa == Isa::Amx),
                 }
             }),
             regions,
@@ -330,8 +335,9 @@ struct MatmulPlan {
     split: i64,
     /// The instruction set the GEMMs run with.
     isa: Isa,
-    /// Set for a plan recorded at the AMX level with bf16 operands: the workspace holds the
-    /// packed operands, and the GEMMs run on AMX tiles where this processor has them.
+    /// Set for a plan recorded at the `amx` level with bf16 or f16 operands, or at the
+    /// `avx512bf16` level with bf16 ones: the workspace holds the packed operands, and the GEMMs
+    /// run on AMX tiles or with `vdpbf16ps`, as the level that runs here has them.
     amx: Option<AmxPacking>,
     /// Per-task scratch regions in the workspace, fixed when the plan is prepared (at most the
     /// `workspace_slots` knob); parallel loops that use scratch run at most this many tasks.
@@ -349,7 +355,8 @@ struct AmxPacking {
     k: usize,
     /// Whether the operands are f16, packed as their high and low bf16 parts.
     split: bool,
-    /// Whether this processor runs the path (otherwise the plan runs the f32 one).
+    /// Whether the level that runs here multiplies these packed operands (otherwise the plan
+    /// runs the f32 path): `amx` any, `avx512bf16` bf16 ones.
     run: bool,
 }
 
@@ -382,7 +389,9 @@ impl MatmulPlan {
         threads: usize,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if let (Some((pa, pb)), Some(pk)) = (packed, &self.amx) {
+        if let (Some((pa, pb)), Some(pk), Some(kernel)) =
+            (packed, &self.amx, super::amx::Kernel::for_isa(self.isa))
+        {
             use half::bf16;
             let (a_at, b_at) = (f * (pk.a_len / self.batches), f * (pk.b_len / self.batches));
             let blocks = rows.1.div_ceil(32);
@@ -396,10 +405,11 @@ impl MatmulPlan {
                     let b = (pb.get() as *const bf16).wrapping_add(b_at);
                     let d = (all.get() as *mut f32).wrapping_offset(i0 as isize * dst.1);
                     // SAFETY: rows i0..i1 of the block, inside the packed operands (padded to
-                    // whole blocks); parts write disjoint rows; the plan runs this path only
-                    // where AMX is available.
+                    // whole blocks); parts write disjoint rows; the plan's level runs here
+                    // (isa_to_run), so its kernel is available.
                     unsafe {
                         super::amx::gemm(
+                            kernel,
                             a,
                             b,
                             pk.k,

@@ -6,6 +6,8 @@
 pub mod amx;
 mod claims;
 pub mod conv;
+#[cfg(target_arch = "x86_64")]
+mod dot_bf16;
 mod element_io;
 mod epilogue;
 pub mod isa;
@@ -39,6 +41,12 @@ use kiln_plugin_sdk::KnobDescriptor;
 /// on any processor.
 pub(crate) fn amx_packed_len(rows: usize, cols: usize) -> usize {
     rows.next_multiple_of(32) * cols.next_multiple_of(32)
+}
+
+/// Whether level `isa` multiplies packed bf16 operands with bf16 instructions (AMX tiles, or
+/// AVX-512 BF16's `vdpbf16ps`; see [`amx::Kernel`]) rather than widening them to f32.
+pub(crate) fn multiplies_bf16(isa: isa::Isa) -> bool {
+    cfg!(target_arch = "x86_64") && matches!(isa, isa::Isa::Amx | isa::Isa::Avx512Bf16)
 }
 
 /// Whether tensors `a` and `b` of `graph` are both bf16 (the operands AMX tiles multiply).

@@ -486,7 +486,7 @@ fn norm_row(
         use super::isa::Isa;
         match isa {
             // SAFETY: `isa` is a level this processor runs (isa::best_available).
-            Isa::Avx512 | Isa::Amx => {
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
                 return unsafe { norm_row_avx512(x, y, scale, bias, rms, eps) }
             }
             // SAFETY: as above.

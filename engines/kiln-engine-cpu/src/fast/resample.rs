@@ -650,7 +650,9 @@ impl Pooling {
         #[cfg(target_arch = "x86_64")]
         match self.isa {
             // SAFETY (both arms): the level is one this processor runs.
-            Isa::Avx512 | Isa::Amx => return unsafe { self.pool_rows_avx512(ptrs, rows, s) },
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
+                return unsafe { self.pool_rows_avx512(ptrs, rows, s) }
+            }
             Isa::Avx2 => return unsafe { self.pool_rows_avx2(ptrs, rows, s) },
             Isa::Portable => {}
         }
@@ -693,7 +695,7 @@ unsafe fn fold_row<const F: u8>(
     #[cfg(target_arch = "x86_64")]
     match isa {
         // SAFETY (both arms): forwarded contract; the processor runs the level.
-        Isa::Avx512 | Isa::Amx => {
+        Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
             return unsafe { fold_row_avx512::<F>(taps, step, valid, carry, acc, arg) }
         }
         Isa::Avx2 => return unsafe { fold_row_avx2::<F>(taps, step, valid, carry, acc, arg) },

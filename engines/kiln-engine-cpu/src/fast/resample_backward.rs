@@ -500,7 +500,9 @@ impl Backward {
         #[cfg(target_arch = "x86_64")]
         match super::isa::best_available() {
             // SAFETY (both arms): the level is one this processor runs.
-            Isa::Avx512 | Isa::Amx => return unsafe { self.gather_plane_avx512(ptrs, n, c, s) },
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
+                return unsafe { self.gather_plane_avx512(ptrs, n, c, s) }
+            }
             Isa::Avx2 => return unsafe { self.gather_plane_avx2(ptrs, n, c, s) },
             Isa::Portable => {}
         }

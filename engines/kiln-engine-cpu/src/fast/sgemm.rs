@@ -82,7 +82,9 @@ pub unsafe fn sgemm(
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => parallel::<x86::Avx2>(m, n, k, dst, lhs, rhs, accumulate, threads),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 | Isa::Amx => wide(m, n, k, dst, lhs, rhs, accumulate, threads),
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
+                wide(m, n, k, dst, lhs, rhs, accumulate, threads)
+            }
             #[cfg(not(target_arch = "x86_64"))]
             _ => parallel::<Portable>(m, n, k, dst, lhs, rhs, accumulate, threads),
         }
@@ -149,7 +151,7 @@ impl Packed {
         let (mr, nr) = Self::dims_of(isa);
         let (tile, fetching) = match isa {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 | Isa::Amx => (
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => (
                 (|kc, a, b, c, ldc, first| unsafe {
                     // SAFETY: forwarded contract (Packed::tile); no fetch.
                     x86::avx512_tile_8x32(kc, a, b, c, ldc, first, std::ptr::null())
@@ -178,7 +180,7 @@ impl Packed {
     pub fn dims_of(isa: Isa) -> (usize, usize) {
         match isa {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 | Isa::Amx => (8, 32),
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => (8, 32),
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => (4, 24),
             _ => (Portable::MR, Portable::NR),

@@ -161,7 +161,8 @@ impl CpuEngine for ConvFpropEngine {
             knob(KNOB_TILE_POSITIONS) as usize,
             crate::fast::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS),
             isa_to_run(NAME, knobs, KNOB_ISA),
-            recorded_isa(knobs, KNOB_ISA) == Some(Isa::Amx) && bf16_operands(graph),
+            recorded_isa(knobs, KNOB_ISA).is_some_and(crate::fast::multiplies_bf16)
+                && bf16_operands(graph),
         )?))
     }
 }
@@ -211,8 +212,9 @@ fn layouts(s: &Shape, x: &TensorDesc, out: &TensorDesc) -> (bool, bool) {
     (channels_last, rows_are_positions)
 }
 
-/// The AMX path of a plan recorded at the `amx` level with bf16 operands: the filters of each
-/// group packed once per execute, each im2col tile packed per worker (see [`crate::fast::amx`]).
+/// The packed bf16 path of a plan recorded at the `amx` or `avx512bf16` level with bf16
+/// operands: the filters of each group packed once per execute, each im2col tile packed per
+/// worker (see [`crate::fast::amx`]), multiplied on AMX tiles or with `vdpbf16ps`.
 struct ConvAmx {
     /// The patches are AMX's left operand and the filters its right one, so that the tiles hold
     /// [positions, kg] (stored as rows of a channels-last output's tile, or transposed into a
@@ -236,7 +238,8 @@ struct ConvAmx {
     /// the patches' order): they are packed for the tiles straight from the weights, not from
     /// their f32 copy.
     filters_direct: bool,
-    /// Whether this processor runs the path (otherwise the plan runs the f32 one).
+    /// Whether the level that runs here multiplies bf16 (`amx` or `avx512bf16`; otherwise the
+    /// plan runs the f32 path).
     run: bool,
 }
 
@@ -385,7 +388,7 @@ impl ConvPlan {
                                 && fits(s.filter[1], s.ws.2[1], s.cg * s.filter[2])
                                 && fits(s.filter[0], s.ws.2[0], s.cg * s.filter[1] * s.filter[2])
                         },
-                    run: cfg!(target_arch = "x86_64") && isa == Isa::Amx,
+                    run: crate::fast::multiplies_bf16(isa),
                 }
             }),
             s,
@@ -609,6 +612,9 @@ impl ConvPlan {
         #[cfg(target_arch = "x86_64")]
         {
             use half::bf16;
+            let Some(kernel) = crate::fast::amx::Kernel::for_isa(self.isa) else {
+                return false;
+            };
             let (_, tile_floats) = self.amx_floats();
             let packed = (tiles.get() as *mut bf16).wrapping_add(slot * 2 * tile_floats);
             let filters = (filters.get() as *const bf16).wrapping_add(g * a.group_len);
@@ -621,6 +627,7 @@ impl ConvPlan {
                     crate::fast::amx::pack_a(rhs.0, len, patch, rhs.2, rhs.1, packed);
                     let dst_t = (dst.0, dst.2, dst.1);
                     crate::fast::amx::gemm(
+                        kernel,
                         packed.as_ptr(),
                         filters,
                         patch,
@@ -633,6 +640,7 @@ impl ConvPlan {
                 } else {
                     crate::fast::amx::pack_b(rhs.0, patch, len, rhs.1, rhs.2, packed);
                     crate::fast::amx::gemm(
+                        kernel,
                         filters,
                         packed.as_ptr(),
                         patch,
@@ -676,6 +684,9 @@ impl ConvPlan {
         #[cfg(target_arch = "x86_64")]
         {
             use half::bf16;
+            let Some(kernel) = crate::fast::amx::Kernel::for_isa(self.isa) else {
+                return false;
+            };
             let s = &self.s;
             let (_, tile_floats) = self.amx_floats();
             let packed = (tiles.get() as *mut bf16).wrapping_add(slot * 2 * tile_floats);
@@ -724,6 +735,7 @@ impl ConvPlan {
                 crate::fast::amx::pack_a_runs(len, patch, packed, row_runs);
                 // tileᵀ [len, kg] = patchesᵀ [len, patch] · filtersᵀ [patch, kg].
                 crate::fast::amx::gemm(
+                    kernel,
                     packed.as_ptr(),
                     filters,
                     patch,
@@ -893,8 +905,11 @@ impl Prepared for ConvPlan {
         let wide = cfg!(target_arch = "x86_64")
             && self.packed_direct
             && direct == Some(1)
-            && matches!(self.isa, Isa::Avx2 | Isa::Avx512 | Isa::Amx);
-        let wide_avx512 = matches!(self.isa, Isa::Avx512 | Isa::Amx);
+            && matches!(
+                self.isa,
+                Isa::Avx2 | Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx
+            );
+        let wide_avx512 = matches!(self.isa, Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx);
         let wide_slivers = wide.then(|| Claims::new(s.groups * s.kg.div_ceil(direct::MR)));
         let amx_run = self.amx.as_ref().filter(|a| a.run && !wide);
         // Every tile runs on AMX when it runs (amx_tile never declines on x86-64), so with the

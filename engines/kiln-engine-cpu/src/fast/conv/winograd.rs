@@ -606,11 +606,11 @@ impl WinogradPlan {
     ) {
         #[cfg(target_arch = "x86_64")]
         match self.isa {
-            Isa::Avx512 | Isa::Amx if Isa::Avx512.is_available() => {
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if Isa::Avx512.is_available() => {
                 // SAFETY: the processor has AVX-512 F (checked); the rest is forwarded.
                 return unsafe { self.run_block_avx512(b, x, u, epilogue, ptrs, slot) };
             }
-            Isa::Avx2 | Isa::Avx512 | Isa::Amx if Isa::Avx2.is_available() => {
+            Isa::Avx2 | Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if Isa::Avx2.is_available() => {
                 // SAFETY: the processor has AVX2 and FMA (checked); the rest is forwarded.
                 return unsafe { self.run_block_avx2(b, x, u, epilogue, ptrs, slot) };
             }
