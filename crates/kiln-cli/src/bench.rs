@@ -106,8 +106,8 @@ struct CaseResult {
     /// With --autotune: how many settings were tried.
     #[serde(skip_serializing_if = "Option::is_none")]
     autotune_trials: Option<usize>,
-    /// The instruction set the plan's CPU kernels run with here (`avx512`, `avx2`,
-    /// `portable`), for engines that choose one; null otherwise.
+    /// The instruction set the plan's CPU kernels run with here (`amx`, `avx512bf16`, `avx512`,
+    /// `avx2`, `portable`), for engines that choose one; null otherwise.
     isa: Option<String>,
 }
 

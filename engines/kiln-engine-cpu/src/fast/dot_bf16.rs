@@ -28,6 +28,13 @@ pub fn available() -> bool {
         && std::arch::is_x86_feature_detected!("avx512bf16")
 }
 
+/// The 512 bits of `v` as 32 bf16 values.
+#[inline(always)]
+fn as_bf16(v: __m512i) -> __m512bh {
+    // SAFETY: both are 512 bits of plain data; every bit pattern is a valid value of each.
+    unsafe { std::mem::transmute::<__m512i, __m512bh>(v) }
+}
+
 /// One 32×32 block over `steps` packed steps of `a` (a row block) and `b` (a column block),
 /// stored to `c` with a row stride of `ldc` bytes: the same contract as the AMX kernel.
 ///
@@ -51,14 +58,11 @@ pub unsafe fn block_32x32(a: *const bf16, b: *const bf16, steps: usize, c: *mut 
                 // blocks (the caller's contract).
                 unsafe {
                     let b_pairs = b_step.add(pair * 2 * BLOCK);
-                    let low = _mm512_loadu_si512(b_pairs.cast());
-                    let high = _mm512_loadu_si512(b_pairs.add(BLOCK).cast());
-                    let (low, high): (__m512bh, __m512bh) =
-                        (std::mem::transmute(low), std::mem::transmute(high));
+                    let low = as_bf16(_mm512_loadu_si512(b_pairs.cast()));
+                    let high = as_bf16(_mm512_loadu_si512(b_pairs.add(BLOCK).cast()));
                     for (r, row) in acc.iter_mut().enumerate() {
                         let at = a_rows.add(r * BLOCK + 2 * pair).cast::<i32>();
-                        let x: __m512bh =
-                            std::mem::transmute(_mm512_set1_epi32(at.read_unaligned()));
+                        let x = as_bf16(_mm512_set1_epi32(at.read_unaligned()));
                         row[0] = _mm512_dpbf16_ps(row[0], x, low);
                         row[1] = _mm512_dpbf16_ps(row[1], x, high);
                     }

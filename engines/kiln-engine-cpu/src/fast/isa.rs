@@ -59,16 +59,6 @@ impl Isa {
         }
     }
 
-    /// Whether the level runs the 16-lane AVX-512 f32 kernels.
-    pub fn has_avx512(self) -> bool {
-        self >= Isa::Avx512
-    }
-
-    /// Whether the level runs the 8-lane AVX2 f32 kernels or wider ones.
-    pub fn has_avx2(self) -> bool {
-        self >= Isa::Avx2
-    }
-
     /// The level a knob value names; `None` for 0 (auto) and for unknown values.
     pub fn from_knob(v: i64) -> Option<Isa> {
         Isa::ALL.into_iter().find(|i| *i as i64 == v)

@@ -1790,7 +1790,8 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
             super::matmul::KNOB_ISA,
             3.0,
         ),
-        // bf16: the AMX path where the processor has it (tiles of 32 rows, broadcast batch).
+        // bf16: the packed path where the processor has AMX or AVX-512 BF16 (tiles of 32 rows,
+        // broadcast batch).
         (
             &MatmulEngine,
             matmul_graph(
@@ -1821,9 +1822,14 @@ fn every_gemm_path_matches_the_reference_at_every_available_isa() {
             let mut checked = graph.clone();
             checked.validate().unwrap();
             let (bytes, workspace) = build_and_save(engine, &checked, &knobs, 2);
-            if matches!(dt, DataType::Bf16 | DataType::F16) && isa == Isa::Amx {
-                // The AMX layout holds packed operands (f16 ones as their bf16 parts): the plan
-                // took it.
+            let packs = match isa {
+                Isa::Amx => matches!(dt, DataType::Bf16 | DataType::F16),
+                Isa::Avx512Bf16 => dt == DataType::Bf16,
+                _ => false,
+            };
+            if packs {
+                // The packed bf16 layout holds packed operands (f16 ones, at the AMX level, as
+                // their bf16 parts): the plan took it.
                 let mut below = knobs.clone();
                 below.pop();
                 below.push((isa_knob, Isa::Avx512 as i64));

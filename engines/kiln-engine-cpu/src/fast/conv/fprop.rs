@@ -122,7 +122,11 @@ impl CpuEngine for ConvFpropEngine {
         // cases NCHW (copied channels-last first) 1.0-1.2 and 1.8-2.2 times as fast, on a day
         // its AMX ran at a third of the speed. Elsewhere the AMX path's im2col tiles
         // (widened, gathered, repacked) lost to Winograd (134 and 178 against 172 and 253
-        // GFLOP/s on the development machine's Xeon), so auto stops at AVX-512 there.
+        // GFLOP/s on the development machine's Xeon), so auto stops at AVX-512 there. Where the
+        // processor has AVX-512 BF16 and no AMX (a Zen 4 guest), the same gathered path with
+        // `vdpbf16ps` ran the NCHW cases 1.0 (C64 H56), 1.15 (C256 H14) and 1.8 (1x1 C128 H28)
+        // times as fast as Winograd in f32, the NHWC ones 1.1 and 1.25 times: auto takes it
+        // (the level below `amx` when `amx` is missing).
         let useful = if amx_gathers(graph) {
             Isa::Amx
         } else {
@@ -336,7 +340,8 @@ impl ConvPlan {
             },
         };
         // AMX tiles multiply bf16 about 16 times as fast as f32 FMAs: far more than Winograd's
-        // 2.25 fewer multiplications.
+        // 2.25 fewer multiplications. `vdpbf16ps` does twice the FMA's work, about as much as
+        // Winograd saves, and measured as fast or faster (resolve_auto_knobs).
         let use_winograd = match algo {
             _ if amx_layout => false,
             1 => false,
@@ -590,13 +595,15 @@ impl ConvPlan {
         }
     }
 
-    /// One im2col tile on AMX: packs the tile's patches (`rhs`, [patch, len]) into worker
-    /// `slot`'s region and multiplies group `g`'s packed filters by them into `dst` ([kg, len]).
-    /// Returns false (doing nothing) where kiln has no AMX kernels (not x86-64).
+    /// One im2col tile of the packed bf16 path: packs the tile's patches (`rhs`, [patch, len])
+    /// into worker `slot`'s region and multiplies group `g`'s packed filters by them into `dst`
+    /// ([kg, len]) with the plan's level's kernel (AMX tiles or `vdpbf16ps`). Returns false
+    /// (doing nothing) where kiln has no such kernel (not x86-64, or a level below
+    /// `avx512bf16`).
     ///
     /// # Safety
     /// The regions are the ones [`Self::pack_filters_for_amx`] filled and this plan's per-worker
-    /// packed tiles; `rhs` and `dst` address the tile's matrices; the processor has AMX.
+    /// packed tiles; `rhs` and `dst` address the tile's matrices; the plan's level runs here.
     #[allow(unused_variables, clippy::too_many_arguments)]
     unsafe fn amx_tile(
         &self,
@@ -662,7 +669,7 @@ impl ConvPlan {
     /// `p0..p0 + len`; its pointer and its N, C and spatial strides, dense channels) straight
     /// into worker `slot`'s packed region ([`ConvAmx::gather`]), then multiplied by group `g`'s
     /// packed filters into `dst` ([kg, len]). Returns false (doing nothing) where kiln has no
-    /// AMX kernels (not x86-64).
+    /// packed bf16 kernel (as [`Self::amx_tile`]).
     ///
     /// # Safety
     /// As [`Self::amx_tile`]; `x` is the bound bf16 input or its channels-last copy, with the
@@ -912,9 +919,9 @@ impl Prepared for ConvPlan {
         let wide_avx512 = matches!(self.isa, Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx);
         let wide_slivers = wide.then(|| Claims::new(s.groups * s.kg.div_ceil(direct::MR)));
         let amx_run = self.amx.as_ref().filter(|a| a.run && !wide);
-        // Every tile runs on AMX when it runs (amx_tile never declines on x86-64), so with the
-        // filters packed from the weights themselves no f32 copy is needed. (Weights that are
-        // not 2-byte aligned are read through the copy.)
+        // Every tile runs packed when the path runs (amx_tile never declines where `run` is set:
+        // the level has a kernel), so with the filters packed from the weights themselves no
+        // f32 copy is needed. (Weights that are not 2-byte aligned are read through the copy.)
         let filters_direct =
             amx_run.is_some_and(|a| a.filters_direct) && w.get().cast::<half::bf16>().is_aligned();
         if !wide && !filters_direct {
