@@ -9,9 +9,13 @@
 //! levels (per input channel it loads 64 positions, four vectors, of the input row and
 //! broadcasts six filter values: 24 FMAs against 10 loads), and a 6 × 16 tile in 12 ymm
 //! accumulators at the AVX2 level (12 FMAs against 8 loads). The filters are packed once per
-//! execute into slivers of six (`[kg / 6][c][6]`). Loops: positions in blocks of the tile's
-//! width (the block of input, `KC` channels × the width, stays in L1 while every filter sliver
-//! passes over it), then channels in blocks of `KC`, then the filter slivers.
+//! execute into slivers of six (`[kg / 6][c][6]`). Loops: positions in groups of blocks of the
+//! tile's width (one block at AVX-512, three at AVX2; the group's input, `KC` channels × the
+//! width per block, stays in L1 while every filter sliver passes over it), then channels in
+//! blocks of `KC`, then the filter slivers, then the group's blocks (a sliver's packed
+//! filters, 3 KiB, are read from L1 for the second and third block: on a Zen 4 guest the
+//! AVX2 level's N8 C128 28x28 case went from 1.11-1.15 to 1.08-1.09 ms, best of 30, four
+//! alternating rounds).
 
 use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, RowBiasRelu, Tile};
 
@@ -23,6 +27,10 @@ pub(super) const NR: usize = 64;
 const NR_AVX2: usize = 16;
 /// Input channels per block: 128 × 64 positions × 4 bytes is 32 KiB, which stays in L1.
 const KC: usize = 128;
+/// Blocks of 16 positions the AVX2 kernel takes in turn for each filter sliver: the buffers
+/// sized for one AVX-512 block hold four.
+const GROUP_AVX2: usize = 3;
+const _: () = assert!(GROUP_AVX2 * NR_AVX2 <= NR);
 
 /// One tile of the direct path: `len` output positions of one image and group.
 pub(super) struct DirectTile<'a> {
@@ -79,9 +87,12 @@ pub(super) unsafe fn run(
 ) {
     // The tile's width: positions per block, and the row length of `block` and `buf`.
     let nr = if avx512 { NR } else { NR_AVX2 };
+    // Blocks of positions per group: each filter sliver multiplies every block of the group
+    // while its packed values are in L1 (at AVX-512 one block fills L1 by itself).
+    let group = if avx512 { 1 } else { GROUP_AVX2 };
     let kslivers = t.kg.div_ceil(MR);
-    let buf = &mut buf[..t.kg.next_multiple_of(MR) * nr];
-    let block = &mut block[..KC.min(t.patch) * nr];
+    let buf = &mut buf[..group * t.kg.next_multiple_of(MR) * nr];
+    let block = &mut block[..group * KC.min(t.patch) * nr];
     // The fused epilogue's per-row values, looked up once per tile: each filter's bias (in
     // scratch) and where its output row starts.
     let fused = fused.map(|f| {
@@ -91,79 +102,99 @@ pub(super) unsafe fn run(
         }
         (f, epilogue.out_f32(ptrs, t.fixed, t.row0, t.col0))
     });
-    for pb in (0..t.len).step_by(nr) {
-        let cols = nr.min(t.len - pb);
-        let xb = t.x.wrapping_add(pb);
+    let tile_stride = t.kg.next_multiple_of(MR) * nr;
+    for g0 in (0..t.len).step_by(nr * group) {
+        let blocks = (t.len - g0).div_ceil(nr).min(group);
+        let cols = |q: usize| nr.min(t.len - g0 - q * nr);
         for kb in (0..t.patch).step_by(KC) {
             let kc = KC.min(t.patch - kb);
             let last = kb + kc == t.patch;
-            // The block of input, copied into consecutive rows of nr (zeros past `cols`):
-            // read in place, its rows would sit on a different 4 KiB page every step or two.
-            let src = xb.wrapping_offset(kb as isize * t.cs);
-            // SAFETY: kc channels of `cols` positions from xb (the caller's contract); `block`
-            // holds kc rows of nr; the level's features (the caller's contract).
-            unsafe {
-                if avx512 {
-                    x86::copy_block(kc, src, t.cs, cols, block.as_mut_ptr())
-                } else {
-                    x86::copy_block_avx2(kc, src, t.cs, cols, block.as_mut_ptr())
-                }
-            };
-            // The first slivers (four at AVX-512, one at AVX2) fetch the same channels of the
-            // next block of positions into L1, one line of 16 positions each (spread over the
-            // kernel's steps, the fetches do not queue up behind each other).
-            let next = (pb + nr < t.len).then(|| src.wrapping_add(nr));
-            for ks in 0..kslivers {
-                let rows = MR.min(t.kg - ks * MR);
-                let a = t.u[(ks * t.patch + kb) * MR..].as_ptr();
-                let b = block.as_ptr();
-                let c = buf[ks * MR * nr..].as_mut_ptr();
-                let mut finish = None;
-                let mut store = x86::Finish {
-                    rows,
-                    bias: None,
-                    relu: false,
-                    out: [std::ptr::null_mut(); MR],
-                };
-                if let (true, Some((f, out))) = (last, fused) {
-                    let mut bias = [0.0; MR];
-                    bias[..rows].copy_from_slice(&scratch[ks * MR..ks * MR + rows]);
-                    for (r, o) in store.out[..rows].iter_mut().enumerate() {
-                        let row = (ks * MR + r) as isize;
-                        *o = out.wrapping_offset(row * f.row_stride + pb as isize);
-                    }
-                    store.bias = f.has_bias().then_some(bias);
-                    store.relu = f.relu;
-                    finish = Some(&store);
-                }
-                let fetch = match next {
-                    Some(n) if ks * 16 < nr.min(t.len - pb - nr) => (n.wrapping_add(ks * 16), t.cs),
-                    _ => (std::ptr::null(), 0),
-                };
-                // SAFETY: `a` holds kc packed steps of this sliver; `b` the block's kc rows of
-                // nr; `c` the sliver's MR × nr partial sums in buf; the output rows (when
-                // finishing) are the tile's own; fetches never fault; the level's features.
+            for q in 0..blocks {
+                // Block q of input, copied into consecutive rows of nr (zeros past its
+                // columns): read in place, its rows would sit on a different 4 KiB page every
+                // step or two.
+                let src =
+                    t.x.wrapping_add(g0 + q * nr)
+                        .wrapping_offset(kb as isize * t.cs);
+                let dst = block[q * kc * nr..].as_mut_ptr();
+                // SAFETY: kc channels of cols(q) positions from src (the caller's contract);
+                // `block` holds `group` blocks of kc rows of nr; the level's features (the
+                // caller's contract).
                 unsafe {
                     if avx512 {
-                        x86::tile(kc, a, b, rows, cols, c, kb > 0, finish, fetch)
+                        x86::copy_block(kc, src, t.cs, cols(q), dst)
                     } else {
-                        x86::tile_avx2(kc, a, b, rows, cols, c, kb > 0, finish, fetch)
+                        x86::copy_block_avx2(kc, src, t.cs, cols(q), dst)
                     }
                 };
             }
+            // The first slivers (four at AVX-512, one at AVX2) fetch the same channels of the
+            // group's first block of the next group into L1, one line of 16 positions each
+            // (spread over the kernel's steps, the fetches do not queue up behind each other).
+            let next_at = g0 + group * nr;
+            let next = (next_at < t.len).then(|| {
+                t.x.wrapping_add(next_at)
+                    .wrapping_offset(kb as isize * t.cs)
+            });
+            for ks in 0..kslivers {
+                let rows = MR.min(t.kg - ks * MR);
+                let a = t.u[(ks * t.patch + kb) * MR..].as_ptr();
+                for q in 0..blocks {
+                    let pb = g0 + q * nr;
+                    let b = block[q * kc * nr..].as_ptr();
+                    let c = buf[q * tile_stride + ks * MR * nr..].as_mut_ptr();
+                    let mut finish = None;
+                    let mut store = x86::Finish {
+                        rows,
+                        bias: None,
+                        relu: false,
+                        out: [std::ptr::null_mut(); MR],
+                    };
+                    if let (true, Some((f, out))) = (last, fused) {
+                        let mut bias = [0.0; MR];
+                        bias[..rows].copy_from_slice(&scratch[ks * MR..ks * MR + rows]);
+                        for (r, o) in store.out[..rows].iter_mut().enumerate() {
+                            let row = (ks * MR + r) as isize;
+                            *o = out.wrapping_offset(row * f.row_stride + pb as isize);
+                        }
+                        store.bias = f.has_bias().then_some(bias);
+                        store.relu = f.relu;
+                        finish = Some(&store);
+                    }
+                    let fetch = match next {
+                        Some(n) if q == 0 && ks * 16 < nr.min(t.len - next_at) => {
+                            (n.wrapping_add(ks * 16), t.cs)
+                        }
+                        _ => (std::ptr::null(), 0),
+                    };
+                    // SAFETY: `a` holds kc packed steps of this sliver; `b` the block's kc
+                    // rows of nr; `c` the sliver's MR × nr partial sums in block q's part of
+                    // buf; the output rows (when finishing) are the tile's own; fetches never
+                    // fault; the level's features.
+                    unsafe {
+                        if avx512 {
+                            x86::tile(kc, a, b, rows, cols(q), c, kb > 0, finish, fetch)
+                        } else {
+                            x86::tile_avx2(kc, a, b, rows, cols(q), c, kb > 0, finish, fetch)
+                        }
+                    };
+                }
+            }
         }
         if fused.is_none() {
-            let tile = Tile {
-                fixed: t.fixed,
-                row0: t.row0,
-                col0: t.col0 + pb,
-                rows: t.kg,
-                cols,
-                values: &mut buf[..t.kg * nr],
-                ld: nr,
-            };
-            // SAFETY: forwarded contract; the tile is this call's.
-            unsafe { epilogue.apply(ptrs, tile, scratch) };
+            for q in 0..blocks {
+                let tile = Tile {
+                    fixed: t.fixed,
+                    row0: t.row0,
+                    col0: t.col0 + g0 + q * nr,
+                    rows: t.kg,
+                    cols: cols(q),
+                    values: &mut buf[q * tile_stride..q * tile_stride + t.kg * nr],
+                    ld: nr,
+                };
+                // SAFETY: forwarded contract; the tile is this call's.
+                unsafe { epilogue.apply(ptrs, tile, scratch) };
+            }
         }
     }
 }
