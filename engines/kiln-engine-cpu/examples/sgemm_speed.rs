@@ -99,7 +99,19 @@ fn main() {
         let (pa_at, pb_at, c_at) = (pa.as_mut_ptr(), pb.as_mut_ptr(), c.as_mut_ptr());
         // SAFETY: pa and pb hold the packed forms of a and b (packed below before any
         // multiply is timed); c is n×n row-major; the kernel is available (checked above).
-        let multiply = || unsafe { amx::gemm(kernel, pa_at, pb_at, n, 0, n, 0, n, (c_at, n_i, 1)) };
+        let multiply = || unsafe {
+            amx::gemm(
+                kernel,
+                amx::Left::Packed(pa_at),
+                pb_at,
+                n,
+                0,
+                n,
+                0,
+                n,
+                (c_at, n_i, 1),
+            )
+        };
         let t = time(&mut || {
             // SAFETY: a and b are n×n row-major; pa and pb have room for their packed forms.
             unsafe {

@@ -490,18 +490,32 @@ impl Kernel {
     }
 }
 
-/// C = A·B for output rows `i0..i0+m` and columns `j0..j0+n` of the packed operands (`i0` and
-/// `j0` multiples of [`BLOCK`]), written to `dst` (pointer to element (i0, j0), row stride,
+/// Where [`gemm`]'s left operand comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Left {
+    /// Packed by [`pack_a`] (or its variants): blocks of 32 rows, step by step.
+    Packed(*const bf16),
+    /// A table of pointers, `steps` a row (row-major, `padded(k) / 32` steps): each to the
+    /// row's 32 values of that step (any alignment), or null for 32 zeros. This is the left
+    /// operand of a gathered convolution read where its values lie: the `vdpbf16ps` kernel
+    /// broadcasts each row's pairs from there, with nothing packed; AMX tiles get each row
+    /// block packed from the table first.
+    Runs(*const *const bf16),
+}
+
+/// C = A·B for output rows `i0..i0+m` and columns `j0..j0+n` of the operands (`i0` and `j0`
+/// multiples of [`BLOCK`]), written to `dst` (pointer to element (i0, j0), row stride,
 /// column stride; f32), on the calling thread, with `kernel`'s instructions.
 ///
 /// # Safety
-/// `a` and `b` were packed by [`pack_a`] / [`pack_b`] for a K of `k` and hold rows up to
-/// `padded(i0 + m)` and columns up to `padded(j0 + n)`; `dst` addresses the `m`×`n` output;
-/// `kernel.available()` returned true.
+/// `a` was packed by [`pack_a`] for a K of `k`, or is a table of runs for it ([`Left::Runs`]),
+/// and `b` was packed by [`pack_b`] for the same K; they hold rows up to `padded(i0 + m)` and
+/// columns up to `padded(j0 + n)`; `dst` addresses the `m`×`n` output; `kernel.available()`
+/// returned true.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gemm(
     kernel: Kernel,
-    a: *const bf16,
+    a: Left,
     b: *const bf16,
     k: usize,
     i0: usize,
@@ -518,12 +532,45 @@ pub unsafe fn gemm(
         // permission to use tile data was granted (`available`).
         unsafe { std::arch::asm!("ldtilecfg [{}]", in(reg) cfg.0.as_ptr(), options(nostack)) };
     }
-    let multiply = |a, b, c, ldc| match kernel {
-        // SAFETY: the tile configuration is loaded (above); the rest is the caller's contract,
-        // forwarded by each call below.
-        Kernel::Tiles => unsafe { block_32x32(a, b, steps, c, ldc) },
-        // SAFETY: as above; the processor has AVX-512 BF16 (`kernel.available()`).
-        Kernel::Dot => unsafe { super::dot_bf16::block_32x32(a, b, steps, c, ldc) },
+    // AMX tiles read a table's row block packed into this buffer first.
+    let mut staged: Vec<bf16> = Vec::new();
+    // The block of output rows bi.. (relative to i0) and the column block at b.
+    let mut multiply = |bi: usize, b, c, ldc| match (kernel, a) {
+        (Kernel::Tiles, Left::Packed(a)) => {
+            let a = a.wrapping_add((i0 + bi) / BLOCK * steps * STEP);
+            // SAFETY: the tile configuration is loaded (above); the rest is the caller's
+            // contract, forwarded by each call below.
+            unsafe { block_32x32(a, b, steps, c, ldc) }
+        }
+        (Kernel::Dot, Left::Packed(a)) => {
+            let a = a.wrapping_add((i0 + bi) / BLOCK * steps * STEP);
+            // SAFETY: as above; the processor has AVX-512 BF16 (`kernel.available()`).
+            unsafe { super::dot_bf16::block_32x32(a, b, steps, c, ldc) }
+        }
+        (Kernel::Dot, Left::Runs(table)) => {
+            let rows = table.wrapping_add((i0 + bi) * steps);
+            // SAFETY: as above; the table's 32 rows of this block (the caller's contract).
+            unsafe { super::dot_bf16::block_32x32_runs(rows, b, steps, c, ldc) }
+        }
+        (Kernel::Tiles, Left::Runs(table)) => {
+            staged.resize(steps * STEP, bf16::ZERO);
+            for r in 0..BLOCK {
+                for s in 0..steps {
+                    // SAFETY: entry (bi + r, s) of the table (the caller's contract).
+                    let run = unsafe { table.add((i0 + bi + r) * steps + s).read_unaligned() };
+                    let dst = &mut staged[s * STEP + r * BLOCK..s * STEP + (r + 1) * BLOCK];
+                    if run.is_null() {
+                        dst.fill(bf16::ZERO);
+                    } else {
+                        // SAFETY: 32 values at run (the caller's contract), read unaligned.
+                        let v = unsafe { run.cast::<[bf16; BLOCK]>().read_unaligned() };
+                        dst.copy_from_slice(&v);
+                    }
+                }
+            }
+            // SAFETY: as the first arm, with the block packed into `staged`.
+            unsafe { block_32x32(staged.as_ptr(), b, steps, c, ldc) }
+        }
     };
     // Row blocks in groups whose A blocks stay in L2 while each column block of B (read from
     // further away) is used by the whole group.
@@ -532,18 +579,17 @@ pub unsafe fn gemm(
         for bj in (0..n).step_by(BLOCK) {
             let b_block = b.wrapping_add((j0 + bj) / BLOCK * steps * STEP);
             for bi in (g0..m.min(g0 + group)).step_by(BLOCK) {
-                let a_block = a.wrapping_add((i0 + bi) / BLOCK * steps * STEP);
                 let (rows, cols) = (BLOCK.min(m - bi), BLOCK.min(n - bj));
                 let out = dst
                     .0
                     .wrapping_offset(bi as isize * dst.1 + bj as isize * dst.2);
                 if rows == BLOCK && cols == BLOCK && dst.2 == 1 && dst.1 >= BLOCK as isize {
                     // A full 32×32 block of a row-major output.
-                    multiply(a_block, b_block, out, dst.1 * 4);
+                    multiply(bi, b_block, out, dst.1 * 4);
                     continue;
                 }
                 // The block buffer holds 32×32 f32 (row stride 128 bytes).
-                multiply(a_block, b_block, block.as_mut_ptr(), 128);
+                multiply(bi, b_block, block.as_mut_ptr(), 128);
                 if rows == BLOCK && cols == BLOCK && dst.1 == 1 {
                     // A column-major output (a channels-first convolution's tile stored
                     // transposed): each column of the block is 32 consecutive floats.
@@ -682,7 +728,7 @@ mod tests {
         unsafe {
             gemm(
                 kernel,
-                pa.as_ptr(),
+                Left::Packed(pa.as_ptr()),
                 pb.as_ptr(),
                 k,
                 0,
@@ -692,6 +738,63 @@ mod tests {
                 (c.as_mut_ptr(), rs, cs),
             )
         };
+    }
+
+    /// A left operand given as a table of runs (null runs read as zeros, rows past m null)
+    /// gets the bits of the same matrix packed, with each kernel, into a row-major output and
+    /// a column-major one.
+    #[test]
+    fn a_table_of_runs_multiplies_as_the_packed_matrix() {
+        for kernel in kernels_here() {
+            let (m, n, k) = (75, 40, 96);
+            let steps = k / BLOCK;
+            let (a, b) = bf16_operands(m * k, k * n, &mut 5);
+            // Runs (row, step) with (row + step) % 7 == 3 lie in the "padding": null.
+            let padding = |row: usize, s: usize| (row + s) % 7 == 3;
+            let mut zeroed = a.clone();
+            let mut table = vec![std::ptr::null::<bf16>(); padded(m) * steps];
+            for row in 0..m {
+                for s in 0..steps {
+                    let run = &mut zeroed[row * k + 32 * s..row * k + 32 * (s + 1)];
+                    if padding(row, s) {
+                        run.fill(bf16::ZERO);
+                    } else {
+                        table[row * steps + s] = a[row * k + 32 * s..].as_ptr();
+                    }
+                }
+            }
+            let mut pa = vec![bf16::ZERO; packed_a_len(m, k)];
+            let mut pb = vec![bf16::ZERO; packed_b_len(k, n)];
+            // SAFETY: zeroed is m×k and b is k×n, both row-major.
+            unsafe {
+                pack_a(zeroed.as_ptr(), m, k, k as isize, 1, &mut pa);
+                pack_b(b.as_ptr(), k, n, n as isize, 1, &mut pb);
+            }
+            let ld = m + 1;
+            for (rs, cs, len) in [(n as isize, 1, m * n), (1, ld as isize, ld * n)] {
+                let mut want = vec![f32::NAN; len];
+                let mut got = vec![f32::NAN; len];
+                multiply(kernel, &pa, &pb, [m, n, k], (&mut want, rs, cs));
+                // SAFETY: the table holds padded(m) rows of `steps` runs, each null or 32
+                // values of a; pb is packed for k; got holds the m×n output at (rs, cs); the
+                // kernel is available.
+                unsafe {
+                    gemm(
+                        kernel,
+                        Left::Runs(table.as_ptr()),
+                        pb.as_ptr(),
+                        k,
+                        0,
+                        m,
+                        0,
+                        n,
+                        (got.as_mut_ptr(), rs, cs),
+                    )
+                };
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "{kernel:?}, strides ({rs}, {cs})");
+            }
+        }
     }
 
     #[test]
@@ -936,7 +1039,7 @@ mod tests {
             unsafe {
                 gemm(
                     Kernel::Tiles,
-                    pa.as_ptr(),
+                    Left::Packed(pa.as_ptr()),
                     pb.as_ptr(),
                     kk,
                     0,

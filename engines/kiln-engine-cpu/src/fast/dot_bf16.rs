@@ -79,3 +79,61 @@ pub unsafe fn block_32x32(a: *const bf16, b: *const bf16, steps: usize, c: *mut 
         }
     }
 }
+
+/// 32 zero bf16 values: the run of a row's step that lies in a convolution's padding.
+static ZEROS: [bf16; BLOCK] = [bf16::ZERO; BLOCK];
+
+/// [`block_32x32`] with the block's left operand read where it lies: `rows` is the block's 32
+/// rows of a table of runs ([`super::amx::Left::Runs`]: `steps` pointers a row, each to the
+/// row's 32 values of that step, or null for zeros). Each band takes its 8 rows' pointers for
+/// a step and broadcasts their pairs from there; nothing is packed.
+///
+/// # Safety
+/// `rows` addresses 32 rows of `steps` pointers (any alignment), each null or addressing 32
+/// bf16 values (any alignment); otherwise as [`block_32x32`].
+#[target_feature(enable = "avx512f,avx512bf16")]
+pub unsafe fn block_32x32_runs(
+    rows: *const *const bf16,
+    b: *const bf16,
+    steps: usize,
+    c: *mut f32,
+    ldc: isize,
+) {
+    for band in 0..BLOCK / BAND {
+        let mut acc = [[_mm512_setzero_ps(); 2]; BAND];
+        for s in 0..steps {
+            let b_step = b.wrapping_add(s * BLOCK * BLOCK);
+            let mut runs = [ZEROS.as_ptr(); BAND];
+            for (r, run) in runs.iter_mut().enumerate() {
+                // SAFETY: entry (band·8 + r, s) of the table (the caller's contract).
+                let p = unsafe { rows.add((band * BAND + r) * steps + s).read_unaligned() };
+                if !p.is_null() {
+                    *run = p;
+                }
+            }
+            for pair in 0..BLOCK / 2 {
+                // SAFETY: pair `pair` of step s of B, and the pair's value of each row's run
+                // (32 values each: the caller's contract, or ZEROS).
+                unsafe {
+                    let b_pairs = b_step.add(pair * 2 * BLOCK);
+                    let low = as_bf16(_mm512_loadu_si512(b_pairs.cast()));
+                    let high = as_bf16(_mm512_loadu_si512(b_pairs.add(BLOCK).cast()));
+                    for (run, row) in runs.iter().zip(acc.iter_mut()) {
+                        let at = run.add(2 * pair).cast::<i32>();
+                        let x = as_bf16(_mm512_set1_epi32(at.read_unaligned()));
+                        row[0] = _mm512_dpbf16_ps(row[0], x, low);
+                        row[1] = _mm512_dpbf16_ps(row[1], x, high);
+                    }
+                }
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            let out = c.wrapping_byte_offset((band * BAND + r) as isize * ldc);
+            // SAFETY: row band·8 + r of the block: 32 floats (the caller's contract).
+            unsafe {
+                _mm512_storeu_ps(out, row[0]);
+                _mm512_storeu_ps(out.add(16), row[1]);
+            }
+        }
+    }
+}

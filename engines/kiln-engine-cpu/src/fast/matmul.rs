@@ -410,7 +410,7 @@ impl MatmulPlan {
                     unsafe {
                         super::amx::gemm(
                             kernel,
-                            a,
+                            super::amx::Left::Packed(a),
                             b,
                             pk.k,
                             rows.0 + i0,
