@@ -96,6 +96,7 @@ fn main() {
         let bh: Vec<bf16> = b.iter().map(|&v| bf16::from_f32(v)).collect();
         let mut pa = vec![bf16::ZERO; amx::packed_a_len(n, n)];
         let mut pb = vec![bf16::ZERO; amx::packed_b_len(n, n)];
+        let (pa_len, pb_len) = (pa.len(), pb.len());
         let (pa_at, pb_at, c_at) = (pa.as_mut_ptr(), pb.as_mut_ptr(), c.as_mut_ptr());
         // SAFETY: pa and pb hold the packed forms of a and b (packed below before any
         // multiply is timed); c is n×n row-major; the kernel is available (checked above).
@@ -121,7 +122,7 @@ fn main() {
                     n,
                     n_i,
                     1,
-                    std::slice::from_raw_parts_mut(pa_at, pa.len()),
+                    std::slice::from_raw_parts_mut(pa_at, pa_len),
                 );
                 amx::pack_b(
                     bh.as_ptr(),
@@ -129,7 +130,7 @@ fn main() {
                     n,
                     n_i,
                     1,
-                    std::slice::from_raw_parts_mut(pb_at, pb.len()),
+                    std::slice::from_raw_parts_mut(pb_at, pb_len),
                 );
             }
             multiply();
