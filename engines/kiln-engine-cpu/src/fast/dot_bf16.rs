@@ -44,40 +44,12 @@ fn as_bf16(v: __m512i) -> __m512bh {
 /// and BF16 ([`available`]).
 #[target_feature(enable = "avx512f,avx512bf16")]
 pub unsafe fn block_32x32(a: *const bf16, b: *const bf16, steps: usize, c: *mut f32, ldc: isize) {
-    for band in 0..BLOCK / BAND {
-        let mut acc = [[_mm512_setzero_ps(); 2]; BAND];
-        for s in 0..steps {
-            let (a_step, b_step) = (
-                a.wrapping_add(s * BLOCK * BLOCK),
-                b.wrapping_add(s * BLOCK * BLOCK),
-            );
-            let a_rows = a_step.wrapping_add(band * BAND * BLOCK);
-            for pair in 0..BLOCK / 2 {
-                // SAFETY: pair `pair` of step s of B (64 bf16 values: 32 columns × 2) and the
-                // pair's value of each row of the band in step s of A, all inside the packed
-                // blocks (the caller's contract).
-                unsafe {
-                    let b_pairs = b_step.add(pair * 2 * BLOCK);
-                    let low = as_bf16(_mm512_loadu_si512(b_pairs.cast()));
-                    let high = as_bf16(_mm512_loadu_si512(b_pairs.add(BLOCK).cast()));
-                    for (r, row) in acc.iter_mut().enumerate() {
-                        let at = a_rows.add(r * BLOCK + 2 * pair).cast::<i32>();
-                        let x = as_bf16(_mm512_set1_epi32(at.read_unaligned()));
-                        row[0] = _mm512_dpbf16_ps(row[0], x, low);
-                        row[1] = _mm512_dpbf16_ps(row[1], x, high);
-                    }
-                }
-            }
-        }
-        for (r, row) in acc.iter().enumerate() {
-            let out = c.wrapping_byte_offset((band * BAND + r) as isize * ldc);
-            // SAFETY: row band·8 + r of the block: 32 floats (the caller's contract).
-            unsafe {
-                _mm512_storeu_ps(out, row[0]);
-                _mm512_storeu_ps(out.add(16), row[1]);
-            }
-        }
-    }
+    // Row r of the band at row `first` in step s: 32 consecutive values of the packed step.
+    let band_rows = |first: usize, s: usize| {
+        std::array::from_fn(|r| a.wrapping_add(s * BLOCK * BLOCK + (first + r) * BLOCK))
+    };
+    // SAFETY: every pointer addresses its row's 32 values of the step (the caller's contract).
+    unsafe { block(band_rows, b, steps, c, ldc) }
 }
 
 /// 32 zero bf16 values: the run of a row's step that lies in a convolution's padding.
@@ -99,21 +71,44 @@ pub unsafe fn block_32x32_runs(
     c: *mut f32,
     ldc: isize,
 ) {
+    let band_rows = |first: usize, s: usize| {
+        std::array::from_fn(|r| {
+            // SAFETY: entry (first + r, s) of the table (the caller's contract).
+            let p = unsafe { rows.add((first + r) * steps + s).read_unaligned() };
+            if p.is_null() {
+                ZEROS.as_ptr()
+            } else {
+                p
+            }
+        })
+    };
+    // SAFETY: every pointer addresses 32 values (the caller's contract, or ZEROS).
+    unsafe { block(band_rows, b, steps, c, ldc) }
+}
+
+/// The body of both kernels: `band_rows(first, s)` gives where the 8 rows of the band at row
+/// `first` have their 32 values of step s.
+///
+/// # Safety
+/// Every pointer `band_rows` gives addresses 32 bf16 values (any alignment); otherwise as
+/// [`block_32x32`].
+#[target_feature(enable = "avx512f,avx512bf16")]
+#[inline]
+unsafe fn block(
+    band_rows: impl Fn(usize, usize) -> [*const bf16; BAND],
+    b: *const bf16,
+    steps: usize,
+    c: *mut f32,
+    ldc: isize,
+) {
     for band in 0..BLOCK / BAND {
         let mut acc = [[_mm512_setzero_ps(); 2]; BAND];
         for s in 0..steps {
             let b_step = b.wrapping_add(s * BLOCK * BLOCK);
-            let mut runs = [ZEROS.as_ptr(); BAND];
-            for (r, run) in runs.iter_mut().enumerate() {
-                // SAFETY: entry (band·8 + r, s) of the table (the caller's contract).
-                let p = unsafe { rows.add((band * BAND + r) * steps + s).read_unaligned() };
-                if !p.is_null() {
-                    *run = p;
-                }
-            }
+            let runs = band_rows(band * BAND, s);
             for pair in 0..BLOCK / 2 {
-                // SAFETY: pair `pair` of step s of B, and the pair's value of each row's run
-                // (32 values each: the caller's contract, or ZEROS).
+                // SAFETY: pair `pair` of step s of B (64 bf16 values: 32 columns × 2) and the
+                // pair's value of each row's run (the caller's contract).
                 unsafe {
                     let b_pairs = b_step.add(pair * 2 * BLOCK);
                     let low = as_bf16(_mm512_loadu_si512(b_pairs.cast()));
