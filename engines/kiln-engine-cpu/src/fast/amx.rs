@@ -356,6 +356,38 @@ pub unsafe fn pack_a_runs(
     }
 }
 
+/// Writes the table of runs ([`Left::Runs`]) of an `m`×`k` bf16 matrix gathered as for
+/// [`pack_a_runs`] (`k` a multiple of 32) to `table`: `k / 32` pointers for each of
+/// `padded(m)` rows, null where `row_runs` gives `None` and for the rows past `m`.
+///
+/// # Safety
+/// `table` addresses `padded(m) · k / 32` pointers (any alignment).
+pub unsafe fn table_of_runs(
+    m: usize,
+    k: usize,
+    table: *mut *const bf16,
+    row_runs: impl Fn(usize, &mut [Option<*const bf16>]),
+) {
+    debug_assert_eq!(k % BLOCK, 0);
+    let steps = k / BLOCK;
+    let mut runs = vec![None; steps];
+    for row in 0..padded(m) {
+        if row < m {
+            row_runs(row, &mut runs);
+        } else {
+            runs.fill(None);
+        }
+        for (s, run) in runs.iter().enumerate() {
+            // SAFETY: entry (row, s) of the table (the caller's contract).
+            unsafe {
+                table
+                    .add(row * steps + s)
+                    .write_unaligned(run.unwrap_or(std::ptr::null()))
+            };
+        }
+    }
+}
+
 /// Packs the f16 matrix at `a` (`m`×`k`, strides in elements) for a K of [`f16_split_k`]`(k)`
 /// into `out` (`packed_a_len(m, f16_split_k(k))` elements): each block of 32 rows holds the
 /// rows' high parts twice, then their low parts twice, each part a whole number of steps.
@@ -752,17 +784,23 @@ mod tests {
             // Runs (row, step) with (row + step) % 7 == 3 lie in the "padding": null.
             let padding = |row: usize, s: usize| (row + s) % 7 == 3;
             let mut zeroed = a.clone();
-            let mut table = vec![std::ptr::null::<bf16>(); padded(m) * steps];
             for row in 0..m {
-                for s in 0..steps {
-                    let run = &mut zeroed[row * k + 32 * s..row * k + 32 * (s + 1)];
-                    if padding(row, s) {
-                        run.fill(bf16::ZERO);
-                    } else {
-                        table[row * steps + s] = a[row * k + 32 * s..].as_ptr();
-                    }
+                for s in (0..steps).filter(|&s| padding(row, s)) {
+                    zeroed[row * k + 32 * s..row * k + 32 * (s + 1)].fill(bf16::ZERO);
                 }
             }
+            // Filled with a non-null pointer: the rows past m are written null.
+            let mut table = vec![a.as_ptr(); padded(m) * steps];
+            // SAFETY: the table holds padded(m) rows of `steps` pointers; each run is 32 values
+            // of a row of a.
+            unsafe {
+                table_of_runs(m, k, table.as_mut_ptr(), |row, runs| {
+                    for (s, run) in runs.iter_mut().enumerate() {
+                        *run = (!padding(row, s)).then(|| a[row * k + 32 * s..].as_ptr());
+                    }
+                })
+            };
+            assert!(table[m * steps..].iter().all(|p| p.is_null()));
             let mut pa = vec![bf16::ZERO; packed_a_len(m, k)];
             let mut pb = vec![bf16::ZERO; packed_b_len(k, n)];
             // SAFETY: zeroed is m×k and b is k×n, both row-major.

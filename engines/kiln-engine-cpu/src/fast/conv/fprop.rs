@@ -750,20 +750,8 @@ impl ConvPlan {
                     // H14 3%; minima, four alternating rounds). A 1x1 convolution's patches are
                     // x itself: there the table measured no faster, and up to 1.4 times as
                     // slow in three rounds of four.
-                    let steps = patch / 32;
                     let table = packed.as_mut_ptr().cast::<*const bf16>();
-                    let mut runs = vec![None; steps];
-                    for row in 0..amx::padded(len) {
-                        if row < len {
-                            row_runs(row, &mut runs);
-                        } else {
-                            runs.fill(None);
-                        }
-                        for (s, run) in runs.iter().enumerate() {
-                            let at = table.add(row * steps + s);
-                            at.write_unaligned(run.unwrap_or(std::ptr::null()));
-                        }
-                    }
+                    amx::table_of_runs(len, patch, table, row_runs);
                     Left::Runs(table)
                 } else {
                     amx::pack_a_runs(len, patch, packed, row_runs);
