@@ -232,20 +232,17 @@ impl Pointwise {
                     && self.relu_slope == 0.0
                     && self.relu_upper == f32::INFINITY =>
             {
-                acc.iter_mut()
-                    .for_each(|x| *x = if *x < 0.0 { 0.0 } else { *x }) // NaN stays NaN
+                each(acc, |x| if x < 0.0 { 0.0 } else { x }) // NaN stays NaN
             }
-            M::Relu => acc.iter_mut().for_each(|x| *x = self.relu(*x)),
+            M::Relu => each(acc, |x| self.relu(x)),
             // The modes built on e^x get loops of their own, which vectorise (the generic
             // arm's match on the mode does not).
-            M::Gelu => acc.iter_mut().for_each(|x| *x = gelu(*x)),
-            M::Sigmoid => acc.iter_mut().for_each(|x| *x = sigmoid(*x)),
-            M::Exp => acc.iter_mut().for_each(|x| *x = exp(*x)),
-            M::Swish => acc
-                .iter_mut()
-                .for_each(|x| *x = *x * sigmoid(self.swish_beta * *x)),
-            M::GeluApproxTanh => acc.iter_mut().for_each(|x| *x = gelu_tanh(*x)),
-            _ => acc.iter_mut().for_each(|x| *x = self.eval(*x, 0.0)),
+            M::Gelu => each(acc, gelu),
+            M::Sigmoid => each(acc, sigmoid),
+            M::Exp => each(acc, exp),
+            M::Swish => each(acc, |x| x * sigmoid(self.swish_beta * x)),
+            M::GeluApproxTanh => each(acc, gelu_tanh),
+            _ => each(acc, |x| self.eval(x, 0.0)),
         }
     }
 
@@ -276,8 +273,12 @@ impl Pointwise {
         macro_rules! fast {
             ($f:expr) => {
                 match other {
-                    Operand::Run(o) => acc.iter_mut().zip(o).for_each(|(x, &y)| *x = $f(*x, y)),
-                    Operand::Splat(y) => acc.iter_mut().for_each(|x| *x = $f(*x, y)),
+                    Operand::Run(o) => {
+                        for (x, &y) in acc.iter_mut().zip(o) {
+                            *x = $f(*x, y);
+                        }
+                    }
+                    Operand::Splat(y) => each(acc, |x| $f(x, y)),
                 }
             };
         }
@@ -348,17 +349,21 @@ fn gelu_tanh(x: f32) -> f32 {
 /// degree 7 (truncation under 6e-9 relative; about 2e-7 with f32 rounding). The range
 /// reduction subtracts `k ln 2` in two parts, the first with few enough bits that `k` times it
 /// is exact. Results overflow to infinity above about 88.72 and are zero below -87.33, where
-/// they would be subnormal (x86 takes a microcode assist of a hundred cycles or more for each
-/// vector that computes with one, which made a GELU epilogue on random data 3x slower); NaN
-/// stays NaN.
+/// they would be subnormal. No step computes a subnormal value either: x86 takes a microcode
+/// assist of a hundred cycles or more for each vector that produces one, and a masked step
+/// whose discarded lanes produce one costs as much (with inputs clamped at -104, the product of
+/// the two powers of 2 was subnormal for every input below -87.33: a third of a bf16 matmul +
+/// GELU epilogue's time on random data). NaN stays NaN.
 #[inline(always)]
 pub(crate) fn exp(x: f32) -> f32 {
     // 1.5 * 2^23: adding it leaves the integer nearest the sum in the low mantissa bits.
     const ROUND: f32 = 12_582_912.0;
     const LN2_HI: f32 = 0.693_359_4; // 355 / 512, exact in 9 bits
     const LN2_LO: f32 = -2.121_944_4e-4; // ln 2 - LN2_HI
-                                         // Far enough out that the result is already infinite or zero; k stays within ±151.
-    let x = x.clamp(-104.0, 89.0);
+                                         // Far enough out above that the result is already infinite; below, no further than where
+                                         // e^x and every partial product of it are still normal (e^-87.33 is 1.0065 times the
+                                         // smallest normal f32): the select at the end zeroes what lies beyond.
+    let (input, x) = (x, x.clamp(-87.33, 89.0));
     let shifted = x * std::f32::consts::LOG2_E + ROUND;
     let kf = shifted - ROUND;
     let k = shifted.to_bits() as i32 - ROUND.to_bits() as i32;
@@ -379,7 +384,7 @@ pub(crate) fn exp(x: f32) -> f32 {
     let pow2 = |e: i32| f32::from_bits(((e + 127) as u32) << 23);
     let half = k >> 1;
     let y = p * pow2(half) * pow2(k - half);
-    if x < -87.33 {
+    if input < -87.33 {
         0.0
     } else {
         y
@@ -413,23 +418,38 @@ pub(crate) fn gelu(x: f32) -> f32 {
     ] {
         p = p * t + c;
     }
-    // Zero, not a subnormal, where the tail is under 1e-35 (see `exp`).
+    // Zero, not a subnormal, where the tail is under 1e-35 (see `exp`). The lanes that the
+    // select discards compute with arguments that keep the product normal too: where arg >= -80,
+    // a is under 9 and t above 0.18, so neither bound changes a kept value.
     let arg = p - a * a;
-    let tail = if arg < -80.0 { 0.0 } else { t * exp(arg) };
+    let kept = t.max(1e-3) * exp(arg.max(-80.0));
+    let tail = if arg < -80.0 { 0.0 } else { kept };
     let erfc = if z < 0.0 { 2.0 - tail } else { tail };
     0.5 * x * erfc
 }
 
+/// `acc[i] = f(acc[i])`, as a plain loop: an iterator's `for_each` is a generic function of
+/// its own, which the compiler may leave out of line, compiled for the baseline instruction set
+/// instead of the calling function's (a GELU epilogue was compiled 4 lanes wide that way).
+#[inline(always)]
+fn each(acc: &mut [f32], f: impl Fn(f32) -> f32) {
+    for x in acc.iter_mut() {
+        *x = f(*x);
+    }
+}
+
 #[inline(always)]
 fn map1(a: &[f32], out: &mut [f32], f: impl Fn(f32) -> f32) {
-    out.iter_mut().zip(a).for_each(|(o, &x)| *o = f(x));
+    for (o, &x) in out.iter_mut().zip(a) {
+        *o = f(x);
+    }
 }
 
 #[inline(always)]
 fn map2(a: &[f32], b: &[f32], out: &mut [f32], f: impl Fn(f32, f32) -> f32) {
-    out.iter_mut()
-        .zip(a.iter().zip(b))
-        .for_each(|(o, (&x, &y))| *o = f(x, y));
+    for (o, (&x, &y)) in out.iter_mut().zip(a.iter().zip(b)) {
+        *o = f(x, y);
+    }
 }
 
 fn binary_runs(p: &Pointwise, a: &[f32], b: &[f32], out: &mut [f32]) {
@@ -549,6 +569,44 @@ mod tests {
                     (got - want).abs() <= 3e-7 * want,
                     "exp({x}) = {got}, want {want}"
                 );
+            }
+        }
+    }
+
+    /// `f(x)` with the SSE status register's sticky exception flags cleared before and read
+    /// after: whether any step underflowed (a tiny inexact result: a subnormal value or a zero
+    /// below them, each a microcode assist on x86).
+    #[cfg(target_arch = "x86_64")]
+    fn underflows(f: impl Fn(f32) -> f32, x: f32) -> bool {
+        const UNDERFLOW: u32 = 1 << 4;
+        let mut csr = 0u32;
+        // SAFETY: reads the status register, then writes it back with the six exception flags
+        // (bits 0-5) cleared; the rounding mode and the masks are kept.
+        unsafe {
+            std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack));
+            csr &= !0x3f;
+            std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack));
+        }
+        let y = f(std::hint::black_box(x));
+        // SAFETY: reads the status register; y is an input so that it is computed first.
+        unsafe {
+            std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, in("xmm0") y, options(nostack))
+        };
+        csr & UNDERFLOW != 0
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn exp_and_the_gelus_never_compute_below_the_normal_range() {
+        // Inputs of normal size (a tiny x makes tiny values of its own: 1e-30 squared).
+        for x in sweep(120.0, 120.0).into_iter().filter(|x| x.abs() >= 1e-3) {
+            for (name, f) in [
+                ("exp", exp as fn(f32) -> f32),
+                ("gelu", gelu),
+                ("sigmoid", sigmoid),
+                ("gelu_tanh", gelu_tanh),
+            ] {
+                assert!(!underflows(f, x), "{name}({x}) underflowed in a step");
             }
         }
     }
