@@ -54,6 +54,10 @@ pub unsafe fn sgemm(
     accumulate: bool,
     threads: usize,
 ) {
+    // SAFETY: forwarded contract.
+    if unsafe { vector_product(isa, m, n, k, dst, lhs, rhs, accumulate, threads) } {
+        return;
+    }
     if dst.2 != 1 && dst.1 == 1 {
         // A column-major output: compute its transpose, Cᵀ = Bᵀ·Aᵀ, which is row-major.
         let t = |(p, rs, cs): MatRef| (p, cs, rs);
@@ -119,6 +123,246 @@ unsafe fn wide(
             m, n, k, dst.0, dst.2, dst.1, accumulate, lhs.0, lhs.2, lhs.1, rhs.0, rhs.2, rhs.1,
             alpha, 1.0f32, false, false, false, par,
         )
+    }
+}
+
+/// Output values per task of a vector product, at most.
+const VECTOR_COLUMNS: usize = 4096;
+/// Rows of the matrix per task of a vector product whose matrix is laid out along the outputs:
+/// a multiple of this, and about `VECTOR_TASK_FLOATS` values.
+const VECTOR_ROWS: usize = 256;
+const VECTOR_TASK_FLOATS: usize = 1 << 16;
+
+/// A product with one row (`m` = 1) or one column (`n` = 1), computed by streaming the matrix
+/// once, as a vector-matrix product: a GEMV is bound by reading the matrix, and packing it for
+/// a GEMM's kernels would read it twice and write it once (a 1×4096×4096 product ran at half of
+/// numpy's speed that way). The matrix must have a unit stride along one of its axes: along the
+/// output (each step adds a scaled row of it to the outputs) or along K (each output is a dot
+/// product). Returns false, having done nothing, where the product is not of this kind.
+///
+/// # Safety
+/// As for [`sgemm`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn vector_product(
+    isa: Isa,
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: MatMut,
+    lhs: MatRef,
+    rhs: MatRef,
+    accumulate: bool,
+    threads: usize,
+) -> bool {
+    // out[j] (+)= Σ_p x[p]·mat[p][j], j < len.
+    let (len, out, x, mat) = if m == 1 {
+        (n, (dst.0, dst.2), (lhs.0, lhs.2), rhs)
+    } else if n == 1 {
+        // The transpose: a row (B's column) times Aᵀ.
+        (m, (dst.0, dst.1), (rhs.0, rhs.1), (lhs.0, lhs.2, lhs.1))
+    } else {
+        return false;
+    };
+    let along_out = mat.2 == 1;
+    if k == 0 || !(along_out || mat.1 == 1) {
+        return false;
+    }
+    // x's values in a row of their own where they are strided.
+    let gathered: Vec<f32> = if x.1 == 1 {
+        Vec::new()
+    } else {
+        // SAFETY: x addresses k values at its stride (the caller's contract).
+        (0..k)
+            .map(|p| unsafe { *x.0.offset(p as isize * x.1) })
+            .collect()
+    };
+    let xs = if x.1 == 1 { x.0 } else { gathered.as_ptr() };
+    // A matrix laid out along the outputs is cut into runs of whole rows (up to
+    // VECTOR_COLUMNS wide), each summed into a partial row of its own, and the partial rows are
+    // added in order at the end: each task reads long runs of consecutive memory (tasks that
+    // read a narrower piece of every row ran slower), and the result does not depend on the
+    // number of threads. Dot products are cut into ranges of outputs, a few a thread.
+    let (width, rows_per_task) = if along_out {
+        // At least VECTOR_ROWS rows, and about 256 KiB of the matrix, a task.
+        let rows = (VECTOR_TASK_FLOATS / len.min(VECTOR_COLUMNS)).max(VECTOR_ROWS);
+        (VECTOR_COLUMNS, rows.next_multiple_of(VECTOR_ROWS))
+    } else {
+        let per_task = len.div_ceil(4 * threads.max(1));
+        (per_task.next_multiple_of(4).min(VECTOR_COLUMNS), k)
+    };
+    let chunks = k.div_ceil(rows_per_task);
+    // The partial rows, in a buffer the calling thread keeps between calls (fresh pages for
+    // each call cost a tenth of a 1×4096×4096 product).
+    PARTIAL.with(|cell| {
+        let mut guard = cell.try_borrow_mut();
+        let mut own = Vec::new();
+        let partial: &mut Vec<f32> = match guard.as_deref_mut() {
+            Ok(v) => v,
+            Err(_) => &mut own,
+        };
+        if chunks > 1 && partial.len() < chunks * len {
+            partial.resize(chunks * len, 0.0);
+        }
+        // SAFETY: forwarded contract; the buffer holds chunks × len values where chunks > 1.
+        unsafe {
+            vector_tasks(
+                isa,
+                len,
+                k,
+                out,
+                xs,
+                mat,
+                along_out,
+                accumulate,
+                threads,
+                width,
+                rows_per_task,
+                partial,
+            )
+        }
+    });
+    true
+}
+
+/// The tasks of [`vector_product`] and the sum of their partial rows.
+///
+/// # Safety
+/// As for [`vector_product`]; `xs` addresses k values; `partial` holds `chunks × len` values
+/// where there is more than one chunk of rows.
+#[allow(clippy::too_many_arguments)]
+unsafe fn vector_tasks(
+    isa: Isa,
+    len: usize,
+    k: usize,
+    out: (*mut f32, isize),
+    xs: *const f32,
+    mat: MatRef,
+    along_out: bool,
+    accumulate: bool,
+    threads: usize,
+    width: usize,
+    rows_per_task: usize,
+    partial: &mut [f32],
+) {
+    let chunks = k.div_ceil(rows_per_task);
+    let ranges = len.div_ceil(width);
+    let tasks = ranges * chunks;
+    let target: MatMut = if chunks > 1 {
+        (partial.as_mut_ptr(), len as isize, 1)
+    } else {
+        (out.0, 0, out.1)
+    };
+    let shared = Send3(target, mat, (xs, 0, 0));
+    let run = move |task: usize| {
+        let (target, mat, xs) = shared.get();
+        let (c, r) = (task / ranges, task % ranges);
+        let (j0, p0) = (r * width, c * rows_per_task);
+        let (cols, rows) = (width.min(len - j0), rows_per_task.min(k - p0));
+        let mut acc = [0.0f32; VECTOR_COLUMNS];
+        let acc = &mut acc[..cols];
+        // SAFETY: xs holds k values; rows p0.. and columns j0.. of the matrix are inside it
+        // (the caller's contract); the level is available.
+        unsafe {
+            let xs = std::slice::from_raw_parts(xs.0.add(p0), rows);
+            let at = mat.0.offset(p0 as isize * mat.1 + j0 as isize * mat.2);
+            let mat = (at, mat.1, mat.2);
+            match isa {
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if along_out => {
+                    x86::vector_columns_avx512(along_out, xs, mat, acc)
+                }
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => x86::dots_avx512(xs, mat, acc),
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx2 if along_out => x86::vector_columns_avx2(along_out, xs, mat, acc),
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx2 => x86::dots_avx2(xs, mat, acc),
+                _ => vector_columns(along_out, xs, mat, acc),
+            }
+        }
+        for (j, &v) in acc.iter().enumerate() {
+            // SAFETY: partial row c's value j0 + j, or output j0 + j < len at its stride (the
+            // caller's contract); tasks write disjoint values.
+            unsafe {
+                let o = target
+                    .0
+                    .offset(c as isize * target.1 + (j0 + j) as isize * target.2);
+                *o = if accumulate && chunks == 1 { *o + v } else { v };
+            }
+        }
+    };
+    if threads > 1 && tasks > 1 && len as u64 * k as u64 >= 1 << 16 {
+        rayon::scope(|s| {
+            for t in 0..tasks {
+                s.spawn(move |_| run(t));
+            }
+        });
+    } else {
+        (0..tasks).for_each(run);
+    }
+    if chunks > 1 {
+        for j in 0..len {
+            let v = (0..chunks).fold(0.0f32, |sum, c| sum + partial[c * len + j]);
+            // SAFETY: output j < len at its stride (the caller's contract).
+            unsafe {
+                let o = out.0.offset(j as isize * out.1);
+                *o = if accumulate { *o + v } else { v };
+            }
+        }
+    }
+}
+
+/// `acc[j] = Σ_p xs[p]·mat[p][j]` for the `acc.len()` columns at `mat` (pointer to column 0,
+/// row stride, column stride): `along_out` (column stride 1) four rows of the matrix at a
+/// time added to the sums in order; else (row stride 1) each column's dot product in 8
+/// partial sums added up in a fixed order (the portable level's; the AVX2 and AVX-512 levels
+/// have their own, `x86::dots_*`). Inlined into each level's copy.
+///
+/// # Safety
+/// The matrix has `xs.len()` rows and `acc.len()` columns at those strides.
+#[inline(always)]
+unsafe fn vector_columns(along_out: bool, xs: &[f32], mat: MatRef, acc: &mut [f32]) {
+    let (k, cols) = (xs.len(), acc.len());
+    // SAFETY (both arms): rows p < k and columns j < cols of the matrix (the contract).
+    let run = |p: usize, j: usize, len: usize| unsafe {
+        std::slice::from_raw_parts(mat.0.offset(p as isize * mat.1 + j as isize * mat.2), len)
+    };
+    if along_out {
+        acc.fill(0.0);
+        let mut p = 0;
+        while p + 4 <= k {
+            let (x0, x1, x2, x3) = (xs[p], xs[p + 1], xs[p + 2], xs[p + 3]);
+            let rows = acc
+                .iter_mut()
+                .zip(run(p, 0, cols))
+                .zip(run(p + 1, 0, cols))
+                .zip(run(p + 2, 0, cols))
+                .zip(run(p + 3, 0, cols));
+            for ((((a, &b0), &b1), &b2), &b3) in rows {
+                *a = *a + x0 * b0 + x1 * b1 + x2 * b2 + x3 * b3;
+            }
+            p += 4;
+        }
+        for (p, &x) in xs.iter().enumerate().skip(p) {
+            for (a, &b) in acc.iter_mut().zip(run(p, 0, cols)) {
+                *a += x * b;
+            }
+        }
+        return;
+    }
+    for (j, a) in acc.iter_mut().enumerate() {
+        let column = run(0, j, k);
+        let mut partial = [0.0f32; 8];
+        let (xc, cc) = (xs.chunks_exact(8), column.chunks_exact(8));
+        let (xt, ct) = (xc.remainder(), cc.remainder());
+        for (xv, cv) in xc.zip(cc) {
+            for ((p, &x), &c) in partial.iter_mut().zip(xv).zip(cv) {
+                *p += x * c;
+            }
+        }
+        let tail = xt.iter().zip(ct).fold(0.0f32, |t, (&x, &c)| t + x * c);
+        let [p0, p1, p2, p3, p4, p5, p6, p7] = partial;
+        *a = (((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7))) + tail;
     }
 }
 
@@ -321,6 +565,8 @@ unsafe fn parallel<K: Kernel>(
 }
 
 thread_local! {
+    /// The partial rows of a vector product ([`vector_product`]), kept between calls.
+    static PARTIAL: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     /// Each thread's packing buffers, kept between calls so that a GEMM does not pay for fresh
     /// pages (many are called thousands of times per execute).
     static PACK: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
@@ -549,6 +795,135 @@ impl Kernel for Portable {
 mod x86 {
     use super::Kernel;
     use std::arch::x86_64::*;
+
+    /// [`super::vector_columns`] compiled for AVX-512 F.
+    ///
+    /// # Safety
+    /// As for `vector_columns`; the processor has AVX-512 F.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn vector_columns_avx512(
+        along_out: bool,
+        xs: &[f32],
+        mat: super::MatRef,
+        acc: &mut [f32],
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { super::vector_columns(along_out, xs, mat, acc) }
+    }
+
+    /// `acc[j]` = the dot product of `xs` with column `j` at `mat` (row stride 1, so each column
+    /// is `xs.len()` consecutive floats): four columns at a time, one zmm of 16 partial sums
+    /// each, so that each 16 values of `xs` are loaded once for four columns.
+    ///
+    /// # Safety
+    /// The columns lie inside the matrix; the processor has AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn dots_avx512(xs: &[f32], mat: super::MatRef, acc: &mut [f32]) {
+        let k = xs.len();
+        let (body, x) = (k - k % 16, xs.as_ptr());
+        let column = |j: usize| mat.0.wrapping_offset(j as isize * mat.2);
+        let tail = |c: *const f32| {
+            // SAFETY: values body..k of x and of the column.
+            (body..k).fold(0.0f32, |t, p| t + unsafe { *x.add(p) * *c.add(p) })
+        };
+        let mut j = 0;
+        while j + 4 <= acc.len() {
+            let c = [column(j), column(j + 1), column(j + 2), column(j + 3)];
+            let mut s = [_mm512_setzero_ps(); 4];
+            let mut p = 0;
+            while p < body {
+                // SAFETY: 16 values from p < body of x and of each column.
+                unsafe {
+                    let xv = _mm512_loadu_ps(x.add(p));
+                    for q in 0..4 {
+                        s[q] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(c[q].add(p)), s[q]);
+                    }
+                }
+                p += 16;
+            }
+            for q in 0..4 {
+                acc[j + q] = _mm512_reduce_add_ps(s[q]) + tail(c[q]);
+            }
+            j += 4;
+        }
+        for (j, a) in acc.iter_mut().enumerate().skip(j) {
+            let c = column(j);
+            let mut s = _mm512_setzero_ps();
+            for p in (0..body).step_by(16) {
+                // SAFETY: as above.
+                s = unsafe {
+                    _mm512_fmadd_ps(_mm512_loadu_ps(x.add(p)), _mm512_loadu_ps(c.add(p)), s)
+                };
+            }
+            *a = _mm512_reduce_add_ps(s) + tail(c);
+        }
+    }
+
+    /// [`dots_avx512`] with ymm registers of 8 partial sums, for AVX2 and FMA.
+    ///
+    /// # Safety
+    /// The columns lie inside the matrix; the processor has AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn dots_avx2(xs: &[f32], mat: super::MatRef, acc: &mut [f32]) {
+        let k = xs.len();
+        let (body, x) = (k - k % 8, xs.as_ptr());
+        let column = |j: usize| mat.0.wrapping_offset(j as isize * mat.2);
+        let tail = |c: *const f32| {
+            // SAFETY: values body..k of x and of the column.
+            (body..k).fold(0.0f32, |t, p| t + unsafe { *x.add(p) * *c.add(p) })
+        };
+        let total = |v: __m256| {
+            let h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+            let h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+            _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)))
+        };
+        let mut j = 0;
+        while j + 4 <= acc.len() {
+            let c = [column(j), column(j + 1), column(j + 2), column(j + 3)];
+            let mut s = [_mm256_setzero_ps(); 4];
+            let mut p = 0;
+            while p < body {
+                // SAFETY: 8 values from p < body of x and of each column.
+                unsafe {
+                    let xv = _mm256_loadu_ps(x.add(p));
+                    for q in 0..4 {
+                        s[q] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(c[q].add(p)), s[q]);
+                    }
+                }
+                p += 8;
+            }
+            for q in 0..4 {
+                acc[j + q] = total(s[q]) + tail(c[q]);
+            }
+            j += 4;
+        }
+        for (j, a) in acc.iter_mut().enumerate().skip(j) {
+            let c = column(j);
+            let mut s = _mm256_setzero_ps();
+            for p in (0..body).step_by(8) {
+                // SAFETY: as above.
+                s = unsafe {
+                    _mm256_fmadd_ps(_mm256_loadu_ps(x.add(p)), _mm256_loadu_ps(c.add(p)), s)
+                };
+            }
+            *a = total(s) + tail(c);
+        }
+    }
+
+    /// [`super::vector_columns`] compiled for AVX2 and FMA.
+    ///
+    /// # Safety
+    /// As for `vector_columns`; the processor has AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn vector_columns_avx2(
+        along_out: bool,
+        xs: &[f32],
+        mat: super::MatRef,
+        acc: &mut [f32],
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { super::vector_columns(along_out, xs, mat, acc) }
+    }
 
     /// Packs six rows of `kc` consecutive floats into `out` as `kc` steps of six values (the
     /// AVX2 kernel's left sliver): eight steps at a time by an 8 × 8 register transpose (rows
@@ -945,6 +1320,12 @@ mod tests {
                 // More columns than one NC block of the AVX2 driver (1024).
                 (7, 1030, 20),
                 (25, 65, 0),
+                // Vector products: several ranges of outputs (4096 a task), several runs of
+                // rows (partial rows added at the end), a column, a dot product.
+                (1, 9000, 5),
+                (1, 300, 700),
+                (700, 1, 300),
+                (1, 1, 77),
             ] {
                 for (transposed_a, transposed_b) in [(false, false), (true, false), (false, true)] {
                     let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut seed)).collect();
@@ -1041,6 +1422,46 @@ mod tests {
                                 "{isa} kc={kc} first={first}: ({i},{j}) {got} vs {want}"
                             );
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_vector_product_writes_only_its_strided_outputs() {
+        let (len, k) = (37, 600);
+        let mut seed = 5u64;
+        let x: Vec<f32> = (0..k).map(|_| lcg(&mut seed)).collect();
+        let mat: Vec<f32> = (0..k * len).map(|_| lcg(&mut seed)).collect();
+        // mat as k×len row-major; the product of the row x with it.
+        let want = reference(1, len, k, &x, &mat, k, 1);
+        for isa in Isa::ALL.into_iter().filter(|i| i.is_available()) {
+            for (m, n) in [(1, len), (len, 1)] {
+                // Outputs 3 apart, the gaps poisoned.
+                let mut c = vec![-7.0f32; 3 * len];
+                let out = if m == 1 {
+                    (c.as_mut_ptr(), 0, 3)
+                } else {
+                    (c.as_mut_ptr(), 3, 0)
+                };
+                // A row times the matrix, or the matrix's transpose times a column.
+                let (lhs, rhs) = if m == 1 {
+                    ((x.as_ptr(), 0, 1), (mat.as_ptr(), len as isize, 1))
+                } else {
+                    ((mat.as_ptr(), 1, len as isize), (x.as_ptr(), 1, 0))
+                };
+                // SAFETY: the strides address x, mat and every third value of c.
+                unsafe { sgemm(isa, m, n, k, out, lhs, rhs, false, 2) };
+                for (i, &g) in c.iter().enumerate() {
+                    if i % 3 == 0 {
+                        let w = want[i / 3];
+                        assert!(
+                            (g as f64 - w).abs() <= 1e-4,
+                            "{isa} {m}x{n}: [{i}] {g} vs {w}"
+                        );
+                    } else {
+                        assert_eq!(g, -7.0, "{isa} {m}x{n}: gap [{i}] written");
                     }
                 }
             }
