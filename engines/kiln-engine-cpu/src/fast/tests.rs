@@ -735,6 +735,90 @@ fn conv_fprop_random_geometries() {
     }
 }
 
+/// Depthwise convolutions (one channel in and out per group) on the direct path: whole planes
+/// at stride 1 (blocks of outputs in registers and a tail), row segments at other strides, in
+/// tiles of a few positions (the tile knob) and in batches of planes, every layout, with and
+/// without an epilogue, checked against the reference engine at every available level.
+#[test]
+fn depthwise_convolutions_match_reference() {
+    let mut rng = StdRng::seed_from_u64(17);
+    // Fixed first: whole planes of several register blocks with a dilation along each axis.
+    for (i, dilation) in [vec![1, 2], vec![2, 1], vec![1, 1]].into_iter().enumerate() {
+        let case = ConvCase {
+            n: 2,
+            c: 4,
+            k: 4,
+            input: vec![20, 27],
+            filter: vec![3, 3],
+            pad: (vec![1, 2], vec![2, 1]),
+            stride: vec![1, 1],
+            dilation,
+            groups: 4,
+            layout: Layout::Nchw,
+        };
+        for isa in super::isa::Isa::ALL
+            .into_iter()
+            .filter(|l| l.is_available())
+        {
+            let g = conv_graph(&case, &[], DataType::F32);
+            check(
+                &ConvFpropEngine,
+                g,
+                &[0, 0, 0, isa as i64],
+                tol_of(DataType::F32),
+                3.0,
+                i as u64,
+            );
+        }
+    }
+    for i in 0..60 {
+        let rank = [2usize, 2, 2, 1, 3][rng.random_range(0..5)];
+        let groups = rng.random_range(2..=9i64);
+        let filter: Vec<i64> = (0..rank).map(|_| rng.random_range(1..=5)).collect();
+        if filter.iter().product::<i64>() == 1 {
+            continue;
+        }
+        let dilation: Vec<i64> = (0..rank).map(|_| rng.random_range(1..=2)).collect();
+        let pre: Vec<i64> = (0..rank).map(|_| rng.random_range(0..=2)).collect();
+        let post: Vec<i64> = (0..rank).map(|_| rng.random_range(0..=2)).collect();
+        let stride: Vec<i64> = (0..rank)
+            .map(|_| [1, 1, 2, 3][rng.random_range(0..4)])
+            .collect();
+        let input: Vec<i64> = (0..rank)
+            .map(|d| (filter[d] - 1) * dilation[d] + 1 + rng.random_range(0..30))
+            .collect();
+        let case = ConvCase {
+            n: rng.random_range(1..=2),
+            c: groups,
+            k: groups,
+            input,
+            filter,
+            pad: (pre, post),
+            stride,
+            dilation,
+            groups,
+            layout: [Layout::Nchw, Layout::Nhwc, Layout::Odd][rng.random_range(0..3)],
+        };
+        let steps = &epilogues()[rng.random_range(0..4)];
+        let taps = case.filter.iter().product::<i64>() as f64;
+        let tile = [0, 0, 16][rng.random_range(0..3)];
+        for isa in super::isa::Isa::ALL
+            .into_iter()
+            .filter(|l| l.is_available())
+        {
+            let g = conv_graph(&case, steps, DataType::F32);
+            check(
+                &ConvFpropEngine,
+                g,
+                &[0, tile, 0, isa as i64],
+                tol_of(DataType::F32),
+                taps.sqrt(),
+                i,
+            );
+        }
+    }
+}
+
 #[test]
 fn conv_dgrad_and_wgrad_match_reference() {
     let mut cases = conv_cases();

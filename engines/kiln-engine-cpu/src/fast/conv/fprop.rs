@@ -57,6 +57,8 @@ const PACKED_KC: usize = 256;
 const TARGET_COL_FLOATS: usize = 128 * 1024;
 /// Workspace alignment the engine keeps for its f32 buffers.
 const ALIGN: usize = 64;
+/// The most output positions a depthwise convolution's tile takes as one whole plane.
+const DEPTHWISE_PLANE_MAX: usize = 1 << 16;
 
 /// Forward convolution with a fused pointwise epilogue.
 pub struct ConvFpropEngine;
@@ -273,6 +275,8 @@ struct ConvPlan {
     /// The instruction set the GEMMs run with.
     isa: Isa,
     amx: Option<ConvAmx>,
+    /// A depthwise convolution computed directly ([`super::depthwise`]) instead of by im2col.
+    depthwise: bool,
 }
 
 impl ConvPlan {
@@ -342,8 +346,18 @@ impl ConvPlan {
         // AMX tiles multiply bf16 about 16 times as fast as f32 FMAs: far more than Winograd's
         // 2.25 fewer multiplications. `vdpbf16ps` does twice the FMA's work, about as much as
         // Winograd saves, and measured as fast or faster (resolve_auto_knobs).
+        // Depthwise convolutions run directly unless the knob asks for im2col or Winograd.
+        let depthwise =
+            algo == 0 && !amx_layout && direct_step.is_none() && super::depthwise::eligible(&s);
+        // A depthwise tile is a whole image plane where it is not too large, so that the
+        // stride-1 kernel sees the plane at once (super::depthwise::plane).
+        let tile_positions = if depthwise && tile_knob == 0 && positions <= DEPTHWISE_PLANE_MAX {
+            positions
+        } else {
+            tile_positions
+        };
         let use_winograd = match algo {
-            _ if amx_layout => false,
+            _ if amx_layout || depthwise => false,
             1 => false,
             2 => winograd::eligible(&s),
             _ => winograd::preferred(&s),
@@ -358,6 +372,7 @@ impl ConvPlan {
             direct_step,
             rows_are_positions,
             packed_direct: direct_step.is_some() && !rows_are_positions && !amx_layout,
+            depthwise,
             tile_positions,
             chunks,
             regions: slots.min(s.n * s.groups * chunks).max(1),
@@ -402,6 +417,23 @@ impl ConvPlan {
 
     fn weight_floats(&self) -> usize {
         self.s.weight_floats()
+    }
+
+    /// The filter stride where the GEMM can read the bound weights `w` as its [K, patch] left
+    /// operand itself: f32, 4-byte aligned, each filter one dense run in the patch order of a
+    /// channels-first im2col.
+    fn weights_in_place(&self, w: SharedPtr) -> Option<isize> {
+        let s = &self.s;
+        let fits = |size: usize, stride: isize, want: usize| size == 1 || stride == want as isize;
+        let dense = fits(s.filter[2], s.ws.2[2], 1)
+            && fits(s.filter[1], s.ws.2[1], s.filter[2])
+            && fits(s.filter[0], s.ws.2[0], s.filter[1] * s.filter[2])
+            && fits(s.cg, s.ws.1, s.taps());
+        (s.w_type == DataType::F32
+            && !self.channels_last
+            && dense
+            && w.get().cast::<f32>().is_aligned())
+        .then_some(s.ws.0)
     }
 
     /// f32 values of the packed direct path's left slivers (all groups), sized for any
@@ -941,7 +973,19 @@ impl Prepared for ConvPlan {
         // f32 copy is needed. (Weights that are not 2-byte aligned are read through the copy.)
         let filters_direct =
             amx_run.is_some_and(|a| a.filters_direct) && w.get().cast::<half::bf16>().is_aligned();
-        if !wide && !filters_direct {
+        let packed_runs = self.packed_direct
+            && !wide
+            && direct.is_some()
+            && matches!(self.isa, Isa::Portable | Isa::Avx2);
+        // f32 filters stored densely in the patch order the GEMM reads (channels-first) are its
+        // left operand where they lie when nothing else reads the packed copy: copying them
+        // took a fifth of a 1×512×7×7 3x3 convolution, whose 9 MiB of filters dwarf its input.
+        let weights_in_place = (!wide && amx_run.is_none() && !packed_runs)
+            .then(|| self.weights_in_place(w))
+            .flatten();
+        // The depthwise path reads each plane's filter from w itself.
+        let depthwise = self.depthwise && x.get().cast::<f32>().is_aligned();
+        if !wide && !filters_direct && weights_in_place.is_none() && !depthwise {
             // SAFETY: w is bound for this call.
             unsafe { pack_weights(&self.s, self.channels_last, w, wpack) };
         }
@@ -963,11 +1007,7 @@ impl Prepared for ConvPlan {
         // channels-first output multiplies filters packed once per execute (the GEMM driver
         // would pack them again for every tile); where its positions are consecutive the AVX2
         // level runs `wide` above instead, as the AVX-512 levels always do.
-        let packed = (self.packed_direct
-            && !wide
-            && direct.is_some()
-            && matches!(self.isa, Isa::Portable | Isa::Avx2))
-        .then(|| {
+        let packed = packed_runs.then(|| {
             // SAFETY: the plan's level runs on this processor (isa_to_run).
             let kern = unsafe { Packed::for_isa(self.isa) };
             self.pack_filter_slivers(kern.mr, wpack, u);
@@ -984,14 +1024,24 @@ impl Prepared for ConvPlan {
         let items = s.n * s.groups * self.chunks;
         let slots = self.regions.min(items).max(1);
         let patch = s.patch();
+        // Fewer tiles than threads (one small image, say): each tile's GEMM gets the others.
+        let gemm_threads = (rayon::current_num_threads() / items).max(1);
         // Workers claim items in turn rather than taking a fixed share each: a worker that
         // wakes late (tens of microseconds on a busy machine) then costs only the items it
         // does not get to, instead of its whole share running after the others'.
-        let tiles = Claims::new(items);
+        // Depthwise planes are claimed in batches of about 4096 positions: one claim a small
+        // plane cost as much as the plane (two workers contending for the counter).
+        let dw_batch = if depthwise {
+            (4096 / s.positions().max(1)).clamp(1, 64)
+        } else {
+            1
+        };
+        let tiles = Claims::new(items.div_ceil(dw_batch));
         let run_slot = |(slot, buf): (usize, &mut [f32])| {
             let (col, rest) = buf.split_at_mut(col_f);
             let (tile, scratch) = rest.split_at_mut(tile_f);
             let scratch = &mut scratch[..scratch_f];
+            let mut filter = Vec::new();
             let u = match &wide_slivers {
                 Some(jobs) => {
                     jobs.run_all_then_wait(|i| {
@@ -1005,7 +1055,61 @@ impl Prepared for ConvPlan {
                 }
                 None => u,
             };
-            while let Some(item) = tiles.claim() {
+            while let Some(claimed) = tiles.claim() {
+                if depthwise {
+                    // A claim is a batch of planes (see dw_batch).
+                    for item in claimed * dw_batch..items.min((claimed + 1) * dw_batch) {
+                        let (n, g, chunk) = (
+                            item / (s.groups * self.chunks),
+                            (item / self.chunks) % s.groups,
+                            item % self.chunks,
+                        );
+                        let p0 = chunk * self.tile_positions;
+                        let len = self.tile_positions.min(s.positions() - p0);
+                        // SAFETY: w and x are bound for this call (x f32 and aligned, checked
+                        // above); g < groups; the plan's level runs here (isa_to_run).
+                        unsafe {
+                            super::depthwise::filter(s, w, g, &mut filter);
+                            let whole = len == s.positions();
+                            if !(whole
+                                && super::depthwise::plane(
+                                    self.isa, s, x, &filter, n, g, col, tile,
+                                ))
+                            {
+                                super::depthwise::tile(
+                                    self.isa,
+                                    s,
+                                    x,
+                                    &filter,
+                                    n,
+                                    g,
+                                    p0,
+                                    &mut tile[..len],
+                                );
+                            }
+                        }
+                        // One filter a group: the tile is the same run of positions whichever way
+                        // the output is laid out.
+                        let (row0, col0, rows, cols, ld) = if self.rows_are_positions {
+                            (p0, g, len, 1, 1)
+                        } else {
+                            (g, p0, 1, len, len)
+                        };
+                        let t = Tile {
+                            fixed: n,
+                            row0,
+                            col0,
+                            rows,
+                            cols,
+                            values: &mut tile[..len],
+                            ld,
+                        };
+                        // SAFETY: pointers from this call; each item owns its tile of the output.
+                        unsafe { self.epilogue.apply(&ptrs, t, scratch) };
+                    }
+                    continue;
+                }
+                let item = claimed;
                 let (n, g, chunk) = (
                     item / (s.groups * self.chunks),
                     (item / self.chunks) % s.groups,
@@ -1129,6 +1233,20 @@ impl Prepared for ConvPlan {
                     // SAFETY: lhs is the group's [kg, patch] block of the packed weights, rhs a
                     // [patch, len] matrix (the tile's patches or the input itself), dst the
                     // [kg, len] tile; all strides match those buffers.
+                    let lhs = match weights_in_place {
+                        Some(ks) => (
+                            (w.get() as *const f32).wrapping_offset((g * s.kg) as isize * ks),
+                            ks,
+                            1,
+                        ),
+                        None => (
+                            wpack.as_ptr().wrapping_add(g * s.kg * patch),
+                            patch as isize,
+                            1,
+                        ),
+                    };
+                    // SAFETY: as above; lhs is the group's filters in w itself where
+                    // weights_in_place says they are its [kg, patch] rows.
                     unsafe {
                         sgemm(
                             self.isa,
@@ -1136,10 +1254,10 @@ impl Prepared for ConvPlan {
                             len,
                             patch,
                             (tile.as_mut_ptr(), dst_rs, dst_cs),
-                            (wpack.as_ptr().add(g * s.kg * patch), patch as isize, 1),
+                            lhs,
                             (rhs, rhs_rs, rhs_cs),
                             false,
-                            1,
+                            gemm_threads,
                         )
                     };
                 }
