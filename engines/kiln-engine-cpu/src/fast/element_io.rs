@@ -259,6 +259,8 @@ pub(crate) unsafe fn load(
                     copy_f32(p, out.as_mut_ptr(), n);
                 } else if stride == 0 {
                     out.fill(p.read_unaligned());
+                } else if stride == 2 && cfg!(target_arch = "x86_64") {
+                    every_other_f32(p, out);
                 } else {
                     for (i, o) in out.iter_mut().enumerate() {
                         *o = p.offset(i as isize * stride).read_unaligned();
@@ -410,6 +412,40 @@ pub(crate) unsafe fn load_one(base: *const u8, dt: DataType, off: isize) -> f32 
     v[0]
 }
 
+/// `out[i] = p[2i]`: four values at a time from two unaligned SSE loads (the x86-64 baseline)
+/// and one shuffle, as long as those loads stay within `p[..2·out.len() - 1]`; the rest one at
+/// a time. (A stride of 2 is a stride-2 convolution's im2col and its pooling staging.)
+///
+/// # Safety
+/// `p[2i]` is readable for every `i < out.len()`.
+#[inline]
+unsafe fn every_other_f32(p: *const f32, out: &mut [f32]) {
+    let n = out.len();
+    let mut i = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_loadu_ps, _mm_shuffle_ps, _mm_storeu_ps};
+        // Outputs i..i + 4 read p[2i..2i + 8]; the last index read, 2i + 7, is at most
+        // 2(n - 1) - 1 while i + 5 <= n.
+        while i + 5 <= n {
+            // SAFETY: p[2i..2i + 8] lie within p[..2n - 2] (above); out[i..i + 4] exist.
+            unsafe {
+                let a = _mm_loadu_ps(p.add(2 * i));
+                let b = _mm_loadu_ps(p.add(2 * i + 4));
+                _mm_storeu_ps(
+                    out.as_mut_ptr().add(i),
+                    _mm_shuffle_ps::<0b10_00_10_00>(a, b),
+                );
+            }
+            i += 4;
+        }
+    }
+    for (j, o) in out.iter_mut().enumerate().skip(i) {
+        // SAFETY: p[2j], j < n (the caller's contract).
+        *o = unsafe { p.add(2 * j).read_unaligned() };
+    }
+}
+
 /// Reads elements at arbitrary element offsets `base_off + offsets[i]`.
 ///
 /// # Safety
@@ -449,6 +485,23 @@ pub(crate) unsafe fn scatter(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stride_of_two_reads_every_other_value_and_nothing_past_the_last() {
+        for n in 0..23usize {
+            // Exactly the 2n - 1 values the load may read (a Vec of that length, so that a read
+            // past it would be one past the allocation's end).
+            let src: Vec<f32> = (0..(2 * n).saturating_sub(1))
+                .map(|v| v as f32 * 0.5)
+                .collect();
+            let mut out = vec![f32::NAN; n];
+            // SAFETY: elements 0, 2, ..., 2(n - 1) of src exist.
+            unsafe { load(src.as_ptr().cast(), DataType::F32, 0, 2, &mut out) };
+            for (i, &v) in out.iter().enumerate() {
+                assert_eq!(v, src[2 * i], "n {n}, i {i}");
+            }
+        }
+    }
 
     #[test]
     fn every_type_round_trips_with_strides() {

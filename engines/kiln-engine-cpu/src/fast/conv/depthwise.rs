@@ -179,13 +179,14 @@ unsafe fn tile_body(
     }
 }
 
-/// The whole output plane of channel `g` of image `n` (2-D, stride 1) into `out`, through
-/// `scratch`: the input plane is staged with its padding as zeros, at the width W' of the
-/// output plus the filter's reach, so that every tap is one long run over the flattened
-/// staged plane (its offset `f1·d1·W' + f2·d2`), the rows' extra columns computed and dropped;
-/// each tap then costs one pass over the plane instead of one short pass per output row.
-/// Returns false, having done nothing, where the convolution is not 2-D with stride 1 or
-/// `scratch` is too small.
+/// The whole output plane of channel `g` of image `n` (2-D) into `out`, through `scratch`:
+/// the input plane is staged with its padding as zeros, split by the stride into its phases
+/// (phase (py, px) holds staged rows py, py + s1, ... and columns px, px + s2, ...), each phase
+/// at the width W' of the output plus the filter's reach in that phase, so that every tap reads
+/// one run of one phase, flattened (tap (f1, f2) at row f1·d1 / s1 and column f2·d2 / s2 of
+/// phase (f1·d1 % s1, f2·d2 % s2)); the rows' extra columns are computed and dropped. Each tap
+/// then costs one pass over the plane instead of one short pass per output row. Returns false,
+/// having done nothing, where the convolution is not 2-D or `scratch` is too small.
 ///
 /// # Safety
 /// As for [`tile`]; `out` holds the output plane.
@@ -201,62 +202,99 @@ pub(crate) unsafe fn plane(
     out: &mut [f32],
 ) -> bool {
     let two_d = s.filter[0] == 1 && s.input[0] == 1 && s.output[0] == 1;
-    if !two_d || s.stride[1] != 1 || s.stride[2] != 1 {
+    let positive = (1..3).all(|d| s.stride[d] >= 1 && s.dilation[d] >= 1);
+    if !two_d || !positive {
         return false;
     }
     let (oh, ow) = (s.output[1], s.output[2]);
-    let reach = |d: usize| (s.filter[d] - 1) * s.dilation[d].max(0) as usize;
-    let (rows, width) = (oh + reach(1), ow + reach(2));
-    let staged_len = rows * width;
+    let geo = Phases {
+        s1: s.stride[1] as usize,
+        s2: s.stride[2] as usize,
+        d1: s.dilation[1] as usize,
+        d2: s.dilation[2] as usize,
+        rows: oh + (s.filter[1] - 1) * s.dilation[1] as usize / s.stride[1] as usize,
+        width: ow + (s.filter[2] - 1) * s.dilation[2] as usize / s.stride[2] as usize,
+    };
+    let staged_len = geo.s1 * geo.s2 * geo.rows * geo.width;
     // The flattened outputs: up to the last output row's last column.
-    let flat_len = (oh - 1) * width + ow;
-    if s.dilation[1] < 1 || s.dilation[2] < 1 || scratch.len() < staged_len + flat_len {
+    let flat_len = (oh - 1) * geo.width + ow;
+    if scratch.len() < staged_len + flat_len {
         return false;
     }
     let (staged, rest) = scratch.split_at_mut(staged_len);
     let flat = &mut rest[..flat_len];
-    // Staged row y, column c is input row y - pad1, column c - pad2 (zero outside).
     let base = n as isize * s.xs.0 + g as isize * s.xs.1;
-    for (y, row) in staged.chunks_exact_mut(width).enumerate() {
-        let iy = y as isize - s.pad[1];
-        if iy < 0 || iy >= s.input[1] as isize {
-            row.fill(0.0);
-            continue;
-        }
-        let c0 = s.pad[2].clamp(0, width as isize) as usize;
-        let c1 = (s.pad[2] + s.input[2] as isize).clamp(c0 as isize, width as isize) as usize;
-        row[..c0].fill(0.0);
-        row[c1..].fill(0.0);
-        // Input columns c0 - pad2 .. c1 - pad2 are inside the row.
-        let off = base + iy * s.xs.2[1] + (c0 as isize - s.pad[2]) * s.xs.2[2];
-        let dst = &mut row[c0..c1];
-        if s.xs.2[2] == 1 {
-            // SAFETY: in-range columns of an in-range row of x, f32 and aligned (the caller's
-            // contract, `tile`'s).
-            dst.copy_from_slice(unsafe {
-                std::slice::from_raw_parts((x.get() as *const f32).offset(off), c1 - c0)
-            });
-        } else {
-            // SAFETY: as above, strided.
-            unsafe { crate::fast::element_io::load(x.get(), s.x_type, off, s.xs.2[2], dst) };
+    let (s1, s2) = (geo.s1 as isize, geo.s2 as isize);
+    for (q, phase) in staged.chunks_exact_mut(geo.rows * geo.width).enumerate() {
+        let (py, px) = ((q / geo.s2) as isize, (q % geo.s2) as isize);
+        // Phase column c is input column c·s2 + px - pad2: inside for c in c0..c1.
+        let first = s.pad[2] - px;
+        let c0 = if first <= 0 { 0 } else { (first + s2 - 1) / s2 };
+        let limit = s.input[2] as isize + s.pad[2] - px;
+        let c1 = if limit <= 0 { 0 } else { (limit + s2 - 1) / s2 };
+        let (c0, c1) = (
+            c0.clamp(0, geo.width as isize) as usize,
+            c1.clamp(c0.clamp(0, geo.width as isize), geo.width as isize) as usize,
+        );
+        for (y, row) in phase.chunks_exact_mut(geo.width).enumerate() {
+            let iy = y as isize * s1 + py - s.pad[1];
+            if iy < 0 || iy >= s.input[1] as isize || c0 == c1 {
+                row.fill(0.0);
+                continue;
+            }
+            row[..c0].fill(0.0);
+            row[c1..].fill(0.0);
+            let ix = c0 as isize * s2 + px - s.pad[2];
+            let off = base + iy * s.xs.2[1] + ix * s.xs.2[2];
+            let step = s2 * s.xs.2[2];
+            let dst = &mut row[c0..c1];
+            if step == 1 {
+                // SAFETY: in-range columns of an in-range row of x, f32 and aligned (the
+                // caller's contract, `tile`'s).
+                dst.copy_from_slice(unsafe {
+                    std::slice::from_raw_parts((x.get() as *const f32).offset(off), c1 - c0)
+                });
+            } else {
+                // SAFETY: as above, every step2-th column.
+                unsafe { crate::fast::element_io::load(x.get(), s.x_type, off, step, dst) };
+            }
         }
     }
     // SAFETY (all arms): each copy runs only where its level does (the caller's contract).
     unsafe {
         match isa {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
-                taps_avx512(s, width, weights, staged, flat)
-            }
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => taps_avx512(s, &geo, weights, staged, flat),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => taps_avx2(s, width, weights, staged, flat),
-            _ => taps_body::<false, 64>(s, width, weights, staged, flat),
+            Isa::Avx2 => taps_avx2(s, &geo, weights, staged, flat),
+            _ => taps_body::<false, 64>(s, &geo, weights, staged, flat),
         }
     }
     for (r, dst) in out[..oh * ow].chunks_exact_mut(ow).enumerate() {
-        dst.copy_from_slice(&flat[r * width..r * width + ow]);
+        dst.copy_from_slice(&flat[r * geo.width..r * geo.width + ow]);
     }
     true
+}
+
+/// How [`plane`] lays out its staged phases: strides, dilations, and each phase's rows and
+/// width.
+struct Phases {
+    s1: usize,
+    s2: usize,
+    d1: usize,
+    d2: usize,
+    rows: usize,
+    width: usize,
+}
+
+impl Phases {
+    /// Where tap (f1, f2)'s run starts in the staged phases.
+    #[inline(always)]
+    fn offset(&self, f1: usize, f2: usize) -> usize {
+        let (a, b) = (f1 * self.d1, f2 * self.d2);
+        let phase = (a % self.s1) * self.s2 + b % self.s2;
+        (phase * self.rows + a / self.s1) * self.width + b / self.s2
+    }
 }
 
 /// [`taps_body`] compiled for AVX-512 F.
@@ -265,8 +303,8 @@ pub(crate) unsafe fn plane(
 /// The processor has AVX-512 F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn taps_avx512(s: &Shape, width: usize, weights: &[f32], staged: &[f32], flat: &mut [f32]) {
-    taps_body::<true, 128>(s, width, weights, staged, flat)
+unsafe fn taps_avx512(s: &Shape, geo: &Phases, weights: &[f32], staged: &[f32], flat: &mut [f32]) {
+    taps_body::<true, 128>(s, geo, weights, staged, flat)
 }
 
 /// [`taps_body`] compiled for AVX2 and FMA.
@@ -275,11 +313,11 @@ unsafe fn taps_avx512(s: &Shape, width: usize, weights: &[f32], staged: &[f32], 
 /// The processor has AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn taps_avx2(s: &Shape, width: usize, weights: &[f32], staged: &[f32], flat: &mut [f32]) {
-    taps_body::<true, 64>(s, width, weights, staged, flat)
+unsafe fn taps_avx2(s: &Shape, geo: &Phases, weights: &[f32], staged: &[f32], flat: &mut [f32]) {
+    taps_body::<true, 64>(s, geo, weights, staged, flat)
 }
 
-/// `flat[i] = Σ_taps w · staged[i + offset(tap)]`, the taps added in order: `R` outputs at a
+/// `flat[i] = Σ_taps w · staged[i + geo.offset(tap)]`, the taps added in order: `R` outputs at a
 /// time held in registers across every tap (8 zmm or 8 ymm: enough independent sums to hide
 /// the adds' latency; a pass of each tap over a block in L1 was bound by its stores), the last
 /// `len % R` one tap at a time. `FUSED`: each step one FMA (the copies whose level has FMA;
@@ -287,13 +325,12 @@ unsafe fn taps_avx2(s: &Shape, width: usize, weights: &[f32], staged: &[f32], fl
 #[inline(always)]
 fn taps_body<const FUSED: bool, const R: usize>(
     s: &Shape,
-    width: usize,
+    geo: &Phases,
     weights: &[f32],
     staged: &[f32],
     flat: &mut [f32],
 ) {
     let step = |a: f32, w: f32, v: f32| if FUSED { w.mul_add(v, a) } else { a + w * v };
-    let (d1, d2) = (s.dilation[1] as usize, s.dilation[2] as usize);
     let (rows, cols) = (s.filter[1], s.filter[2]);
     let len = flat.len();
     let mut i = 0;
@@ -301,7 +338,7 @@ fn taps_body<const FUSED: bool, const R: usize>(
         let mut acc = [0.0f32; R];
         for f1 in 0..rows {
             for f2 in 0..cols {
-                let (off, wv) = (i + f1 * d1 * width + f2 * d2, weights[f1 * cols + f2]);
+                let (off, wv) = (i + geo.offset(f1, f2), weights[f1 * cols + f2]);
                 for (a, &v) in acc.iter_mut().zip(&staged[off..off + R]) {
                     *a = step(*a, wv, v);
                 }
@@ -314,7 +351,7 @@ fn taps_body<const FUSED: bool, const R: usize>(
     tail.fill(0.0);
     for f1 in 0..rows {
         for f2 in 0..cols {
-            let (off, wv) = (i + f1 * d1 * width + f2 * d2, weights[f1 * cols + f2]);
+            let (off, wv) = (i + geo.offset(f1, f2), weights[f1 * cols + f2]);
             for (d, &v) in tail.iter_mut().zip(&staged[off..]) {
                 *d = step(*d, wv, v);
             }
