@@ -358,3 +358,151 @@ fn taps_body<const FUSED: bool, const R: usize>(
         }
     }
 }
+
+/// Whether a depthwise convolution runs channels-last ([`channels_last_tile`]): x's and the
+/// output's channels adjacent (stride 1 for x; the output tile's rows are positions). A
+/// channels-last input read plane by plane would gather one value of every cache line per
+/// plane.
+pub(crate) fn runs_channels_last(s: &Shape, rows_are_positions: bool) -> bool {
+    s.xs.1 == 1 && rows_are_positions
+}
+
+/// Writes the filters as `[tap][C]` f32 (every channel's weight of one tap together) into
+/// `out` (`taps · C` values), the channels-last kernel's layout.
+///
+/// # Safety
+/// `w` is the bound weight pointer of a live execute call.
+pub(crate) unsafe fn pack_taps(s: &Shape, w: SharedPtr, out: &mut [f32]) {
+    let c = s.groups;
+    let mut filter = Vec::with_capacity(s.taps());
+    for g in 0..c {
+        // SAFETY: forwarded contract; g < groups.
+        unsafe { self::filter(s, w, g, &mut filter) };
+        for (tap, &v) in filter.iter().enumerate() {
+            out[tap * c + g] = v;
+        }
+    }
+}
+
+/// Output positions `p0..p0 + len` of image `n`, every channel, into `out` as `[len][C]`:
+/// for each position, each tap inside the input adds its weights times the input's run of C
+/// channels there (taps in the padding skipped, as the reference engine skips them).
+///
+/// # Safety
+/// `x` is the bound f32 input of a live execute call, aligned, channels adjacent; `taps` is
+/// [`pack_taps`]' layout; `out` holds `len · C` values; `isa` runs on this processor.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn channels_last_tile(
+    isa: Isa,
+    s: &Shape,
+    x: SharedPtr,
+    taps: &[f32],
+    n: usize,
+    p0: usize,
+    len: usize,
+    out: &mut [f32],
+) {
+    // SAFETY (all arms): forwarded contract; each copy runs only where its level does.
+    unsafe {
+        match isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
+                channels_last_avx512(s, x, taps, n, p0, len, out)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => channels_last_avx2(s, x, taps, n, p0, len, out),
+            _ => channels_last_body::<false>(s, x, taps, n, p0, len, out),
+        }
+    }
+}
+
+/// [`channels_last_body`] compiled for AVX-512 F.
+///
+/// # Safety
+/// As for [`channels_last_tile`]; the processor has AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn channels_last_avx512(
+    s: &Shape,
+    x: SharedPtr,
+    taps: &[f32],
+    n: usize,
+    p0: usize,
+    len: usize,
+    out: &mut [f32],
+) {
+    // SAFETY: forwarded contract.
+    unsafe { channels_last_body::<true>(s, x, taps, n, p0, len, out) }
+}
+
+/// [`channels_last_body`] compiled for AVX2 and FMA.
+///
+/// # Safety
+/// As for [`channels_last_tile`]; the processor has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn channels_last_avx2(
+    s: &Shape,
+    x: SharedPtr,
+    taps: &[f32],
+    n: usize,
+    p0: usize,
+    len: usize,
+    out: &mut [f32],
+) {
+    // SAFETY: forwarded contract.
+    unsafe { channels_last_body::<true>(s, x, taps, n, p0, len, out) }
+}
+
+/// The work of [`channels_last_tile`], inlined into each level's copy (`FUSED` as for
+/// [`taps_body`]).
+///
+/// # Safety
+/// As for [`channels_last_tile`].
+#[inline(always)]
+unsafe fn channels_last_body<const FUSED: bool>(
+    s: &Shape,
+    x: SharedPtr,
+    taps: &[f32],
+    n: usize,
+    p0: usize,
+    len: usize,
+    out: &mut [f32],
+) {
+    let c = s.groups;
+    let (o1, o2) = (s.output[1], s.output[2]);
+    let coord = |o: usize, f: usize, d: usize| -> isize {
+        o as isize * s.stride[d] - s.pad[d] + f as isize * s.dilation[d]
+    };
+    let inside = |i: isize, d: usize| i >= 0 && i < s.input[d] as isize;
+    let step = |a: f32, w: f32, v: f32| if FUSED { w.mul_add(v, a) } else { a + w * v };
+    let x = x.get() as *const f32;
+    for (pl, acc) in out[..len * c].chunks_exact_mut(c).enumerate() {
+        let p = p0 + pl;
+        let (od, oh, ow) = (p / (o1 * o2), (p / o2) % o1, p % o2);
+        acc.fill(0.0);
+        let mut tap = 0;
+        for f0 in 0..s.filter[0] {
+            let i0 = coord(od, f0, 0);
+            for f1 in 0..s.filter[1] {
+                let i1 = coord(oh, f1, 1);
+                for f2 in 0..s.filter[2] {
+                    let i2 = coord(ow, f2, 2);
+                    let weights = &taps[tap * c..(tap + 1) * c];
+                    tap += 1;
+                    if !(inside(i0, 0) && inside(i1, 1) && inside(i2, 2)) {
+                        continue;
+                    }
+                    let off =
+                        n as isize * s.xs.0 + i0 * s.xs.2[0] + i1 * s.xs.2[1] + i2 * s.xs.2[2];
+                    // SAFETY: the C channels of an in-range input position, adjacent (the
+                    // caller's contract).
+                    let run = unsafe { std::slice::from_raw_parts(x.offset(off), c) };
+                    for ((a, &w), &v) in acc.iter_mut().zip(weights).zip(run) {
+                        *a = step(*a, w, v);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -59,6 +59,8 @@ const TARGET_COL_FLOATS: usize = 128 * 1024;
 const ALIGN: usize = 64;
 /// The most output positions a depthwise convolution's tile takes as one whole plane.
 const DEPTHWISE_PLANE_MAX: usize = 1 << 16;
+/// About how many values (positions × channels) a channels-last depthwise tile holds.
+const DEPTHWISE_CL_TILE_FLOATS: usize = 1 << 14;
 
 /// Forward convolution with a fused pointwise epilogue.
 pub struct ConvFpropEngine;
@@ -277,6 +279,9 @@ struct ConvPlan {
     amx: Option<ConvAmx>,
     /// A depthwise convolution computed directly ([`super::depthwise`]) instead of by im2col.
     depthwise: bool,
+    /// ... and channels-last: tiles of positions × every channel
+    /// ([`super::depthwise::channels_last_tile`]) instead of planes.
+    depthwise_cl: bool,
 }
 
 impl ConvPlan {
@@ -351,7 +356,11 @@ impl ConvPlan {
             algo == 0 && !amx_layout && direct_step.is_none() && super::depthwise::eligible(&s);
         // A depthwise tile is a whole image plane where it is not too large, so that the
         // stride-1 kernel sees the plane at once (super::depthwise::plane).
-        let tile_positions = if depthwise && tile_knob == 0 && positions <= DEPTHWISE_PLANE_MAX {
+        let depthwise_cl =
+            depthwise && super::depthwise::runs_channels_last(&s, rows_are_positions);
+        let tile_positions = if depthwise_cl && tile_knob == 0 {
+            (DEPTHWISE_CL_TILE_FLOATS / s.groups).clamp(1, positions)
+        } else if depthwise && tile_knob == 0 && positions <= DEPTHWISE_PLANE_MAX {
             positions
         } else {
             tile_positions
@@ -373,6 +382,7 @@ impl ConvPlan {
             rows_are_positions,
             packed_direct: direct_step.is_some() && !rows_are_positions && !amx_layout,
             depthwise,
+            depthwise_cl,
             tile_positions,
             chunks,
             regions: slots.min(s.n * s.groups * chunks).max(1),
@@ -850,10 +860,16 @@ impl ConvPlan {
                 round(self.tile_positions.max(self.s.kg).max(direct::NR)),
             ];
         }
+        // A channels-last depthwise tile holds every channel of its positions.
+        let rows = if self.depthwise_cl {
+            self.s.groups
+        } else {
+            self.s.kg
+        };
         [
             round(self.s.patch() * self.tile_positions),
-            round(self.s.kg * self.tile_positions),
-            round(self.tile_positions.max(self.s.kg)),
+            round(rows * self.tile_positions),
+            round(self.tile_positions.max(rows)),
         ]
     }
 }
@@ -985,7 +1001,11 @@ impl Prepared for ConvPlan {
             .flatten();
         // The depthwise path reads each plane's filter from w itself.
         let depthwise = self.depthwise && x.get().cast::<f32>().is_aligned();
-        if !wide && !filters_direct && weights_in_place.is_none() && !depthwise {
+        let depthwise_cl = depthwise && self.depthwise_cl;
+        if depthwise_cl {
+            // SAFETY: w is bound for this call; wpack holds C · taps values (weight_floats).
+            unsafe { super::depthwise::pack_taps(&self.s, w, wpack) };
+        } else if !wide && !filters_direct && weights_in_place.is_none() && !depthwise {
             // SAFETY: w is bound for this call.
             unsafe { pack_weights(&self.s, self.channels_last, w, wpack) };
         }
@@ -1021,7 +1041,12 @@ impl Prepared for ConvPlan {
         let (wpack, u): (&[f32], &[f32]) = if wide { (&[], &[]) } else { (wpack, u) };
         let fused = self.epilogue.row_bias_relu();
         let [col_f, tile_f, scratch_f] = self.slot_floats();
-        let items = s.n * s.groups * self.chunks;
+        // A channels-last depthwise item is a tile of positions with every channel.
+        let items = if depthwise_cl {
+            s.n * self.chunks
+        } else {
+            s.n * s.groups * self.chunks
+        };
         let slots = self.regions.min(items).max(1);
         let patch = s.patch();
         // Fewer tiles than threads (one small image, say): each tile's GEMM gets the others.
@@ -1031,7 +1056,7 @@ impl Prepared for ConvPlan {
         // does not get to, instead of its whole share running after the others'.
         // Depthwise planes are claimed in batches of about 4096 positions: one claim a small
         // plane cost as much as the plane (two workers contending for the counter).
-        let dw_batch = if depthwise {
+        let dw_batch = if depthwise && !depthwise_cl {
             (4096 / s.positions().max(1)).clamp(1, 64)
         } else {
             1
@@ -1056,6 +1081,39 @@ impl Prepared for ConvPlan {
                 None => u,
             };
             while let Some(claimed) = tiles.claim() {
+                if depthwise_cl {
+                    let (n, chunk) = (claimed / self.chunks, claimed % self.chunks);
+                    let p0 = chunk * self.tile_positions;
+                    let len = self.tile_positions.min(s.positions() - p0);
+                    let c = s.groups;
+                    // SAFETY: x is bound (f32, aligned, channels adjacent: depthwise_cl); the
+                    // taps were packed above into wpack; the tile holds len · C values
+                    // (slot_floats); the plan's level runs here (isa_to_run).
+                    unsafe {
+                        super::depthwise::channels_last_tile(
+                            self.isa,
+                            s,
+                            x,
+                            &wpack[..c * s.taps()],
+                            n,
+                            p0,
+                            len,
+                            tile,
+                        )
+                    };
+                    let t = Tile {
+                        fixed: n,
+                        row0: p0,
+                        col0: 0,
+                        rows: len,
+                        cols: c,
+                        values: &mut tile[..len * c],
+                        ld: c,
+                    };
+                    // SAFETY: pointers from this call; each item owns its tile of the output.
+                    unsafe { self.epilogue.apply(&ptrs, t, scratch) };
+                    continue;
+                }
                 if depthwise {
                     // A claim is a batch of planes (see dw_batch).
                     for item in claimed * dw_batch..items.min((claimed + 1) * dw_batch) {
