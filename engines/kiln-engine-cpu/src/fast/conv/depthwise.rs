@@ -218,14 +218,20 @@ pub(crate) unsafe fn plane(
     let staged_len = geo.s1 * geo.s2 * geo.rows * geo.width;
     // The flattened outputs: up to the last output row's last column.
     let flat_len = (oh - 1) * geo.width + ow;
-    if scratch.len() < staged_len + flat_len {
+    // The staged phases are followed by TAIL_PAD zeros, so that the last block of outputs,
+    // partial, still reads whole runs (see taps_body).
+    if scratch.len() < staged_len + TAIL_PAD + flat_len {
         return false;
     }
-    let (staged, rest) = scratch.split_at_mut(staged_len);
+    let (staged, rest) = scratch.split_at_mut(staged_len + TAIL_PAD);
+    staged[staged_len..].fill(0.0);
     let flat = &mut rest[..flat_len];
     let base = n as isize * s.xs.0 + g as isize * s.xs.1;
     let (s1, s2) = (geo.s1 as isize, geo.s2 as isize);
-    for (q, phase) in staged.chunks_exact_mut(geo.rows * geo.width).enumerate() {
+    for (q, phase) in staged[..staged_len]
+        .chunks_exact_mut(geo.rows * geo.width)
+        .enumerate()
+    {
         let (py, px) = ((q / geo.s2) as isize, (q % geo.s2) as isize);
         // Phase column c is input column c·s2 + px - pad2: inside for c in c0..c1.
         let first = s.pad[2] - px;
@@ -276,6 +282,9 @@ pub(crate) unsafe fn plane(
     true
 }
 
+/// Zeros after [`plane`]'s staged phases: the widest register block of [`taps_body`].
+const TAIL_PAD: usize = 128;
+
 /// How [`plane`] lays out its staged phases: strides, dilations, and each phase's rows and
 /// width.
 struct Phases {
@@ -320,7 +329,8 @@ unsafe fn taps_avx2(s: &Shape, geo: &Phases, weights: &[f32], staged: &[f32], fl
 /// `flat[i] = Σ_taps w · staged[i + geo.offset(tap)]`, the taps added in order: `R` outputs at a
 /// time held in registers across every tap (8 zmm or 8 ymm: enough independent sums to hide
 /// the adds' latency; a pass of each tap over a block in L1 was bound by its stores), the last
-/// `len % R` one tap at a time. `FUSED`: each step one FMA (the copies whose level has FMA;
+/// block partial (its runs reach into the zeros after the staged phases, up to `R` ≤
+/// [`TAIL_PAD`] values past them). `FUSED`: each step one FMA (the copies whose level has FMA;
 /// elsewhere `mul_add` would be a library call).
 #[inline(always)]
 fn taps_body<const FUSED: bool, const R: usize>(
@@ -332,9 +342,8 @@ fn taps_body<const FUSED: bool, const R: usize>(
 ) {
     let step = |a: f32, w: f32, v: f32| if FUSED { w.mul_add(v, a) } else { a + w * v };
     let (rows, cols) = (s.filter[1], s.filter[2]);
-    let len = flat.len();
-    let mut i = 0;
-    while i + R <= len {
+    for (b, block) in flat.chunks_mut(R).enumerate() {
+        let i = b * R;
         let mut acc = [0.0f32; R];
         for f1 in 0..rows {
             for f2 in 0..cols {
@@ -344,18 +353,7 @@ fn taps_body<const FUSED: bool, const R: usize>(
                 }
             }
         }
-        flat[i..i + R].copy_from_slice(&acc);
-        i += R;
-    }
-    let tail = &mut flat[i..];
-    tail.fill(0.0);
-    for f1 in 0..rows {
-        for f2 in 0..cols {
-            let (off, wv) = (i + geo.offset(f1, f2), weights[f1 * cols + f2]);
-            for (d, &v) in tail.iter_mut().zip(&staged[off..]) {
-                *d = step(*d, wv, v);
-            }
-        }
+        block.copy_from_slice(&acc[..block.len()]);
     }
 }
 
