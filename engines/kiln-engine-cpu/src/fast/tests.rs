@@ -802,16 +802,19 @@ fn depthwise_convolutions_match_reference() {
         let steps = &epilogues()[rng.random_range(0..4)];
         let taps = case.filter.iter().product::<i64>() as f64;
         let tile = [0, 0, 16][rng.random_range(0..3)];
+        // 16-bit inputs are widened as the kernels read them.
+        let dt =
+            [DataType::F32, DataType::F32, DataType::F16, DataType::Bf16][rng.random_range(0..4)];
         for isa in super::isa::Isa::ALL
             .into_iter()
             .filter(|l| l.is_available())
         {
-            let g = conv_graph(&case, steps, DataType::F32);
+            let g = conv_graph(&case, steps, dt);
             check(
                 &ConvFpropEngine,
                 g,
                 &[0, tile, 0, isa as i64],
-                tol_of(DataType::F32),
+                tol_of(dt),
                 taps.sqrt(),
                 i,
             );

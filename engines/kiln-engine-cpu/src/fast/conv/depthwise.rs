@@ -8,10 +8,47 @@ use crate::fast::element_io::{load_one, SharedPtr};
 use crate::fast::isa::Isa;
 use kiln_core::DataType;
 
-/// Whether the direct kernel runs this convolution: f32 input, groups of one input and one
-/// output channel, and more than one tap (a 1x1 one is the direct 1x1 path's).
+/// Whether the direct kernel runs this convolution: an f32, f16 or bf16 input (16-bit values
+/// widened as they are read), groups of one input and one output channel, and more than one
+/// tap (a 1x1 one is the direct 1x1 path's).
 pub(crate) fn eligible(s: &Shape) -> bool {
-    s.groups > 1 && s.cg == 1 && s.kg == 1 && s.x_type == DataType::F32 && s.taps() > 1
+    let types = matches!(s.x_type, DataType::F32 | DataType::F16 | DataType::Bf16);
+    s.groups > 1 && s.cg == 1 && s.kg == 1 && types && s.taps() > 1
+}
+
+/// Adds `w` times the `dst.len()` input values at element offset `off`, `step` apart, to
+/// `dst`: read in place where x is f32, else widened into a buffer first, in pieces.
+///
+/// # Safety
+/// Those elements of x lie inside it; an f32 x is 4-byte aligned.
+#[inline(always)]
+unsafe fn add_run(s: &Shape, x: SharedPtr, off: isize, step: isize, w: f32, dst: &mut [f32]) {
+    if s.x_type == DataType::F32 {
+        let x = x.get() as *const f32;
+        if step == 1 {
+            // SAFETY: dst.len() consecutive f32 values (the caller's contract).
+            let run = unsafe { std::slice::from_raw_parts(x.offset(off), dst.len()) };
+            for (d, &v) in dst.iter_mut().zip(run) {
+                *d += w * v;
+            }
+        } else {
+            for (i, d) in dst.iter_mut().enumerate() {
+                // SAFETY: as above, value i.
+                *d += w * unsafe { *x.offset(off + i as isize * step) };
+            }
+        }
+        return;
+    }
+    let mut buf = [0.0f32; 256];
+    for (k, piece) in dst.chunks_mut(256).enumerate() {
+        let wide = &mut buf[..piece.len()];
+        let at = off + (k * 256) as isize * step;
+        // SAFETY: the piece's values (the caller's contract), any alignment.
+        unsafe { crate::fast::element_io::load(x.get(), s.x_type, at, step, wide) };
+        for (d, &v) in piece.iter_mut().zip(wide.iter()) {
+            *d += w * v;
+        }
+    }
 }
 
 /// The filter of group `g` (its `taps` weights, in tap order) as f32.
@@ -39,7 +76,8 @@ pub(crate) unsafe fn filter(s: &Shape, w: SharedPtr, g: usize, out: &mut Vec<f32
 /// skips them (so an infinite weight meets no padding zero).
 ///
 /// # Safety
-/// `x` is the bound f32 input of a live execute call; `weights` is [`filter`] of group `g`;
+/// `x` is the bound input of a live execute call (an f32 one 4-byte aligned); `weights` is
+/// [`filter`] of group `g`;
 /// `isa` runs on this processor.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn tile(
@@ -125,7 +163,6 @@ unsafe fn tile_body(
     };
     let inside = |i: isize, d: usize| i >= 0 && i < s.input[d] as isize;
     let step = s.stride[2] * s.xs.2[2];
-    let x = x.get() as *const f32;
     let (mut pos, len) = (0, out.len());
     while pos < len {
         let p = p0 + pos;
@@ -159,19 +196,8 @@ unsafe fn tile_body(
                         continue;
                     }
                     let off = base + i0 * s.xs.2[0] + i1 * s.xs.2[1] + coord(a, f2, 2) * s.xs.2[2];
-                    let dst = &mut acc[a - ow..b - ow];
-                    if step == 1 {
-                        // SAFETY: columns a..b of this input row are inside it (above).
-                        let run = unsafe { std::slice::from_raw_parts(x.offset(off), b - a) };
-                        for (d, &v) in dst.iter_mut().zip(run) {
-                            *d += wv * v;
-                        }
-                    } else {
-                        for (i, d) in dst.iter_mut().enumerate() {
-                            // SAFETY: as above, column a + i.
-                            *d += wv * unsafe { *x.offset(off + i as isize * step) };
-                        }
-                    }
+                    // SAFETY: columns a..b of this input row are inside it (above).
+                    unsafe { add_run(s, x, off, step, wv, &mut acc[a - ow..b - ow]) };
                 }
             }
         }
@@ -254,7 +280,7 @@ pub(crate) unsafe fn plane(
             let off = base + iy * s.xs.2[1] + ix * s.xs.2[2];
             let step = s2 * s.xs.2[2];
             let dst = &mut row[c0..c1];
-            if step == 1 {
+            if step == 1 && s.x_type == DataType::F32 {
                 // SAFETY: in-range columns of an in-range row of x, f32 and aligned (the
                 // caller's contract, `tile`'s).
                 dst.copy_from_slice(unsafe {
@@ -387,7 +413,8 @@ pub(crate) unsafe fn pack_taps(s: &Shape, w: SharedPtr, out: &mut [f32]) {
 /// channels there (taps in the padding skipped, as the reference engine skips them).
 ///
 /// # Safety
-/// `x` is the bound f32 input of a live execute call, aligned, channels adjacent; `taps` is
+/// `x` is the bound input of a live execute call (an f32 one 4-byte aligned), channels
+/// adjacent; `taps` is
 /// [`pack_taps`]' layout; `out` holds `len · C` values; `isa` runs on this processor.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn channels_last_tile(
@@ -474,7 +501,12 @@ unsafe fn channels_last_body<const FUSED: bool>(
     };
     let inside = |i: isize, d: usize| i >= 0 && i < s.input[d] as isize;
     let step = |a: f32, w: f32, v: f32| if FUSED { w.mul_add(v, a) } else { a + w * v };
-    let x = x.get() as *const f32;
+    // A 16-bit input's channels are widened into this run first.
+    let mut wide = if s.x_type == DataType::F32 {
+        Vec::new()
+    } else {
+        vec![0.0f32; c]
+    };
     for (pl, acc) in out[..len * c].chunks_exact_mut(c).enumerate() {
         let p = p0 + pl;
         let (od, oh, ow) = (p / (o1 * o2), (p / o2) % o1, p % o2);
@@ -493,9 +525,19 @@ unsafe fn channels_last_body<const FUSED: bool>(
                     }
                     let off =
                         n as isize * s.xs.0 + i0 * s.xs.2[0] + i1 * s.xs.2[1] + i2 * s.xs.2[2];
-                    // SAFETY: the C channels of an in-range input position, adjacent (the
-                    // caller's contract).
-                    let run = unsafe { std::slice::from_raw_parts(x.offset(off), c) };
+                    let run: &[f32] = if s.x_type == DataType::F32 {
+                        // SAFETY: the C channels of an in-range input position, adjacent, f32
+                        // and aligned (the caller's contract).
+                        unsafe {
+                            std::slice::from_raw_parts((x.get() as *const f32).offset(off), c)
+                        }
+                    } else {
+                        // SAFETY: as above, 16-bit values at any alignment.
+                        unsafe {
+                            crate::fast::element_io::load(x.get(), s.x_type, off, 1, &mut wide)
+                        };
+                        &wide
+                    };
                     for ((a, &w), &v) in acc.iter_mut().zip(weights).zip(run) {
                         *a = step(*a, w, v);
                     }

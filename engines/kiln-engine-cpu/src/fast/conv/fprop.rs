@@ -1000,7 +1000,9 @@ impl Prepared for ConvPlan {
             .then(|| self.weights_in_place(w))
             .flatten();
         // The depthwise path reads each plane's filter from w itself.
-        let depthwise = self.depthwise && x.get().cast::<f32>().is_aligned();
+        // The depthwise kernels read an f32 input in place (aligned), a 16-bit one widened.
+        let depthwise =
+            self.depthwise && (s.x_type != DataType::F32 || x.get().cast::<f32>().is_aligned());
         let depthwise_cl = depthwise && self.depthwise_cl;
         if depthwise_cl {
             // SAFETY: w is bound for this call; wpack holds C · taps values (weight_floats).
