@@ -1064,6 +1064,16 @@ impl Prepared for ConvPlan {
             1
         };
         let tiles = Claims::new(items.div_ceil(dw_batch));
+        // Item (n, g, chunk) as its image, group, first position and number of positions.
+        let locate = |item: usize| {
+            let (n, g, chunk) = (
+                item / (s.groups * self.chunks),
+                (item / self.chunks) % s.groups,
+                item % self.chunks,
+            );
+            let p0 = chunk * self.tile_positions;
+            (n, g, p0, self.tile_positions.min(s.positions() - p0))
+        };
         let run_slot = |(slot, buf): (usize, &mut [f32])| {
             let (col, rest) = buf.split_at_mut(col_f);
             let (tile, scratch) = rest.split_at_mut(tile_f);
@@ -1119,14 +1129,8 @@ impl Prepared for ConvPlan {
                 if depthwise {
                     // A claim is a batch of planes (see dw_batch).
                     for item in claimed * dw_batch..items.min((claimed + 1) * dw_batch) {
-                        let (n, g, chunk) = (
-                            item / (s.groups * self.chunks),
-                            (item / self.chunks) % s.groups,
-                            item % self.chunks,
-                        );
-                        let p0 = chunk * self.tile_positions;
-                        let len = self.tile_positions.min(s.positions() - p0);
-                        // SAFETY: w and x are bound for this call (x f32 and aligned, checked
+                        let (n, g, p0, len) = locate(item);
+                        // SAFETY: w and x are bound for this call (an f32 x aligned, checked
                         // above); g < groups; the plan's level runs here (isa_to_run).
                         unsafe {
                             super::depthwise::filter(s, w, g, &mut filter);
@@ -1169,14 +1173,7 @@ impl Prepared for ConvPlan {
                     }
                     continue;
                 }
-                let item = claimed;
-                let (n, g, chunk) = (
-                    item / (s.groups * self.chunks),
-                    (item / self.chunks) % s.groups,
-                    item % self.chunks,
-                );
-                let p0 = chunk * self.tile_positions;
-                let len = self.tile_positions.min(s.positions() - p0);
+                let (n, g, p0, len) = locate(claimed);
                 #[cfg(target_arch = "x86_64")]
                 if wide {
                     let per_group = s.kg.next_multiple_of(direct::MR) * patch;
