@@ -348,16 +348,14 @@ impl ConvPlan {
                 (2..y.dims.len()).collect()
             },
         };
-        // AMX tiles multiply bf16 about 16 times as fast as f32 FMAs: far more than Winograd's
-        // 2.25 fewer multiplications. `vdpbf16ps` does twice the FMA's work, about as much as
-        // Winograd saves, and measured as fast or faster (resolve_auto_knobs).
         // Depthwise convolutions run directly unless the knob asks for im2col or Winograd.
         let depthwise =
             algo == 0 && !amx_layout && direct_step.is_none() && super::depthwise::eligible(&s);
-        // A depthwise tile is a whole image plane where it is not too large, so that the
-        // stride-1 kernel sees the plane at once (super::depthwise::plane).
         let depthwise_cl =
             depthwise && super::depthwise::runs_channels_last(&s, rows_are_positions);
+        // A depthwise tile is a whole image plane where it is not too large, so that the plane
+        // kernel sees the plane at once (super::depthwise::plane); a channels-last one about
+        // DEPTHWISE_CL_TILE_FLOATS values of positions × channels.
         let tile_positions = if depthwise_cl && tile_knob == 0 {
             (DEPTHWISE_CL_TILE_FLOATS / s.groups).clamp(1, positions)
         } else if depthwise && tile_knob == 0 && positions <= DEPTHWISE_PLANE_MAX {
@@ -365,6 +363,9 @@ impl ConvPlan {
         } else {
             tile_positions
         };
+        // AMX tiles multiply bf16 about 16 times as fast as f32 FMAs: far more than Winograd's
+        // 2.25 fewer multiplications. `vdpbf16ps` does twice the FMA's work, about as much as
+        // Winograd saves, and measured as fast or faster (resolve_auto_knobs).
         let use_winograd = match algo {
             _ if amx_layout || depthwise => false,
             1 => false,
@@ -999,8 +1000,8 @@ impl Prepared for ConvPlan {
         let weights_in_place = (!wide && amx_run.is_none() && !packed_runs)
             .then(|| self.weights_in_place(w))
             .flatten();
-        // The depthwise path reads each plane's filter from w itself.
-        // The depthwise kernels read an f32 input in place (aligned), a 16-bit one widened.
+        // The depthwise kernels read an f32 input in place (aligned), a 16-bit one widened, and
+        // their filters from w itself (planes) or packed as [tap][C] (channels-last).
         let depthwise =
             self.depthwise && (s.x_type != DataType::F32 || x.get().cast::<f32>().is_aligned());
         let depthwise_cl = depthwise && self.depthwise_cl;
@@ -1098,8 +1099,8 @@ impl Prepared for ConvPlan {
                     let p0 = chunk * self.tile_positions;
                     let len = self.tile_positions.min(s.positions() - p0);
                     let c = s.groups;
-                    // SAFETY: x is bound (f32, aligned, channels adjacent: depthwise_cl); the
-                    // taps were packed above into wpack; the tile holds len · C values
+                    // SAFETY: x is bound (an f32 x aligned, channels adjacent: depthwise_cl);
+                    // the taps were packed above into wpack; the tile holds len · C values
                     // (slot_floats); the plan's level runs here (isa_to_run).
                     unsafe {
                         super::depthwise::channels_last_tile(
@@ -1287,9 +1288,7 @@ impl Prepared for ConvPlan {
                     }
                 });
                 if !on_amx && packed_ld.is_none() {
-                    // SAFETY: lhs is the group's [kg, patch] block of the packed weights, rhs a
-                    // [patch, len] matrix (the tile's patches or the input itself), dst the
-                    // [kg, len] tile; all strides match those buffers.
+                    // The group's [kg, patch] filters: in w itself, or in the packed weights.
                     let lhs = match weights_in_place {
                         Some(ks) => (
                             (w.get() as *const f32).wrapping_offset((g * s.kg) as isize * ks),
@@ -1302,8 +1301,10 @@ impl Prepared for ConvPlan {
                             1,
                         ),
                     };
-                    // SAFETY: as above; lhs is the group's filters in w itself where
-                    // weights_in_place says they are its [kg, patch] rows.
+                    // SAFETY: lhs is the group's [kg, patch] filters (in w where weights_in_place
+                    // says they are its rows, else in the packed weights), rhs a [patch, len]
+                    // matrix (the tile's patches or the input itself), dst the [kg, len] tile;
+                    // all strides match those buffers.
                     unsafe {
                         sgemm(
                             self.isa,
