@@ -4,7 +4,7 @@
 //! patches for products of a single filter row (a GEMV per tile).
 
 use super::geometry::Shape;
-use crate::fast::element_io::{load_one, SharedPtr};
+use crate::fast::element_io::SharedPtr;
 use crate::fast::isa::Isa;
 use kiln_core::DataType;
 
@@ -51,33 +51,13 @@ unsafe fn add_run(s: &Shape, x: SharedPtr, off: isize, step: isize, w: f32, dst:
     }
 }
 
-/// The filter of group `g` (its `taps` weights, in tap order) as f32.
-///
-/// # Safety
-/// `w` is the bound weight pointer of a live execute call; `g` < groups.
-pub(crate) unsafe fn filter(s: &Shape, w: SharedPtr, g: usize, out: &mut Vec<f32>) {
-    out.clear();
-    for f0 in 0..s.filter[0] {
-        for f1 in 0..s.filter[1] {
-            for f2 in 0..s.filter[2] {
-                let off = g as isize * s.ws.0
-                    + f0 as isize * s.ws.2[0]
-                    + f1 as isize * s.ws.2[1]
-                    + f2 as isize * s.ws.2[2];
-                // SAFETY: an in-range weight of w's layout (the caller's contract).
-                out.push(unsafe { load_one(w.get(), s.w_type, off) });
-            }
-        }
-    }
-}
-
 /// Output positions `p0..p0 + out.len()` of channel `g` of image `n` into `out`, with the
 /// instructions of `isa`. Taps that fall in the padding are skipped, as the reference engine
 /// skips them (so an infinite weight meets no padding zero).
 ///
 /// # Safety
 /// `x` is the bound input of a live execute call (an f32 one 4-byte aligned); `weights` is
-/// [`filter`] of group `g`;
+/// group `g`'s filter in tap order;
 /// `isa` runs on this processor.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn tile(
@@ -398,10 +378,10 @@ pub(crate) fn runs_channels_last(s: &Shape, rows_are_positions: bool) -> bool {
 /// `w` is the bound weight pointer of a live execute call.
 pub(crate) unsafe fn pack_taps(s: &Shape, w: SharedPtr, out: &mut [f32]) {
     let c = s.groups;
-    let mut filter = Vec::with_capacity(s.taps());
+    let mut filter = vec![0.0f32; s.taps()];
     for g in 0..c {
-        // SAFETY: forwarded contract; g < groups.
-        unsafe { self::filter(s, w, g, &mut filter) };
+        // SAFETY: forwarded contract; filter g (one a group) < K.
+        unsafe { super::geometry::pack_weight_row(s, false, w, g, &mut filter) };
         for (tap, &v) in filter.iter().enumerate() {
             out[tap * c + g] = v;
         }

@@ -435,16 +435,41 @@ impl ConvPlan {
     /// channels-first im2col.
     fn weights_in_place(&self, w: SharedPtr) -> Option<isize> {
         let s = &self.s;
-        let fits = |size: usize, stride: isize, want: usize| size == 1 || stride == want as isize;
-        let dense = fits(s.filter[2], s.ws.2[2], 1)
-            && fits(s.filter[1], s.ws.2[1], s.filter[2])
-            && fits(s.filter[0], s.ws.2[0], s.filter[1] * s.filter[2])
-            && fits(s.cg, s.ws.1, s.taps());
         (s.w_type == DataType::F32
             && !self.channels_last
-            && dense
+            && s.filters_dense()
             && w.get().cast::<f32>().is_aligned())
         .then_some(s.ws.0)
+    }
+
+    /// The output tile of item (n, g) at positions `p0..p0 + len`, its values at `values` with
+    /// leading dimension `ld`: rows are positions (a channels-last output) or the group's
+    /// filters.
+    #[allow(clippy::too_many_arguments)]
+    fn output_tile<'t>(
+        &self,
+        n: usize,
+        g: usize,
+        p0: usize,
+        len: usize,
+        values: &'t mut [f32],
+        ld: usize,
+    ) -> Tile<'t> {
+        let kg = self.s.kg;
+        let (row0, col0, rows, cols) = if self.rows_are_positions {
+            (p0, g * kg, len, kg)
+        } else {
+            (g * kg, p0, kg, len)
+        };
+        Tile {
+            fixed: n,
+            row0,
+            col0,
+            rows,
+            cols,
+            values: &mut values[..rows * ld],
+            ld,
+        }
     }
 
     /// f32 values of the packed direct path's left slivers (all groups), sized for any
@@ -1079,7 +1104,7 @@ impl Prepared for ConvPlan {
             let (col, rest) = buf.split_at_mut(col_f);
             let (tile, scratch) = rest.split_at_mut(tile_f);
             let scratch = &mut scratch[..scratch_f];
-            let mut filter = Vec::new();
+            let mut filter = vec![0.0f32; if depthwise { s.taps() } else { 0 }];
             let u = match &wide_slivers {
                 Some(jobs) => {
                     jobs.run_all_then_wait(|i| {
@@ -1134,7 +1159,8 @@ impl Prepared for ConvPlan {
                         // SAFETY: w and x are bound for this call (an f32 x aligned, checked
                         // above); g < groups; the plan's level runs here (isa_to_run).
                         unsafe {
-                            super::depthwise::filter(s, w, g, &mut filter);
+                            // One filter a group (kg = 1): filter g.
+                            pack_weight_row(s, false, w, g, &mut filter);
                             let whole = len == s.positions();
                             if !(whole
                                 && super::depthwise::plane(
@@ -1155,20 +1181,8 @@ impl Prepared for ConvPlan {
                         }
                         // One filter a group: the tile is the same run of positions whichever way
                         // the output is laid out.
-                        let (row0, col0, rows, cols, ld) = if self.rows_are_positions {
-                            (p0, g, len, 1, 1)
-                        } else {
-                            (g, p0, 1, len, len)
-                        };
-                        let t = Tile {
-                            fixed: n,
-                            row0,
-                            col0,
-                            rows,
-                            cols,
-                            values: &mut tile[..len],
-                            ld,
-                        };
+                        let ld = if self.rows_are_positions { 1 } else { len };
+                        let t = self.output_tile(n, g, p0, len, tile, ld);
                         // SAFETY: pointers from this call; each item owns its tile of the output.
                         unsafe { self.epilogue.apply(&ptrs, t, scratch) };
                     }
@@ -1319,21 +1333,7 @@ impl Prepared for ConvPlan {
                         )
                     };
                 }
-                let (row0, col0, rows, cols) = if self.rows_are_positions {
-                    (p0, g * s.kg, len, s.kg)
-                } else {
-                    (g * s.kg, p0, s.kg, len)
-                };
-                let ld = packed_ld.unwrap_or(ld);
-                let t = Tile {
-                    fixed: n,
-                    row0,
-                    col0,
-                    rows,
-                    cols,
-                    values: &mut tile[..rows * ld],
-                    ld,
-                };
+                let t = self.output_tile(n, g, p0, len, tile, packed_ld.unwrap_or(ld));
                 // SAFETY: pointers from this call; each item owns its tile of the output.
                 unsafe { self.epilogue.apply(&ptrs, t, scratch) };
             }

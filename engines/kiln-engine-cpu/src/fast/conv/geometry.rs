@@ -81,6 +81,20 @@ impl Shape {
     pub fn patch(&self) -> usize {
         self.cg * self.taps()
     }
+
+    /// Whether each filter is one dense run of the weights in channels-first patch order (the
+    /// stride of a dimension of size 1 does not matter).
+    pub fn filters_dense(&self) -> bool {
+        let fits = |size: usize, stride: isize, want: usize| size == 1 || stride == want as isize;
+        fits(self.filter[2], self.ws.2[2], 1)
+            && fits(self.filter[1], self.ws.2[1], self.filter[2])
+            && fits(
+                self.filter[0],
+                self.ws.2[0],
+                self.filter[1] * self.filter[2],
+            )
+            && fits(self.cg, self.ws.1, self.taps())
+    }
 }
 
 fn spatial3<T: Copy>(v: &[T], fill: T) -> [T; 3] {
@@ -119,13 +133,8 @@ pub(crate) unsafe fn pack_weight_row(
 ) {
     let (taps, patch) = (s.taps(), s.patch());
     let row = &mut row[..patch];
-    // Channels-first filters stored densely in that order: each filter is one run (the
-    // stride of a dimension of size 1 does not matter).
-    let fits = |size: usize, stride: isize, want: usize| size == 1 || stride == want as isize;
-    let dense = fits(s.filter[2], s.ws.2[2], 1)
-        && fits(s.filter[1], s.ws.2[1], s.filter[2])
-        && fits(s.filter[0], s.ws.2[0], s.filter[1] * s.filter[2])
-        && fits(s.cg, s.ws.1, taps);
+    // Channels-first filters stored densely in that order: each filter is one run.
+    let dense = s.filters_dense();
     if dense && !channels_last {
         // SAFETY: filter k's patch elements, consecutive in w's own layout.
         unsafe { load(w.get(), s.w_type, k as isize * s.ws.0, 1, row) };
