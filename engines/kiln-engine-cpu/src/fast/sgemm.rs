@@ -132,6 +132,11 @@ const VECTOR_COLUMNS: usize = 4096;
 /// a multiple of this, and about `VECTOR_TASK_FLOATS` values.
 const VECTOR_ROWS: usize = 256;
 const VECTOR_TASK_FLOATS: usize = 1 << 16;
+/// The most runs of rows a vector product is cut into.
+const VECTOR_CHUNKS: usize = 64;
+/// The most partial-row values the calling thread keeps between vector products; a larger
+/// product takes a buffer of its own.
+const VECTOR_PARTIAL_KEPT: usize = 1 << 20;
 
 /// A product with one row (`m` = 1) or one column (`n` = 1), computed by streaming the matrix
 /// once, as a vector-matrix product: a GEMV is bound by reading the matrix, and packing it for
@@ -183,8 +188,11 @@ unsafe fn vector_product(
     // read a narrower piece of every row ran slower), and the result does not depend on the
     // number of threads. Dot products are cut into ranges of outputs, a few a thread.
     let (width, rows_per_task) = if along_out {
-        // At least VECTOR_ROWS rows, and about 256 KiB of the matrix, a task.
-        let rows = (VECTOR_TASK_FLOATS / len.min(VECTOR_COLUMNS)).max(VECTOR_ROWS);
+        // At least VECTOR_ROWS rows, and about 256 KiB of the matrix, a task; at most
+        // VECTOR_CHUNKS runs of rows, which bounds the partial rows.
+        let rows = (VECTOR_TASK_FLOATS / len.min(VECTOR_COLUMNS))
+            .max(VECTOR_ROWS)
+            .max(k.div_ceil(VECTOR_CHUNKS));
         (VECTOR_COLUMNS, rows.next_multiple_of(VECTOR_ROWS))
     } else {
         let per_task = len.div_ceil(4 * threads.max(1));
@@ -197,8 +205,8 @@ unsafe fn vector_product(
         let mut guard = cell.try_borrow_mut();
         let mut own = Vec::new();
         let partial: &mut Vec<f32> = match guard.as_deref_mut() {
-            Ok(v) => v,
-            Err(_) => &mut own,
+            Ok(v) if chunks * len <= VECTOR_PARTIAL_KEPT => v,
+            _ => &mut own,
         };
         if chunks > 1 && partial.len() < chunks * len {
             partial.resize(chunks * len, 0.0);
