@@ -1,7 +1,8 @@
-//! Times the CPU engine's GEMMs on random square matrices: f32 at every instruction-set level
-//! this processor has (the AVX-512 level is the `gemm` crate, also timed directly), and bf16 on
-//! AMX tiles and with AVX-512 BF16 where the processor has them. Best of 25 runs, all rayon threads:
-//! `cargo run --release -p kiln-engine-cpu --example sgemm_speed [N]`.
+//! Times the CPU engine's GEMMs on random matrices: f32 at every instruction-set level this
+//! processor has (the `gemm` crate, which the AVX-512 level runs on most shapes, also timed
+//! directly), and bf16 on AMX tiles and with AVX-512 BF16 where the processor has them (square
+//! products only). Best of 25 runs, all rayon threads:
+//! `cargo run --release -p kiln-engine-cpu --example sgemm_speed [N | MxNxK] [gemm|avx2|...]`.
 
 #[cfg(target_arch = "x86_64")]
 use kiln_engine_cpu::fast::amx;
@@ -10,10 +11,14 @@ use kiln_engine_cpu::fast::sgemm::sgemm;
 use std::time::Instant;
 
 fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1024);
+    let arg = std::env::args().nth(1).unwrap_or_else(|| "1024".into());
+    let dims: Vec<usize> = arg.split('x').filter_map(|d| d.parse().ok()).collect();
+    let (m, n, k) = match dims[..] {
+        [n] => (n, n, n),
+        [m, n, k] => (m, n, k),
+        _ => panic!("sgemm_speed: the size is N or MxNxK, not {arg}"),
+    };
+    let square = m == n && n == k;
     let only = std::env::args().nth(2);
     let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let mut seed = 1u64;
@@ -21,11 +26,11 @@ fn main() {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
         (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
     };
-    let a: Vec<f32> = (0..n * n).map(|_| rnd()).collect();
-    let b: Vec<f32> = (0..n * n).map(|_| rnd()).collect();
-    let mut c = vec![0.0f32; n * n];
+    let a: Vec<f32> = (0..m * k).map(|_| rnd()).collect();
+    let b: Vec<f32> = (0..k * n).map(|_| rnd()).collect();
+    let mut c = vec![0.0f32; m * n];
     let threads = rayon::current_num_threads();
-    let flops = 2.0 * (n as f64).powi(3);
+    let flops = 2.0 * (m * n * k) as f64;
     let time = |f: &mut dyn FnMut()| {
         f();
         let mut best = f64::MAX;
@@ -36,20 +41,21 @@ fn main() {
         }
         best
     };
-    let n_i = n as isize;
+    let (k_i, n_i) = (k as isize, n as isize);
     if wanted("gemm") {
+        // SAFETY: a is m×k, b k×n and c m×n, row-major (the crate takes column then row strides).
         let t = time(&mut || unsafe {
             gemm::gemm(
+                m,
                 n,
-                n,
-                n,
+                k,
                 c.as_mut_ptr(),
                 1,
                 n_i,
                 false,
                 a.as_ptr(),
                 1,
-                n_i,
+                k_i,
                 b.as_ptr(),
                 1,
                 n_i,
@@ -61,30 +67,34 @@ fn main() {
                 gemm::Parallelism::Rayon(threads),
             )
         });
-        println!("gemm crate   {n}^3: {:.1} GFLOP/s", flops / t / 1e9);
+        println!("gemm crate   {arg}: {:.1} GFLOP/s", flops / t / 1e9);
     }
     for isa in Isa::ALL
         .into_iter()
         .filter(|i| i.is_available() && wanted(i.name()))
     {
+        // SAFETY: as above; the level is available.
         let t = time(&mut || unsafe {
             sgemm(
                 isa,
+                m,
                 n,
-                n,
-                n,
+                k,
                 (c.as_mut_ptr(), n_i, 1),
-                (a.as_ptr(), n_i, 1),
+                (a.as_ptr(), k_i, 1),
                 (b.as_ptr(), n_i, 1),
                 false,
                 threads,
             )
         });
         println!(
-            "kiln {:8} {n}^3: {:.1} GFLOP/s",
+            "kiln {:8} {arg}: {:.1} GFLOP/s",
             isa.name(),
             flops / t / 1e9
         );
+    }
+    if !square {
+        return;
     }
     #[cfg(target_arch = "x86_64")]
     for kernel in [amx::Kernel::Tiles, amx::Kernel::Dot] {

@@ -99,8 +99,74 @@ pub unsafe fn sgemm(
 /// processor (its AVX-512 ones where the processor has AVX-512, which this level requires).
 /// Measured on an Emerald Rapids Xeon they were about 8% faster than a 12×32 kernel of our own
 /// with the blocking of the lower levels.
+///
+/// The crate shares a product among its threads well when the output has many rows, not when
+/// it has few and many columns (a batch of 64 through a 4096-wide linear layer: 120 GFLOP/s on
+/// two cores that run 390 on a square product). There each thread gets its own columns and
+/// runs the crate on one thread ([`WIDE_SPLIT_ROWS`]).
 #[allow(clippy::too_many_arguments)]
 unsafe fn wide(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: MatMut,
+    lhs: MatRef,
+    rhs: MatRef,
+    accumulate: bool,
+    threads: usize,
+) {
+    let units = n / WIDE_SPLIT_COLUMNS;
+    let work = m as u64 * n as u64 * k as u64;
+    if threads < 2 || m >= WIDE_SPLIT_ROWS || units < 2 || work < WIDE_SPLIT_WORK {
+        // SAFETY: forwarded contract.
+        unsafe { crate_gemm(m, n, k, dst, lhs, rhs, accumulate, threads) };
+        return;
+    }
+    let parts = threads.min(units);
+    let all = Send3(dst, lhs, rhs);
+    rayon::scope(|s| {
+        for p in 0..parts {
+            // Whole runs of WIDE_SPLIT_COLUMNS, the last part taking the rest.
+            let j0 = p * units / parts * WIDE_SPLIT_COLUMNS;
+            let j1 = if p + 1 == parts {
+                n
+            } else {
+                (p + 1) * units / parts * WIDE_SPLIT_COLUMNS
+            };
+            s.spawn(move |_| {
+                let (d, a, b) = all.get();
+                let o = j0 as isize;
+                // SAFETY: columns j0..j1 of the output and of B; parts are disjoint.
+                unsafe {
+                    crate_gemm(
+                        m,
+                        j1 - j0,
+                        k,
+                        (d.0.wrapping_offset(o * d.2), d.1, d.2),
+                        a,
+                        (b.0.wrapping_offset(o * b.2), b.1, b.2),
+                        accumulate,
+                        1,
+                    )
+                }
+            });
+        }
+    });
+}
+
+/// Products with fewer output rows than this are split by columns among the threads at the
+/// AVX-512 level, each part run on one thread by the crate (see [`wide`]). On the Xeon of
+/// 2026-12-06 (two cores): 32-127 rows × 1024-4096 columns ran 1.03-2.25× faster split, 128
+/// and more rows as fast or slower.
+const WIDE_SPLIT_ROWS: usize = 128;
+/// The columns of a part come in runs of this many (whole cache lines of the output).
+const WIDE_SPLIT_COLUMNS: usize = 32;
+/// Products of fewer multiply-adds than this run as one (a 16×64×1024 product split ran slower).
+const WIDE_SPLIT_WORK: u64 = 1 << 22;
+
+/// The `gemm` crate on up to `threads` threads of its own choosing (1: the calling thread).
+#[allow(clippy::too_many_arguments)]
+unsafe fn crate_gemm(
     m: usize,
     n: usize,
     k: usize,
@@ -527,7 +593,13 @@ unsafe fn parallel<K: Kernel>(
         unsafe { serial::<K>(m, n, k, dst, lhs, rhs, accumulate) };
         return;
     }
-    let by_rows = m >= threads * K::MR * 4 || m >= n;
+    // Split along the side whose parts repack less: by rows each part packs all of B (and its
+    // rows of A once per NC-wide panel of B), by columns each part packs all of A once per
+    // panel of its columns (and its columns of B).
+    let per = |len: usize| len.div_ceil(threads);
+    let by_rows_packs = k * n + per(m) * k * n.div_ceil(K::NC);
+    let by_cols_packs = m * k * per(n).div_ceil(K::NC) + k * per(n);
+    let by_rows = (m >= threads * K::MR && by_rows_packs <= by_cols_packs) || n < threads * K::NR;
     let (len, unit) = if by_rows { (m, K::MR) } else { (n, K::NR) };
     let units = len.div_ceil(unit);
     let parts = threads.min(units);
@@ -606,9 +678,11 @@ unsafe fn serial<K: Kernel>(
         }
         return;
     }
-    let kc_max = K::KC.min(k);
-    let mc_max = K::MC.min(m.next_multiple_of(K::MR));
-    let nc_max = K::NC.min(n.next_multiple_of(K::NR));
+    // Blocks of even size (a 2048-step product in six blocks of 342 rather than five of 384
+    // and one of 128), each at most the kernel's.
+    let kc_max = even_block(k, K::KC, 8);
+    let mc_max = even_block(m, K::MC, K::MR);
+    let nc_max = even_block(n, K::NC, K::NR);
     let a_len = mc_max * kc_max;
     let b_len = nc_max * kc_max;
     PACK.with(|cell| {
@@ -627,15 +701,15 @@ unsafe fn serial<K: Kernel>(
         let skip_b = rest.as_ptr().align_offset(64).min(SLACK);
         let bp = &mut rest[skip_b..skip_b + b_len];
         let mut edge = [0.0f32; 16 * 32];
-        for j0 in (0..n).step_by(K::NC) {
-            let nc = K::NC.min(n - j0);
-            for p0 in (0..k).step_by(K::KC) {
-                let kc = K::KC.min(k - p0);
+        for j0 in (0..n).step_by(nc_max) {
+            let nc = nc_max.min(n - j0);
+            for p0 in (0..k).step_by(kc_max) {
+                let kc = kc_max.min(k - p0);
                 // SAFETY: columns j0.., rows p0.. of B are inside it.
                 unsafe { pack_b::<K>(rhs, p0, kc, j0, nc, bp) };
                 let first = p0 == 0 && !accumulate;
-                for i0 in (0..m).step_by(K::MC) {
-                    let mc = K::MC.min(m - i0);
+                for i0 in (0..m).step_by(mc_max) {
+                    let mc = mc_max.min(m - i0);
                     // SAFETY: rows i0.., columns p0.. of A are inside it.
                     unsafe { pack_a::<K>(lhs, i0, mc, p0, kc, ap) };
                     for jr in 0..nc.div_ceil(K::NR) {
@@ -671,6 +745,13 @@ unsafe fn serial<K: Kernel>(
             }
         }
     });
+}
+
+/// The block size that cuts `len` into as few blocks of at most `max` as it can, all of about
+/// the same size: a multiple of `align` (which `max` is), at least 1.
+fn even_block(len: usize, max: usize, align: usize) -> usize {
+    let blocks = len.div_ceil(max).max(1);
+    len.div_ceil(blocks).next_multiple_of(align).clamp(1, max)
 }
 
 /// Packs rows `i0..i0+mc`, columns `p0..p0+kc` of A into slivers of `MR` rows: for each step,
@@ -1105,7 +1186,15 @@ mod x86 {
                 };
                 let (a_step, b_step) = ($rows, $vecs * $lanes);
                 if fetch.is_null() {
-                    for p in 0..kc {
+                    // Four steps an iteration: the loop's own instructions (two pointer
+                    // adds, the count and its branch) once per 4·$rows·$vecs multiplies.
+                    let whole = kc / 4 * 4;
+                    for p in (0..whole).step_by(4) {
+                        for q in p..p + 4 {
+                            step(a.wrapping_add(q * a_step), b.wrapping_add(q * b_step));
+                        }
+                    }
+                    for p in whole..kc {
                         step(a.wrapping_add(p * a_step), b.wrapping_add(p * b_step));
                     }
                 } else {
@@ -1327,6 +1416,9 @@ mod tests {
                 (300, 5, 513),
                 // More columns than one NC block of the AVX2 driver (1024).
                 (7, 1030, 20),
+                // Few rows, many columns: split by columns among the threads (the AVX-512
+                // level runs the crate on each part, in runs of 32 columns and a rest).
+                (37, 1000, 130),
                 (25, 65, 0),
                 // Vector products: several ranges of outputs (4096 a task), several runs of
                 // rows (partial rows added at the end), a column, a dot product.
