@@ -100,10 +100,13 @@ pub unsafe fn sgemm(
 /// Measured on an Emerald Rapids Xeon they were about 8% faster than a 12×32 kernel of our own
 /// with the blocking of the lower levels.
 ///
-/// The crate shares a product among its threads well when the output has many rows, not when
-/// it has few and many columns (a batch of 64 through a 4096-wide linear layer: 120 GFLOP/s on
-/// two cores that run 390 on a square product). There each thread gets its own columns and
-/// runs the crate on one thread ([`WIDE_SPLIT_ROWS`]).
+/// The crate shares a square product among its threads well, an oblong one less so: on two
+/// cores that run a 1024³ product at 370-390 GFLOP/s, a batch of 64 through a 4096-wide layer
+/// (64×4096×4096) ran at 120, and a convolution's 256 filters × 104 positions × 2304 at 180.
+/// So with a few threads ([`WIDE_SPLIT_THREADS`]) each thread gets its own part of the longer
+/// side of the output and runs the crate on one thread: 240 and 320 GFLOP/s there, and the
+/// square products as fast as before. With more threads only products of few rows are split
+/// ([`WIDE_SPLIT_ROWS`]), the case the crate's own split handled worst.
 #[allow(clippy::too_many_arguments)]
 unsafe fn wide(
     m: usize,
@@ -115,23 +118,61 @@ unsafe fn wide(
     accumulate: bool,
     threads: usize,
 ) {
-    let units = n / WIDE_SPLIT_COLUMNS;
     let work = m as u64 * n as u64 * k as u64;
-    if threads < 2 || m >= WIDE_SPLIT_ROWS || units < 2 || work < WIDE_SPLIT_WORK {
+    let split = threads >= 2
+        && work >= WIDE_SPLIT_WORK
+        && (threads <= WIDE_SPLIT_THREADS || m < WIDE_SPLIT_ROWS);
+    if split && n < m && m >= 2 * WIDE_SPLIT_RUN {
+        // By rows: the columns of the transposed product, Cᵀ = Bᵀ·Aᵀ (the same memory).
+        let t = |(p, rs, cs): MatRef| (p, cs, rs);
+        // SAFETY: forwarded contract, through transposed strides.
+        unsafe {
+            split_columns(
+                n,
+                m,
+                k,
+                (dst.0, dst.2, dst.1),
+                t(rhs),
+                t(lhs),
+                accumulate,
+                threads,
+            )
+        };
+    } else if split && n >= 2 * WIDE_SPLIT_RUN {
+        // SAFETY: forwarded contract.
+        unsafe { split_columns(m, n, k, dst, lhs, rhs, accumulate, threads) };
+    } else {
         // SAFETY: forwarded contract.
         unsafe { crate_gemm(m, n, k, dst, lhs, rhs, accumulate, threads) };
-        return;
     }
+}
+
+/// [`wide`]'s split: the output's columns in up to `threads` parts of whole runs of
+/// [`WIDE_SPLIT_RUN`] (the last part takes the rest), each run by the crate on one thread.
+///
+/// # Safety
+/// As for [`sgemm`]; `n` is at least `2 · WIDE_SPLIT_RUN`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn split_columns(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: MatMut,
+    lhs: MatRef,
+    rhs: MatRef,
+    accumulate: bool,
+    threads: usize,
+) {
+    let units = n / WIDE_SPLIT_RUN;
     let parts = threads.min(units);
     let all = Send3(dst, lhs, rhs);
     rayon::scope(|s| {
         for p in 0..parts {
-            // Whole runs of WIDE_SPLIT_COLUMNS, the last part taking the rest.
-            let j0 = p * units / parts * WIDE_SPLIT_COLUMNS;
+            let j0 = p * units / parts * WIDE_SPLIT_RUN;
             let j1 = if p + 1 == parts {
                 n
             } else {
-                (p + 1) * units / parts * WIDE_SPLIT_COLUMNS
+                (p + 1) * units / parts * WIDE_SPLIT_RUN
             };
             s.spawn(move |_| {
                 let (d, a, b) = all.get();
@@ -154,13 +195,15 @@ unsafe fn wide(
     });
 }
 
-/// Products with fewer output rows than this are split by columns among the threads at the
-/// AVX-512 level, each part run on one thread by the crate (see [`wide`]). On the Xeon of
-/// 2026-12-06 (two cores): 32-127 rows × 1024-4096 columns ran 1.03-2.25× faster split, 128
-/// and more rows as fast or slower.
+/// Up to this many threads, [`wide`] splits every large enough product itself (measured on two
+/// cores, the Xeon of 2026-12-06: 1.0-1.8× the crate's own split; a one-dimensional split
+/// repacks the shared operand once per thread, so many threads keep the crate's).
+const WIDE_SPLIT_THREADS: usize = 4;
+/// With more threads, products with fewer output rows than this are still split by columns
+/// (on two cores: 32-127 rows × 1024-4096 columns ran 1.03-2.25× faster split).
 const WIDE_SPLIT_ROWS: usize = 128;
-/// The columns of a part come in runs of this many (whole cache lines of the output).
-const WIDE_SPLIT_COLUMNS: usize = 32;
+/// A part's columns (or rows) come in runs of this many: whole cache lines of the output.
+const WIDE_SPLIT_RUN: usize = 32;
 /// Products of fewer multiply-adds than this run as one (a 16×64×1024 product split ran slower).
 const WIDE_SPLIT_WORK: u64 = 1 << 22;
 
@@ -1416,9 +1459,11 @@ mod tests {
                 (300, 5, 513),
                 // More columns than one NC block of the AVX2 driver (1024).
                 (7, 1030, 20),
-                // Few rows, many columns: split by columns among the threads (the AVX-512
-                // level runs the crate on each part, in runs of 32 columns and a rest).
+                // Few rows, many columns, and the reverse: split by columns (rows) among the
+                // threads (the AVX-512 level runs the crate on each part, in runs of 32
+                // columns or rows and a rest).
                 (37, 1000, 130),
+                (1000, 37, 130),
                 (25, 65, 0),
                 // Vector products: several ranges of outputs (4096 a task), several runs of
                 // rows (partial rows added at the end), a column, a dot product.

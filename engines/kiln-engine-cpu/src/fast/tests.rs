@@ -959,6 +959,32 @@ fn conv_fprop_winograd_matches_reference() {
             layout: Layout::Nhwc,
             ..b.clone()
         },
+        // One small image: a block or two, its output channels split into parts (48 + 22;
+        // 48 + 48 + 4), each part transforming the input itself.
+        ConvCase {
+            n: 1,
+            c: 20,
+            k: 70,
+            input: vec![9, 11],
+            layout: Layout::Nhwc,
+            ..b.clone()
+        },
+        ConvCase {
+            n: 1,
+            c: 12,
+            k: 100,
+            input: vec![7, 7],
+            ..b.clone()
+        },
+        ConvCase {
+            n: 1,
+            c: 9,
+            k: 67,
+            input: vec![10, 6],
+            pad: (vec![0, 2], vec![1, 0]),
+            layout: Layout::Odd,
+            ..b.clone()
+        },
     ];
     let mut rng = StdRng::seed_from_u64(2024);
     for _ in 0..24 {

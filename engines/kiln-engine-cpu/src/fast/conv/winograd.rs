@@ -48,6 +48,7 @@ use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, Tile};
 use crate::fast::isa::Isa;
 use crate::fast::sgemm::Packed;
 use kiln_core::DataType;
+use std::ops::Range;
 
 /// Element positions of a transformed 4x4 tile.
 const XI: usize = 16;
@@ -63,6 +64,8 @@ const TARGET_BLOCK_BYTES: usize = 1 << 19;
 const AHEAD: usize = 2;
 /// Channels a channels-last input's rows are staged for at a time ([`WinogradPlan::stage_planes`]).
 const STAGED_CHANNELS: usize = 16;
+/// The fewest output channels of a part of a block ([`WinogradPlan::layout`]'s `k_parts`).
+const K_PART_LEAST: usize = 2 * STAGED_CHANNELS;
 /// Channels of the GEMMs' depth multiplied per pass, so that a right sliver stays in L1.
 const KC: usize = 128;
 /// Buffers start on a multiple of this many floats (64 bytes).
@@ -104,6 +107,12 @@ pub(crate) struct WinogradPlan {
     /// Rows of tiles per block, and the number of blocks.
     block_rows: usize,
     blocks: usize,
+    /// Each block's output channels in this many parts of `k_part` (a multiple of
+    /// [`STAGED_CHANNELS`]), one work item each: with fewer blocks than twice the workers
+    /// (one small image), the workers share a block's GEMMs instead of one running it alone.
+    /// Each part transforms the block's input itself.
+    k_parts: usize,
+    k_part: usize,
     /// Tile stride of the M buffer (room for a full last chunk of lanes and for whole
     /// micro-kernel tiles).
     ld: usize,
@@ -184,8 +193,15 @@ impl WinogradPlan {
         let (oh, ow) = (s.output[1], s.output[2]);
         let (tiles_h, tiles_w) = (oh.div_ceil(2), ow.div_ceil(2).max(1));
         let total_rows = (s.n * tiles_h).max(1);
-        // Enough blocks to keep every worker busy twice over, when there are that many rows.
-        let most = total_rows.div_ceil(2 * slots).max(1);
+        // Enough blocks to keep every worker busy twice over, when there are that many rows,
+        // unless the output channels can be split instead (k_parts below): thin blocks pad
+        // their tiles to whole slivers (one 14x14 image in four blocks of 14 tiles ran its
+        // GEMMs on 32 columns each).
+        let most = if s.kg >= 2 * K_PART_LEAST {
+            total_rows
+        } else {
+            total_rows.div_ceil(2 * slots).max(1)
+        };
         let block_rows = if tile_knob > 0 {
             (tile_knob / 4).max(1).div_ceil(tiles_w).min(most)
         } else {
@@ -203,13 +219,26 @@ impl WinogradPlan {
         };
         let block_tiles = block_rows * tiles_w;
         let tpad = block_tiles.next_multiple_of(nr);
+        let blocks = total_rows.div_ceil(block_rows);
+        // At least twice as many items as workers, in parts of at least K_PART_LEAST channels.
+        // A part costs one more input transform of the block: about 2 / k_part of its GEMMs.
+        let k_parts = if blocks >= 2 * slots {
+            1
+        } else {
+            (2 * slots).div_ceil(blocks)
+        }
+        .min(s.kg / K_PART_LEAST)
+        .max(1);
+        let k_part = s.kg.div_ceil(k_parts).next_multiple_of(STAGED_CHANNELS);
         WinogradPlan {
             s: s.clone(),
             rows_are_positions,
             tiles_h,
             tiles_w,
             block_rows,
-            blocks: total_rows.div_ceil(block_rows),
+            blocks,
+            k_parts: s.kg.div_ceil(k_part),
+            k_part,
             ld: tpad.max(block_tiles.next_multiple_of(LANES) + LANES),
             tpad,
             kpad: s.kg.next_multiple_of(mr),
@@ -284,9 +313,14 @@ impl WinogradPlan {
         self.workspace
     }
 
+    /// Work items: blocks × parts of the output channels.
+    fn items(&self) -> usize {
+        self.blocks * self.k_parts
+    }
+
     /// f32 values of workspace this layout uses.
     fn own_floats(&self) -> usize {
-        self.filter_floats() + self.slots.min(self.blocks) * self.slot_floats()
+        self.filter_floats() + self.slots.min(self.items()) * self.slot_floats()
     }
 
     /// Runs the convolution and the epilogue; `ws` holds [`WinogradPlan::workspace_floats`]
@@ -312,11 +346,11 @@ impl WinogradPlan {
         debug_assert!(matches!(self.kernel.mr, 4 | 8));
         let u_ptr = SharedPtr(u.as_mut_ptr().cast());
         let per_slot = self.slot_floats();
-        let slots = self.slots.min(self.blocks).max(1);
+        let slots = self.slots.min(self.items()).max(1);
         // The workers first transform the filters, a sliver each in turn, then run the blocks
         // in turn: one fork-join per call instead of two.
         let filters = Claims::new(slivers);
-        let blocks = Claims::new(self.blocks);
+        let items = Claims::new(self.items());
         let parts = self.slot_parts();
         let work = |buf: &mut [f32]| {
             filters.run_all_then_wait(|sliver| {
@@ -328,11 +362,8 @@ impl WinogradPlan {
                         sliver_floats,
                     )
                 };
-                match self.kernel.mr {
-                    // SAFETY (both arms): w is bound for this call.
-                    8 => unsafe { self.transform_sliver::<8>(w, sliver, us) },
-                    _ => unsafe { self.transform_sliver::<4>(w, sliver, us) },
-                }
+                // SAFETY: w is bound for this call.
+                unsafe { self.transform_filters(w, sliver, us) };
             });
             // SAFETY: every sliver is written (run_all_then_wait) and none is written again.
             let u: &[f32] = unsafe {
@@ -353,12 +384,77 @@ impl WinogradPlan {
                 planes,
                 group,
             };
-            while let Some(b) = blocks.claim() {
-                // SAFETY: forwarded contract; blocks cover disjoint output elements.
-                unsafe { self.run_block(b, x, u, epilogue, ptrs, &mut slot) };
+            while let Some(item) = items.claim() {
+                let (b, part) = (item / self.k_parts, item % self.k_parts);
+                let k0 = part * self.k_part;
+                let ks = k0..(k0 + self.k_part).min(self.s.kg);
+                // SAFETY: forwarded contract; items cover disjoint output elements.
+                unsafe { self.run_block(b, ks, x, u, epilogue, ptrs, &mut slot) };
             }
         };
         run_slots(&mut rest[..slots * per_slot], per_slot, |_, buf| work(buf));
+    }
+
+    /// [`Self::transform_sliver`] for the kernel's `mr`, compiled for the plan's instruction set
+    /// (the baseline build vectorised its combinations 4 lanes wide and spilled them).
+    ///
+    /// # Safety
+    /// `w` is the bound weight pointer of a live execute call.
+    unsafe fn transform_filters(&self, w: SharedPtr, sliver: usize, us: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        match self.isa {
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if Isa::Avx512.is_available() => {
+                // SAFETY: the processor has AVX-512 F (checked); the rest is forwarded.
+                return unsafe { self.transform_filters_avx512(w, sliver, us) };
+            }
+            Isa::Avx2 | Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if Isa::Avx2.is_available() => {
+                // SAFETY: the processor has AVX2 and FMA (checked); the rest is forwarded.
+                return unsafe { self.transform_filters_avx2(w, sliver, us) };
+            }
+            _ => {}
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.transform_filters_body(w, sliver, us, false) }
+    }
+
+    /// [`Self::transform_filters`] compiled for AVX-512 F.
+    ///
+    /// # Safety
+    /// The processor has AVX-512 F; otherwise as for [`Self::transform_filters`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn transform_filters_avx512(&self, w: SharedPtr, sliver: usize, us: &mut [f32]) {
+        // SAFETY: forwarded contract; the processor has AVX.
+        unsafe { self.transform_filters_body(w, sliver, us, true) }
+    }
+
+    /// [`Self::transform_filters`] compiled for AVX2 and FMA.
+    ///
+    /// # Safety
+    /// The processor has AVX2 and FMA; otherwise as for [`Self::transform_filters`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn transform_filters_avx2(&self, w: SharedPtr, sliver: usize, us: &mut [f32]) {
+        // SAFETY: forwarded contract; the processor has AVX.
+        unsafe { self.transform_filters_body(w, sliver, us, true) }
+    }
+
+    /// # Safety
+    /// `w` is the bound weight pointer of a live execute call; with `avx` the processor has
+    /// AVX.
+    #[inline(always)]
+    unsafe fn transform_filters_body(
+        &self,
+        w: SharedPtr,
+        sliver: usize,
+        us: &mut [f32],
+        avx: bool,
+    ) {
+        match self.kernel.mr {
+            // SAFETY (both arms): forwarded contract.
+            8 => unsafe { self.transform_sliver::<8>(w, sliver, us, avx) },
+            _ => unsafe { self.transform_sliver::<4>(w, sliver, us, avx) },
+        }
     }
 
     /// Writes `U = G g Gᵀ` of the `MR` filters of left sliver `sliver` (of U's layout
@@ -367,16 +463,30 @@ impl WinogradPlan {
     ///
     /// # Safety
     /// `w` is the bound weight pointer of a live execute call; `MR` is the kernel's `mr`.
+    #[inline(always)]
     unsafe fn transform_sliver<const MR: usize>(
         &self,
         w: SharedPtr,
         sliver: usize,
         us: &mut [f32],
+        avx: bool,
     ) {
         let s = &self.s;
         let c_count = s.cg;
         let filters = MR.min(s.kg.saturating_sub(sliver * MR));
         let (rs, cs) = (s.ws.2[1], s.ws.2[2]);
+        // Eight whole f32 filters whose taps are one dense run per filter ([C][3][3]): the
+        // taps of a pass are the transpose of 8 rows of 9·cn values, 8 × 8 at a time in AVX
+        // registers (gathering them one by one stored them as single floats, which the
+        // combination then loaded as vectors: a store-forwarding stall each).
+        let by_rows = cfg!(target_arch = "x86_64")
+            && avx
+            && MR == 8
+            && filters == 8
+            && s.w_type == DataType::F32
+            && cs == 1
+            && rs == 3
+            && s.ws.1 == 9;
         let mut row = [0f32; 3];
         // Channels a pass: each filter's taps of these channels are first read in order into
         // `taps` ([channel][tap][filter]), then each channel's nine vectors of MR are combined.
@@ -386,7 +496,45 @@ impl WinogradPlan {
         let mut taps = [[[0f32; MR]; 9]; CHANNELS];
         for c0 in (0..c_count).step_by(CHANNELS) {
             let cn = CHANNELS.min(c_count - c0);
+            #[cfg(target_arch = "x86_64")]
+            if by_rows {
+                let base = (w.get() as *const f32)
+                    .wrapping_offset(sliver as isize * 8 * s.ws.0 + c0 as isize * 9);
+                let len = 9 * cn;
+                let flat = taps.as_mut_ptr().cast::<f32>();
+                let mut j = 0;
+                while j + 8 <= len {
+                    use std::arch::x86_64::{_mm256_loadu_ps, _mm256_storeu_ps};
+                    // SAFETY: values j..j + 8 of each filter's run of 9·cn (in range: dense
+                    // filters); the processor has AVX (the caller's contract); rows j..j + 8
+                    // of the [9·cn][8] taps lie inside taps (9·CHANNELS rows).
+                    unsafe {
+                        let rows = std::array::from_fn(|r| {
+                            _mm256_loadu_ps(base.wrapping_offset(r as isize * s.ws.0).add(j))
+                        });
+                        for (q, v) in crate::fast::transpose::transpose8(rows)
+                            .into_iter()
+                            .enumerate()
+                        {
+                            _mm256_storeu_ps(flat.add((j + q) * 8), v);
+                        }
+                    }
+                    j += 8;
+                }
+                for jj in j..len {
+                    for r in 0..8 {
+                        // SAFETY: as above, one value.
+                        unsafe {
+                            *flat.add(jj * 8 + r) =
+                                *base.wrapping_offset(r as isize * s.ws.0).add(jj)
+                        };
+                    }
+                }
+            }
             for r in 0..MR {
+                if by_rows {
+                    break;
+                }
                 for (c, g) in taps[..cn].iter_mut().enumerate() {
                     if r >= filters {
                         // Filters past K stay zero.
@@ -425,8 +573,13 @@ impl WinogradPlan {
                     }
                     out
                 };
-                let cols: [[[f32; MR]; 4]; 3] =
-                    std::array::from_fn(|j| combine(&g[j], &g[3 + j], &g[6 + j]));
+                // (Written out: through `std::array::from_fn` the combination was called out
+                // of line and its result came back through memory, a stall each.)
+                let cols: [[[f32; MR]; 4]; 3] = [
+                    combine(&g[0], &g[3], &g[6]),
+                    combine(&g[1], &g[4], &g[7]),
+                    combine(&g[2], &g[5], &g[8]),
+                ];
                 for i in 0..4 {
                     let vals = combine(&cols[0][i], &cols[1][i], &cols[2][i]);
                     for (j, v) in vals.iter().enumerate() {
@@ -588,16 +741,19 @@ impl WinogradPlan {
         );
     }
 
-    /// Transforms, multiplies and stores block `b`, with the transforms compiled for the plan's
+    /// Transforms, multiplies and stores output channels `ks` of block `b` (`ks.start` a
+    /// multiple of [`STAGED_CHANNELS`]), with the transforms compiled for the plan's
     /// instruction set: they are plain loops over rows of tiles, which the compiler vectorises
     /// 4 lanes wide for the x86-64 baseline and 8 or 16 wide under AVX2 or AVX-512 (adds,
     /// subtracts and halvings only, so every result is the same bit for bit).
     ///
     /// # Safety
-    /// As for [`WinogradPlan::execute`]; no other worker runs block `b`.
+    /// As for [`WinogradPlan::execute`]; no other worker runs channels `ks` of block `b`.
+    #[allow(clippy::too_many_arguments)]
     unsafe fn run_block(
         &self,
         b: usize,
+        ks: Range<usize>,
         x: SharedPtr,
         u: &[f32],
         epilogue: &BoundEpilogue,
@@ -608,16 +764,16 @@ impl WinogradPlan {
         match self.isa {
             Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if Isa::Avx512.is_available() => {
                 // SAFETY: the processor has AVX-512 F (checked); the rest is forwarded.
-                return unsafe { self.run_block_avx512(b, x, u, epilogue, ptrs, slot) };
+                return unsafe { self.run_block_avx512(b, ks, x, u, epilogue, ptrs, slot) };
             }
             Isa::Avx2 | Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if Isa::Avx2.is_available() => {
                 // SAFETY: the processor has AVX2 and FMA (checked); the rest is forwarded.
-                return unsafe { self.run_block_avx2(b, x, u, epilogue, ptrs, slot) };
+                return unsafe { self.run_block_avx2(b, ks, x, u, epilogue, ptrs, slot) };
             }
             _ => {}
         }
         // SAFETY: forwarded contract.
-        unsafe { self.run_block_body::<false, false>(b, x, u, epilogue, ptrs, slot) }
+        unsafe { self.run_block_body::<false, false>(b, ks, x, u, epilogue, ptrs, slot) }
     }
 
     /// [`Self::run_block_body`] compiled for AVX-512 F.
@@ -626,9 +782,11 @@ impl WinogradPlan {
     /// The processor must have AVX-512 F; otherwise as for [`WinogradPlan::run_block`].
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn run_block_avx512(
         &self,
         b: usize,
+        ks: Range<usize>,
         x: SharedPtr,
         u: &[f32],
         epilogue: &BoundEpilogue,
@@ -636,7 +794,7 @@ impl WinogradPlan {
         slot: &mut Slot<'_>,
     ) {
         // SAFETY: forwarded contract; the processor has AVX-512 F.
-        unsafe { self.run_block_body::<true, false>(b, x, u, epilogue, ptrs, slot) }
+        unsafe { self.run_block_body::<true, false>(b, ks, x, u, epilogue, ptrs, slot) }
     }
 
     /// [`Self::run_block_body`] compiled for AVX2 and FMA.
@@ -645,9 +803,11 @@ impl WinogradPlan {
     /// The processor must have AVX2 and FMA; otherwise as for [`WinogradPlan::run_block`].
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn run_block_avx2(
         &self,
         b: usize,
+        ks: Range<usize>,
         x: SharedPtr,
         u: &[f32],
         epilogue: &BoundEpilogue,
@@ -655,7 +815,7 @@ impl WinogradPlan {
         slot: &mut Slot<'_>,
     ) {
         // SAFETY: forwarded contract; the processor has AVX2.
-        unsafe { self.run_block_body::<false, true>(b, x, u, epilogue, ptrs, slot) }
+        unsafe { self.run_block_body::<false, true>(b, ks, x, u, epilogue, ptrs, slot) }
     }
 
     /// The work of [`WinogradPlan::run_block`], inlined into each instruction set's copy. With
@@ -667,9 +827,11 @@ impl WinogradPlan {
     /// As for [`WinogradPlan::run_block`]; with `AVX512` the processor has AVX-512 F, with
     /// `AVX2` it has AVX2.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn run_block_body<const AVX512: bool, const AVX2: bool>(
         &self,
         b: usize,
+        ks: Range<usize>,
         x: SharedPtr,
         u: &[f32],
         epilogue: &BoundEpilogue,
@@ -677,7 +839,9 @@ impl WinogradPlan {
         slot: &mut Slot<'_>,
     ) {
         let s = &self.s;
-        let (c_count, k_count, ld, tw_count) = (s.cg, s.kg, self.ld, self.tiles_w);
+        let (c_count, ld, tw_count) = (s.cg, self.ld, self.tiles_w);
+        // This item's output channels: k_first.. of the group, k_len of them.
+        let (k_first, k_len) = (ks.start, ks.len());
         let total_rows = s.n * self.tiles_h;
         let g0 = b * self.block_rows;
         let g1 = (g0 + self.block_rows).min(total_rows);
@@ -769,17 +933,24 @@ impl WinogradPlan {
         // kernel tiles (K and the tiles padded to slivers), KC channels per pass.
         let (mr, kpad, m_plane) = (self.kernel.mr, self.kpad, self.m_plane());
         let used = tiles.div_ceil(nr);
+        // The item's left slivers (k_first is a multiple of mr; the last part takes the
+        // padded rows).
+        let sliver_end = if ks.end == s.kg {
+            kpad / mr
+        } else {
+            ks.end / mr
+        };
         for xi in 0..XI {
             for p0 in (0..c_count).step_by(KC) {
                 let kc = KC.min(c_count - p0);
                 // A left sliver stays in L1 while the block's right slivers (in L2) pass by:
                 // U is read once per block, and may be larger than L2.
-                for ks in 0..kpad / mr {
+                for ks in k_first / mr..sliver_end {
                     let a = u[ks * XI * c_count * mr + xi * c_count * mr + p0 * mr..].as_ptr();
                     // The next left sliver is fetched while the kernel multiplies this one
                     // (at 256 channels U, 4 MiB, is larger than L2, so each sliver came from
                     // L3), by the kernel itself: a burst of fetches here stalled the loop.
-                    let next = if ks + 1 < kpad / mr {
+                    let next = if ks + 1 < sliver_end {
                         a.wrapping_add(XI * c_count * mr)
                     } else {
                         std::ptr::null()
@@ -819,11 +990,11 @@ impl WinogradPlan {
             // (channels-first), or for a channels-last tile in the rows of a group of
             // STAGED_CHANNELS channels, transposed into the tile once the group is done (one
             // position's channels then land together, instead of each value a row apart).
-            let out = &mut slot.out[..k_count * cols];
+            let out = &mut slot.out[..k_len * cols];
             // In place when the output is also aligned for f32 (its rows are whole elements
             // apart, so one row tells for all).
             let direct = fused.filter(|_| epilogue.out_f32(ptrs, n, 0, p0).is_aligned());
-            for k in 0..k_count {
+            for k in ks.clone() {
                 let (dst, base): (&mut [f32], usize) = match direct {
                     // SAFETY: channel k's positions p0..p0 + cols of image n, consecutive in
                     // the f32 output (RowBiasRelu) and owned by this block for this call.
@@ -835,7 +1006,7 @@ impl WinogradPlan {
                         &mut slot.group[..STAGED_CHANNELS * cols],
                         (k % STAGED_CHANNELS) * cols,
                     ),
-                    None => (&mut out[..], k * cols),
+                    None => (&mut out[..], (k - k_first) * cols),
                 };
                 for gg in g..seg_end {
                     let oh = 2 * (gg % self.tiles_h);
@@ -916,14 +1087,15 @@ impl WinogradPlan {
                             .for_each(|v| *v = if *v < 0.0 { 0.0 } else { *v });
                     }
                 }
-                let last_of_group = (k + 1) % STAGED_CHANNELS == 0 || k + 1 == k_count;
+                let last_of_group = (k + 1) % STAGED_CHANNELS == 0 || k + 1 == ks.end;
                 if self.rows_are_positions && direct.is_none() && last_of_group {
+                    // (k_first is a multiple of STAGED_CHANNELS: groups do not straddle items.)
                     let k0 = k - k % STAGED_CHANNELS;
                     transpose_group(
                         &slot.group[..(k + 1 - k0) * cols],
                         cols,
-                        &mut out[k0..],
-                        k_count,
+                        &mut out[k0 - k_first..],
+                        k_len,
                         (AVX512, AVX2),
                     );
                 }
@@ -933,9 +1105,9 @@ impl WinogradPlan {
                 continue;
             }
             let (row0, col0, rows, tile_cols, tile_ld) = if self.rows_are_positions {
-                (p0, 0, cols, k_count, k_count)
+                (p0, k_first, cols, k_len, k_len)
             } else {
-                (0, p0, k_count, cols, cols)
+                (k_first, p0, k_len, cols, cols)
             };
             let tile = Tile {
                 fixed: n,
