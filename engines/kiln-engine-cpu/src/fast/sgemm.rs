@@ -721,8 +721,8 @@ unsafe fn serial<K: Kernel>(
         }
         return;
     }
-    // Blocks of even size (a 2048-step product in six blocks of 342 rather than five of 384
-    // and one of 128), each at most the kernel's.
+    // Blocks of about even size (a 2048-step product in blocks of 344 and one of 328 rather
+    // than five of 384 and one of 128), each at most the kernel's.
     let kc_max = even_block(k, K::KC, 8);
     let mc_max = even_block(m, K::MC, K::MR);
     let nc_max = even_block(n, K::NC, K::NR);

@@ -1164,7 +1164,8 @@ fn conv_fprop_winograd_wide_rows_match_the_reference_at_every_level() {
 /// with every kind of tail, channel counts past one 128-channel block (partial sums carried
 /// between blocks), filter counts that leave the last 6-row sliver with 1 to 5 filters, groups,
 /// tiles that cut the positions short, and epilogues the kernel fuses (none, bias + relu, bias,
-/// relu) and ones it hands to the generic pass.
+/// relu) and ones it hands to the generic pass. (At the auto tile size, short tiles run the
+/// GEMM instead: the tiles of 48 and 17 positions keep these cases on the direct kernels.)
 #[test]
 fn conv_fprop_direct_1x1_matches_the_reference_at_every_level() {
     use PointwiseMode as M;
@@ -1190,6 +1191,9 @@ fn conv_fprop_direct_1x1_matches_the_reference_at_every_level() {
         one(2, 9, 3, vec![3, 22], 1),
         one(1, 33, 10, vec![6, 11], 1),
         one(1, 12, 34, vec![2, 9], 2),
+        // Long enough tiles for the auto tile size to keep the direct kernels (with fewer
+        // than 128 positions a tile, or fewer tiles than workers, auto runs the GEMM).
+        one(2, 20, 13, vec![12, 13], 1),
     ];
     let chains: [Vec<(M, Other)>; 5] = [
         vec![],
