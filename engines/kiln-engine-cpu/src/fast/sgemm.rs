@@ -86,6 +86,12 @@ pub unsafe fn sgemm(
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => parallel::<x86::Avx2>(m, n, k, dst, lhs, rhs, accumulate, threads),
             #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx
+                if OWN_ROWS.contains(&m) && n >= OWN_LEAST_COLUMNS =>
+            {
+                parallel::<x86::Avx512>(m, n, k, dst, lhs, rhs, accumulate, threads)
+            }
+            #[cfg(target_arch = "x86_64")]
             Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
                 wide(m, n, k, dst, lhs, rhs, accumulate, threads)
             }
@@ -194,6 +200,17 @@ unsafe fn split_columns(
         }
     });
 }
+
+/// At the AVX-512 levels, products with this many rows and at least [`OWN_LEAST_COLUMNS`]
+/// columns run kiln's own driver and 8×32 kernel rather than the crate: a batch of 16-48
+/// through a wide layer. On the 2-core Xeon of 2026-12-06 (`sgemm_speed`, best of 25):
+/// 32×4096×4096 at 173-180 GFLOP/s against 104-108 for the crate split by columns, 48×4096×4096
+/// 210-218 against 118-123, 32×1024×1024 203 against 136, 16×4096×4096 119-125 against
+/// 102. With 8 rows or 56 and more the crate's split was as fast or faster, as it was with 512
+/// columns (32×512×4096: 155 against 209).
+const OWN_ROWS: std::ops::Range<usize> = 16..56;
+/// See [`OWN_ROWS`].
+const OWN_LEAST_COLUMNS: usize = 1024;
 
 /// Up to this many threads, [`wide`] splits every large enough product itself (measured on two
 /// cores, the Xeon of 2026-12-06: 1.0-1.8× the crate's own split; a one-dimensional split
@@ -1123,6 +1140,30 @@ mod x86 {
         }
     }
 
+    /// AVX-512 F: an 8×32 tile in 16 zmm accumulators (the driver's kernel for products of
+    /// a few dozen rows, see [`super::OWN_ROWS`]).
+    pub struct Avx512;
+
+    impl Kernel for Avx512 {
+        const MR: usize = 8;
+        const NR: usize = 32;
+        const KC: usize = 384;
+        const MC: usize = 96;
+        const NC: usize = 1024;
+
+        unsafe fn tile(
+            kc: usize,
+            a: *const f32,
+            b: *const f32,
+            c: *mut f32,
+            ldc: usize,
+            first: bool,
+        ) {
+            // SAFETY: the caller checked that this processor has AVX-512 F.
+            unsafe { avx512_tile_8x32(kc, a, b, c, ldc, first, std::ptr::null()) }
+        }
+    }
+
     /// AVX2 + FMA: a 6×16 tile in 12 ymm accumulators.
     pub struct Avx2;
 
@@ -1464,6 +1505,8 @@ mod tests {
                 // columns or rows and a rest).
                 (37, 1000, 130),
                 (1000, 37, 130),
+                // A few dozen rows and many columns: kiln's own 8×32 kernel at AVX-512.
+                (21, 1100, 45),
                 (25, 65, 0),
                 // Vector products: several ranges of outputs (4096 a task), several runs of
                 // rows (partial rows added at the end), a column, a dot product.
