@@ -432,6 +432,17 @@ impl Pooling {
     #[inline(always)]
     unsafe fn fold<const F: u8>(&self, step: usize, carry: bool, wide: usize, s: &mut Scratch) {
         let (acc, arg) = (&mut s.acc[..wide], &mut s.arg[..wide]);
+        // Max pooling at stride 2 at the AVX2 level: the window's rows first, then its columns
+        // (see fold_rows_max_s2_avx2); the whole rule below where a value is NaN.
+        #[cfg(target_arch = "x86_64")]
+        if F == MAX && step == 2 && !carry && self.isa == Isa::Avx2 && self.columns.len() == 3 {
+            // SAFETY: forwarded contract (the taps' rows are readable as far as the general
+            // fold reads them); the processor has AVX2 (the plan's level).
+            if unsafe { fold_rows_max_s2_avx2(&s.list, acc) } {
+                s.list.clear();
+                return;
+            }
+        }
         // SAFETY: forwarded contract; the lanes stay inside the row.
         unsafe { fold_row::<F>(self.isa, &s.list, step, usize::MAX, carry, acc, arg) };
         s.list.clear();
@@ -871,6 +882,82 @@ unsafe fn fold_row_avx2<const F: u8>(
     }
 }
 
+/// Max pooling of a row at stride 2 with windows 3 columns wide, in AVX2 registers, the
+/// window's rows first: 8 outputs read entries 2·o0 .. 2·o0 + 17 of each row; the rows'
+/// elementwise maximum of them (three vectors, the third kept for the next 8) is split into
+/// its even and odd entries, and the even ones shifted by one give the third column. That is 7
+/// shuffles for 8 outputs, where the per-tap fold shuffles every tap of every row (27 for a
+/// 3x3 window). The maximum does not depend on the order of the taps except for NaN (the first
+/// one wins) and for -0 against +0 (the first of equal values stays), so where any value read
+/// is NaN or -0 this returns false (having written `acc`), and the caller folds the taps in
+/// order with the whole rule: every result is the same bits as the rule's.
+///
+/// `taps` must be whole rows of 3 taps at consecutive entries (`columns` at stride 2);
+/// otherwise this returns false without reading them.
+///
+/// # Safety
+/// As for [`fold_row`] at step 2 (each tap addresses `2 · acc.len() + 16` readable values);
+/// the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fold_rows_max_s2_avx2(taps: &[Tap], acc: &mut [f32]) -> bool {
+    use std::arch::x86_64::*;
+    const KW: usize = 3;
+    if taps.is_empty() || taps.len() % KW != 0 {
+        return false;
+    }
+    let rows = taps.chunks_exact(KW);
+    if rows.clone().any(|row| {
+        row.iter()
+            .enumerate()
+            .any(|(k, t)| t.0 != row[0].0.wrapping_add(k))
+    }) {
+        return false;
+    }
+    // Sign bits: NaN (all bits of the comparison) or -0 (x's own bits where x == 0).
+    let mut odd = _mm256_setzero_ps();
+    let zero = _mm256_setzero_ps();
+    // The rows' maximum at entries e..e + 8: within the 2·acc.len() + 16 + 2 entries the
+    // third column's taps address (e + 8 <= 2·acc.len() + 8).
+    let mut rows_max = |e: usize| {
+        let mut m = _mm256_set1_ps(f32::NEG_INFINITY);
+        for row in rows.clone() {
+            // SAFETY: entries e..e + 8 of a staged row (above).
+            let x = unsafe { _mm256_loadu_ps(row[0].0.add(e)) };
+            let zeros = _mm256_and_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(x, zero), x);
+            odd = _mm256_or_ps(
+                odd,
+                _mm256_or_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x), zeros),
+            );
+            m = _mm256_max_ps(x, m);
+        }
+        m
+    };
+    // Within each 128-bit half, entries 0 and 2 of each 4; lanes 1..8 then 0; lane 0.
+    let evens = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    let rotate = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
+    let first = _mm256_setzero_si256();
+    let mut v0 = rows_max(0);
+    for o0 in (0..acc.len()).step_by(8) {
+        let (v1, v2) = (rows_max(2 * o0 + 8), rows_max(2 * o0 + 16));
+        let lo = _mm256_permutevar8x32_ps(v0, evens);
+        let hi = _mm256_permutevar8x32_ps(v1, evens);
+        // Columns 0 and 1 of the 8 windows: the even and the odd entries.
+        let even = _mm256_permute2f128_ps::<0x20>(lo, hi);
+        let odd_entries = _mm256_permute2f128_ps::<0x31>(lo, hi);
+        // Column 2: the even entries from 2·o0 + 2, the last one entry 0 of v2.
+        let next = _mm256_permutevar8x32_ps(v2, first);
+        let third = _mm256_blend_ps::<0x80>(_mm256_permutevar8x32_ps(even, rotate), next);
+        // The order of the rule for each window's three columns (max keeps its second
+        // operand on ties).
+        let a = _mm256_max_ps(third, _mm256_max_ps(odd_entries, even));
+        // SAFETY: lanes o0..o0 + 8 of acc (its length is a multiple of 16).
+        unsafe { _mm256_storeu_ps(acc.as_mut_ptr().add(o0), a) };
+        v0 = v2;
+    }
+    _mm256_movemask_ps(odd) == 0
+}
+
 /// Splits `row` into the `sw` phases of a stride (phase p holds entries p, p + sw, ...), each
 /// `dst.len() / sw` long.
 #[inline(always)]
@@ -1013,4 +1100,87 @@ pub(crate) fn prepare_at(graph: &OpGraph, isa: Isa) -> PluginResult<Box<dyn Prep
     let mut p = Pooling::new(graph)?;
     p.isa = isa;
     Ok(Box::new(p))
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// The AVX2 rows-first fold of 3-column windows at stride 2 gives the rule's bits (the
+    /// per-tap fold's) on rows of values with many ties, ±0 and infinities, and declines every
+    /// row set holding a NaN or a -0 in what it reads; one set of taps that is not whole rows
+    /// of consecutive entries is declined unread.
+    #[test]
+    fn the_rows_first_max_is_the_rule_bit_for_bit() {
+        if !Isa::Avx2.is_available() {
+            return;
+        }
+        let mut rng = StdRng::seed_from_u64(26);
+        let (mut taken, mut declined) = (0, 0);
+        for case in 0..400 {
+            let wide = 16 * (1 + case % 4);
+            let rows = 1 + case % 4;
+            let len = 2 * wide + 24;
+            let specials = [0.0f32, 1.0, -1.0, 2.5, f32::INFINITY, f32::NEG_INFINITY];
+            let odd = case % 5 == 0;
+            let data: Vec<f32> = (0..rows * len)
+                .map(|_| match rng.random_range(0..20) {
+                    0 if odd => f32::NAN,
+                    1 if odd => -0.0,
+                    0..=9 => specials[rng.random_range(0..specials.len())],
+                    _ => rng.random_range(-4.0f32..4.0),
+                })
+                .collect();
+            let taps: Vec<Tap> = (0..rows)
+                .flat_map(|r| (0..3).map(move |k| (r, k)))
+                .map(|(r, k)| (data[r * len + k..].as_ptr(), (3 * r + k) as f32))
+                .collect();
+            let (mut want, mut arg) = (vec![0.0f32; wide], vec![0.0f32; wide]);
+            let mut got = vec![f32::NAN; wide];
+            // SAFETY: each tap addresses 2·wide + 16 values inside its row of `data` (len =
+            // 2·wide + 24); the processor has AVX2 (checked).
+            let ok = unsafe {
+                fold_row::<MAX>(Isa::Avx2, &taps, 2, usize::MAX, false, &mut want, &mut arg);
+                fold_rows_max_s2_avx2(&taps, &mut got)
+            };
+            // What the fast fold reads: entries 0 .. 2·wide + 8 of each row.
+            let special = (0..rows).any(|r| {
+                data[r * len..r * len + 2 * wide + 8]
+                    .iter()
+                    .any(|v| v.is_nan() || v.to_bits() == (-0.0f32).to_bits())
+            });
+            assert_eq!(
+                ok, !special,
+                "case {case}: taken {ok}, NaN or -0 read {special}"
+            );
+            if ok {
+                taken += 1;
+                for (o, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(
+                        g.to_bits(),
+                        w.to_bits(),
+                        "case {case}, output {o}: {g} vs {w}"
+                    );
+                }
+            } else {
+                declined += 1;
+            }
+        }
+        assert!(
+            taken > 200 && declined > 20,
+            "taken {taken}, declined {declined}"
+        );
+        // Taps that are not three consecutive entries of a row.
+        let data = vec![1.0f32; 200];
+        let taps: Vec<Tap> = [0usize, 2, 4]
+            .iter()
+            .map(|&k| (data[k..].as_ptr(), k as f32))
+            .collect();
+        let mut acc = vec![7.0f32; 16];
+        // SAFETY: as above.
+        assert!(!unsafe { fold_rows_max_s2_avx2(&taps, &mut acc) });
+        assert!(acc.iter().all(|&v| v == 7.0));
+    }
 }
