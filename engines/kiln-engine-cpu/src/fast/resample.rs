@@ -903,7 +903,7 @@ unsafe fn fold_row_avx2<const F: u8>(
 unsafe fn fold_rows_max_s2_avx2(taps: &[Tap], acc: &mut [f32]) -> bool {
     use std::arch::x86_64::*;
     const KW: usize = 3;
-    if taps.is_empty() || taps.len() % KW != 0 {
+    if taps.is_empty() || !taps.len().is_multiple_of(KW) {
         return false;
     }
     let rows = taps.chunks_exact(KW);
