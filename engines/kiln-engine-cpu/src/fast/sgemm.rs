@@ -1140,55 +1140,51 @@ mod x86 {
         }
     }
 
-    /// AVX-512 F: an 8×32 tile in 16 zmm accumulators (the driver's kernel for products of
-    /// a few dozen rows, see [`super::OWN_ROWS`]).
-    pub struct Avx512;
+    /// A [`Kernel`] of the packed micro-kernel `$tile` and the blocking given.
+    macro_rules! packed_kernel {
+        ($(#[$doc:meta])* $name:ident, $tile:ident, $feat:literal,
+         MR $mr:literal, NR $nr:literal, KC $kc:literal, MC $mc:literal, NC $nc:literal) => {
+            $(#[$doc])*
+            pub struct $name;
 
-    impl Kernel for Avx512 {
-        const MR: usize = 8;
-        const NR: usize = 32;
-        const KC: usize = 384;
-        const MC: usize = 96;
-        const NC: usize = 1024;
+            impl Kernel for $name {
+                const MR: usize = $mr;
+                const NR: usize = $nr;
+                const KC: usize = $kc;
+                const MC: usize = $mc;
+                const NC: usize = $nc;
 
-        unsafe fn tile(
-            kc: usize,
-            a: *const f32,
-            b: *const f32,
-            c: *mut f32,
-            ldc: usize,
-            first: bool,
-        ) {
-            // SAFETY: the caller checked that this processor has AVX-512 F.
-            unsafe { avx512_tile_8x32(kc, a, b, c, ldc, first, std::ptr::null()) }
-        }
+                unsafe fn tile(
+                    kc: usize,
+                    a: *const f32,
+                    b: *const f32,
+                    c: *mut f32,
+                    ldc: usize,
+                    first: bool,
+                ) {
+                    // SAFETY: the caller checked that this processor has the kernel's
+                    // features ($feat).
+                    unsafe { $tile(kc, a, b, c, ldc, first, std::ptr::null()) }
+                }
+            }
+        };
     }
 
-    /// AVX2 + FMA: a 6×16 tile in 12 ymm accumulators.
-    pub struct Avx2;
+    packed_kernel!(
+        /// AVX-512 F: an 8×32 tile in 16 zmm accumulators (the driver's kernel for products
+        /// of a few dozen rows, see [`super::OWN_ROWS`]).
+        Avx512, avx512_tile_8x32, "AVX-512 F",
+        MR 8, NR 32, KC 384, MC 96, NC 1024
+    );
 
-    impl Kernel for Avx2 {
-        const MR: usize = 6;
-        const NR: usize = 16;
-        // KC 384 and NC 1024 rather than 256 and 2048: 2-3% faster on one core of an AVX-512
-        // Xeon with cpuid capped at AVX2 (1024³ 113 -> 116 GFLOP/s, 2048³ 112 -> 114), within
-        // the noise on the Zen 3 EPYC of 2026-12-02.
-        const KC: usize = 384;
-        const MC: usize = 144;
-        const NC: usize = 1024;
-
-        unsafe fn tile(
-            kc: usize,
-            a: *const f32,
-            b: *const f32,
-            c: *mut f32,
-            ldc: usize,
-            first: bool,
-        ) {
-            // SAFETY: the caller checked that this processor has AVX2 and FMA.
-            unsafe { avx2_tile_6x16(kc, a, b, c, ldc, first, std::ptr::null()) }
-        }
-    }
+    // KC 384 and NC 1024 rather than 256 and 2048: 2-3% faster on one core of an AVX-512 Xeon
+    // with cpuid capped at AVX2 (1024³ 113 -> 116 GFLOP/s, 2048³ 112 -> 114), within the noise
+    // on the Zen 3 EPYC of 2026-12-02.
+    packed_kernel!(
+        /// AVX2 + FMA: a 6×16 tile in 12 ymm accumulators.
+        Avx2, avx2_tile_6x16, "AVX2 and FMA",
+        MR 6, NR 16, KC 384, MC 144, NC 1024
+    );
 
     /// Broadcasts `$rows` left values per step against `$vecs` vectors of `$lanes` lanes of
     /// the right sliver: the body of the AVX-512 and AVX2 micro-kernels.
