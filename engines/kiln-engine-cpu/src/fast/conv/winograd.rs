@@ -580,10 +580,19 @@ impl WinogradPlan {
                     combine(&g[1], &g[4], &g[7]),
                     combine(&g[2], &g[5], &g[8]),
                 ];
+                // Position ξ = 4i + j of channel c at (ξ · C + c) · MR: one pointer walked
+                // C · MR values a position (the sixteen slices, each bounds-checked, had kept
+                // their addresses on the stack).
+                assert!(us.len() >= (XI * c_count) * MR);
+                let mut at = us[c * MR..].as_mut_ptr();
                 for i in 0..4 {
                     let vals = combine(&cols[0][i], &cols[1][i], &cols[2][i]);
-                    for (j, v) in vals.iter().enumerate() {
-                        us[((4 * i + j) * c_count + c) * MR..][..MR].copy_from_slice(v);
+                    for v in &vals {
+                        // SAFETY: (ξ · C + c) · MR + MR <= XI · C · MR <= us.len() (asserted).
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(v.as_ptr(), at, MR);
+                            at = at.wrapping_add(c_count * MR);
+                        }
                     }
                 }
             }
