@@ -585,8 +585,8 @@ impl WinogradPlan {
                 // their addresses on the stack).
                 assert!(us.len() >= (XI * c_count) * MR);
                 let mut at = us[c * MR..].as_mut_ptr();
-                for ((c0, c1), c2) in cols[0].iter().zip(&cols[1]).zip(&cols[2]) {
-                    for v in &combine(c0, c1, c2) {
+                for ((col0, col1), col2) in cols[0].iter().zip(&cols[1]).zip(&cols[2]) {
+                    for v in &combine(col0, col1, col2) {
                         // SAFETY: (ξ · C + c) · MR + MR <= XI · C · MR <= us.len() (asserted).
                         unsafe {
                             std::ptr::copy_nonoverlapping(v.as_ptr(), at, MR);
