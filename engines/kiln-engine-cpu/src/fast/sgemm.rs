@@ -1142,7 +1142,7 @@ mod x86 {
 
     /// A [`Kernel`] of the packed micro-kernel `$tile` and the blocking given.
     macro_rules! packed_kernel {
-        ($(#[$doc:meta])* $name:ident, $tile:ident, $feat:literal,
+        ($(#[$doc:meta])* $name:ident, $tile:ident,
          MR $mr:literal, NR $nr:literal, KC $kc:literal, MC $mc:literal, NC $nc:literal) => {
             $(#[$doc])*
             pub struct $name;
@@ -1163,7 +1163,7 @@ mod x86 {
                     first: bool,
                 ) {
                     // SAFETY: the caller checked that this processor has the kernel's
-                    // features ($feat).
+                    // instruction set (the one its documentation names).
                     unsafe { $tile(kc, a, b, c, ldc, first, std::ptr::null()) }
                 }
             }
@@ -1173,7 +1173,7 @@ mod x86 {
     packed_kernel!(
         /// AVX-512 F: an 8×32 tile in 16 zmm accumulators (the driver's kernel for products
         /// of a few dozen rows, see [`super::OWN_ROWS`]).
-        Avx512, avx512_tile_8x32, "AVX-512 F",
+        Avx512, avx512_tile_8x32,
         MR 8, NR 32, KC 384, MC 96, NC 1024
     );
 
@@ -1182,7 +1182,7 @@ mod x86 {
     // on the Zen 3 EPYC of 2026-12-02.
     packed_kernel!(
         /// AVX2 + FMA: a 6×16 tile in 12 ymm accumulators.
-        Avx2, avx2_tile_6x16, "AVX2 and FMA",
+        Avx2, avx2_tile_6x16,
         MR 6, NR 16, KC 384, MC 144, NC 1024
     );
 

@@ -254,7 +254,9 @@ pub(crate) unsafe fn im2col(
             coord(oh1, s.filter[1].saturating_sub(1), 1),
         );
         (same_depth && s.xs.2[2] == 1 && s.xs.2[1] > 0 && rows.0 <= rows.1).then(|| {
-            let i0 = coord(p0 / (o1 * o2), 0, 0).clamp(0, s.input[0] as isize - 1);
+            let i0 = coord(p0 / (o1 * o2), 0, 0)
+                .min(s.input[0] as isize - 1)
+                .max(0);
             let first = i0 * s.xs.2[0] + rows.0 * s.xs.2[1];
             let last = i0 * s.xs.2[0]
                 + rows.1.min(s.input[1] as isize - 1) * s.xs.2[1]
