@@ -433,7 +433,7 @@ impl Pooling {
     unsafe fn fold<const F: u8>(&self, step: usize, carry: bool, wide: usize, s: &mut Scratch) {
         let (acc, arg) = (&mut s.acc[..wide], &mut s.arg[..wide]);
         // Max pooling at stride 2 at the AVX2 level: the window's rows first, then its columns
-        // (see fold_rows_max_s2_avx2); the whole rule below where a value is NaN.
+        // (see fold_rows_max_s2_avx2); the whole rule below where a value is NaN or -0.
         #[cfg(target_arch = "x86_64")]
         if F == MAX && step == 2 && !carry && self.isa == Isa::Avx2 && self.columns.len() == 3 {
             // SAFETY: forwarded contract (the taps' rows are readable as far as the general
