@@ -1266,6 +1266,39 @@ fn conv_fprop_winograd_long_sums_stay_within_conformance_tolerance() {
     }
 }
 
+/// Auto takes Winograd for small images in a batch of 64 tiles or more (7x7 outputs are 16
+/// tiles each: 4 images), not for one or two; and the batch still matches the reference.
+#[test]
+fn conv_fprop_auto_takes_winograd_for_batches_of_small_images() {
+    let case = |n: i64| ConvCase {
+        n,
+        c: 16,
+        k: 20,
+        input: vec![7, 7],
+        ..ConvCase::basic()
+    };
+    for (n, winograd) in [(1, false), (2, false), (4, true), (8, true)] {
+        let g = conv_graph(&case(n), &[], DataType::F32);
+        let size = |algo: i64| {
+            ConvFpropEngine
+                .prepare(&g, &[algo, 0])
+                .unwrap()
+                .workspace_size()
+        };
+        let want = if winograd { size(2) } else { size(1) };
+        assert_eq!(size(0), want, "N{n}: auto should take Winograd: {winograd}");
+    }
+    let g = conv_graph(&case(4), &epilogues()[1], DataType::F32);
+    check(
+        &ConvFpropEngine,
+        g,
+        &[0, 0],
+        1e-5,
+        (16.0f64 * 9.0).sqrt(),
+        77,
+    );
+}
+
 /// `conv_algo = 2` on shapes Winograd does not apply to (stride, dilation, groups, other
 /// filters, 1-d and 3-d) falls back to im2col and still matches the reference.
 #[test]
