@@ -92,9 +92,18 @@ pub unsafe fn sgemm(
                 parallel::<x86::Avx512>(m, n, k, dst, lhs, rhs, accumulate, threads)
             }
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
-                wide(m, n, k, dst, lhs, rhs, accumulate, threads)
-            }
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => wide(
+                Product {
+                    m,
+                    n,
+                    k,
+                    dst,
+                    lhs,
+                    rhs,
+                    accumulate,
+                },
+                threads,
+            ),
             #[cfg(not(target_arch = "x86_64"))]
             _ => parallel::<Portable>(m, n, k, dst, lhs, rhs, accumulate, threads),
         }
@@ -113,8 +122,27 @@ pub unsafe fn sgemm(
 /// side of the output and runs the crate on one thread: 240 and 320 GFLOP/s there, and the
 /// square products as fast as before. With more threads only products of few rows are split
 /// ([`WIDE_SPLIT_ROWS`]), the case the crate's own split handled worst.
-#[allow(clippy::too_many_arguments)]
-unsafe fn wide(
+unsafe fn wide(p: Product, threads: usize) {
+    let work = p.m as u64 * p.n as u64 * p.k as u64;
+    let split = threads >= 2
+        && work >= WIDE_SPLIT_WORK
+        && (threads <= WIDE_SPLIT_THREADS || p.m < WIDE_SPLIT_ROWS);
+    if split && p.n < p.m && p.m >= 2 * WIDE_SPLIT_RUN {
+        // By rows: the columns of the transposed product, Cᵀ = Bᵀ·Aᵀ (the same memory).
+        // SAFETY: forwarded contract, through transposed strides.
+        unsafe { split_columns(p.transposed(), threads) };
+    } else if split && p.n >= 2 * WIDE_SPLIT_RUN {
+        // SAFETY: forwarded contract.
+        unsafe { split_columns(p, threads) };
+    } else {
+        // SAFETY: forwarded contract.
+        unsafe { crate_gemm(p, threads) };
+    }
+}
+
+/// One product C (+)= A·B as [`sgemm`] takes it, for the AVX-512 level's split.
+#[derive(Clone, Copy)]
+struct Product {
     m: usize,
     n: usize,
     k: usize,
@@ -122,34 +150,38 @@ unsafe fn wide(
     lhs: MatRef,
     rhs: MatRef,
     accumulate: bool,
-    threads: usize,
-) {
-    let work = m as u64 * n as u64 * k as u64;
-    let split = threads >= 2
-        && work >= WIDE_SPLIT_WORK
-        && (threads <= WIDE_SPLIT_THREADS || m < WIDE_SPLIT_ROWS);
-    if split && n < m && m >= 2 * WIDE_SPLIT_RUN {
-        // By rows: the columns of the transposed product, Cᵀ = Bᵀ·Aᵀ (the same memory).
+}
+
+// SAFETY: the pointers are only dereferenced under sgemm's contract, by tasks writing disjoint
+// columns of the output.
+unsafe impl Send for Product {}
+// SAFETY: as above; shared reads of the operands.
+unsafe impl Sync for Product {}
+
+impl Product {
+    /// The same product transposed, Cᵀ = Bᵀ·Aᵀ, over the same memory.
+    fn transposed(self) -> Product {
         let t = |(p, rs, cs): MatRef| (p, cs, rs);
-        // SAFETY: forwarded contract, through transposed strides.
-        unsafe {
-            split_columns(
-                n,
-                m,
-                k,
-                (dst.0, dst.2, dst.1),
-                t(rhs),
-                t(lhs),
-                accumulate,
-                threads,
-            )
-        };
-    } else if split && n >= 2 * WIDE_SPLIT_RUN {
-        // SAFETY: forwarded contract.
-        unsafe { split_columns(m, n, k, dst, lhs, rhs, accumulate, threads) };
-    } else {
-        // SAFETY: forwarded contract.
-        unsafe { crate_gemm(m, n, k, dst, lhs, rhs, accumulate, threads) };
+        Product {
+            m: self.n,
+            n: self.m,
+            dst: (self.dst.0, self.dst.2, self.dst.1),
+            lhs: t(self.rhs),
+            rhs: t(self.lhs),
+            ..self
+        }
+    }
+
+    /// Columns `j0..j1` of the product (of the output and of B).
+    fn columns(self, j0: usize, j1: usize) -> Product {
+        let o = j0 as isize;
+        let (d, b) = (self.dst, self.rhs);
+        Product {
+            n: j1 - j0,
+            dst: (d.0.wrapping_offset(o * d.2), d.1, d.2),
+            rhs: (b.0.wrapping_offset(o * b.2), b.1, b.2),
+            ..self
+        }
     }
 }
 
@@ -157,46 +189,20 @@ unsafe fn wide(
 /// [`WIDE_SPLIT_RUN`] (the last part takes the rest), each run by the crate on one thread.
 ///
 /// # Safety
-/// As for [`sgemm`]; `n` is at least `2 · WIDE_SPLIT_RUN`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn split_columns(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: MatMut,
-    lhs: MatRef,
-    rhs: MatRef,
-    accumulate: bool,
-    threads: usize,
-) {
-    let units = n / WIDE_SPLIT_RUN;
+/// As for [`sgemm`]; `p.n` is at least `2 · WIDE_SPLIT_RUN`.
+unsafe fn split_columns(p: Product, threads: usize) {
+    let units = p.n / WIDE_SPLIT_RUN;
     let parts = threads.min(units);
-    let all = Send3(dst, lhs, rhs);
     rayon::scope(|s| {
-        for p in 0..parts {
-            let j0 = p * units / parts * WIDE_SPLIT_RUN;
-            let j1 = if p + 1 == parts {
-                n
+        for part in 0..parts {
+            let j0 = part * units / parts * WIDE_SPLIT_RUN;
+            let j1 = if part + 1 == parts {
+                p.n
             } else {
-                (p + 1) * units / parts * WIDE_SPLIT_RUN
+                (part + 1) * units / parts * WIDE_SPLIT_RUN
             };
-            s.spawn(move |_| {
-                let (d, a, b) = all.get();
-                let o = j0 as isize;
-                // SAFETY: columns j0..j1 of the output and of B; parts are disjoint.
-                unsafe {
-                    crate_gemm(
-                        m,
-                        j1 - j0,
-                        k,
-                        (d.0.wrapping_offset(o * d.2), d.1, d.2),
-                        a,
-                        (b.0.wrapping_offset(o * b.2), b.1, b.2),
-                        accumulate,
-                        1,
-                    )
-                }
-            });
+            // SAFETY: columns j0..j1 of the output and of B; parts are disjoint.
+            s.spawn(move |_| unsafe { crate_gemm(p.columns(j0, j1), 1) });
         }
     });
 }
@@ -225,29 +231,40 @@ const WIDE_SPLIT_RUN: usize = 32;
 const WIDE_SPLIT_WORK: u64 = 1 << 22;
 
 /// The `gemm` crate on up to `threads` threads of its own choosing (1: the calling thread).
-#[allow(clippy::too_many_arguments)]
-unsafe fn crate_gemm(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: MatMut,
-    lhs: MatRef,
-    rhs: MatRef,
-    accumulate: bool,
-    threads: usize,
-) {
+///
+/// # Safety
+/// As for [`sgemm`].
+unsafe fn crate_gemm(p: Product, threads: usize) {
     let par = if threads > 1 {
         gemm::Parallelism::Rayon(threads)
     } else {
         gemm::Parallelism::None
     };
-    let alpha = if accumulate { 1.0f32 } else { 0.0 };
+    let alpha = if p.accumulate { 1.0f32 } else { 0.0 };
+    let (dst, lhs, rhs) = (p.dst, p.lhs, p.rhs);
     // SAFETY: forwarded contract; the gemm crate takes (pointer, column stride, row stride)
     // and computes dst = alpha·dst + 1·lhs·rhs (dst read only when `accumulate`).
     unsafe {
         gemm::gemm(
-            m, n, k, dst.0, dst.2, dst.1, accumulate, lhs.0, lhs.2, lhs.1, rhs.0, rhs.2, rhs.1,
-            alpha, 1.0f32, false, false, false, par,
+            p.m,
+            p.n,
+            p.k,
+            dst.0,
+            dst.2,
+            dst.1,
+            p.accumulate,
+            lhs.0,
+            lhs.2,
+            lhs.1,
+            rhs.0,
+            rhs.2,
+            rhs.1,
+            alpha,
+            1.0f32,
+            false,
+            false,
+            false,
+            par,
         )
     }
 }
