@@ -514,6 +514,33 @@ impl BoundEpilogue {
         (ptrs.out.get() as *mut f32).wrapping_offset(at)
     }
 
+    /// Where a kernel can write the anchor's result into the output itself: for an f32 output
+    /// whose rows and columns are each evenly spaced, the address of element (`row0`, `col0`) of
+    /// tile `fixed` and the strides between rows and between columns; `None` otherwise. Any
+    /// steps of the chain then run on the output ([`Self::apply_in_output`], see
+    /// [`Self::has_steps`]).
+    pub(crate) fn out_matrix(
+        &self,
+        ptrs: &EpiloguePtrs,
+        fixed: usize,
+        row0: usize,
+        col0: usize,
+    ) -> Option<(*mut f32, isize, isize)> {
+        let (AxisMap::Linear(rs), AxisMap::Linear(cs)) = (&self.out.rows, &self.out.cols) else {
+            return None;
+        };
+        if self.out.data_type != DataType::F32 {
+            return None;
+        }
+        let at = self.out.row_base(fixed, row0) + cs * col0 as isize;
+        Some(((ptrs.out.get() as *mut f32).wrapping_offset(at), *rs, *cs))
+    }
+
+    /// Whether the chain has any step (without one, storing the anchor's result is all it does).
+    pub(crate) fn has_steps(&self) -> bool {
+        !self.steps.is_empty()
+    }
+
     /// This epilogue with its loops compiled for `isa` (its engine's `isa` knob); binding
     /// picks the processor's best level.
     pub(crate) fn with_isa(mut self, isa: Isa) -> Self {

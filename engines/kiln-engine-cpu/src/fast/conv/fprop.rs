@@ -18,7 +18,9 @@ use super::winograd::{self, WinogradPlan};
 use crate::engine::{CpuEngine, Prepared};
 use crate::fast::claims::{run_slots, Claims};
 use crate::fast::element_io::SharedPtr;
-use crate::fast::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
+use crate::fast::epilogue::{
+    check_data_type, BoundEpilogue, Epilogue, EpiloguePtrs, Geometry, Tile,
+};
 use crate::fast::isa::{isa_knob, isa_to_run, recorded_isa, resolve_isa_knob, Isa};
 use crate::fast::sgemm::{sgemm, Packed};
 use crate::tensor_map::TensorMap;
@@ -483,6 +485,50 @@ impl ConvPlan {
             values: &mut values[..rows * ld],
             ld,
         }
+    }
+
+    /// Runs the epilogue's steps (if it has any) on the part of the output that `t` stands
+    /// for, where the GEMM wrote its results ([`BoundEpilogue::out_matrix`]); `t`'s values and
+    /// `scratch` serve as buffers (a row each). Split by rows among `threads` workers when the
+    /// item's GEMM was.
+    ///
+    /// # Safety
+    /// As for [`BoundEpilogue::apply_in_output`] for each of the tile's rows.
+    unsafe fn steps_in_output(
+        &self,
+        ptrs: &EpiloguePtrs,
+        t: Tile<'_>,
+        scratch: &mut [f32],
+        threads: usize,
+    ) {
+        if !self.epilogue.has_steps() {
+            return;
+        }
+        let (rows, cols) = (t.rows, t.cols);
+        let rows_of = |first: usize, last: usize, buf: &mut [f32], scratch: &mut [f32]| {
+            for r in first..last {
+                // SAFETY: forwarded contract; row r of the tile.
+                unsafe {
+                    self.epilogue.apply_in_output(
+                        ptrs,
+                        t.fixed,
+                        t.row0 + r,
+                        t.col0,
+                        &mut buf[..cols],
+                        &mut scratch[..cols],
+                    )
+                };
+            }
+        };
+        let parts = threads.min(rows);
+        if parts <= 1 {
+            return rows_of(0, rows, t.values, scratch);
+        }
+        (0..parts).into_par_iter().for_each(|part| {
+            let mut run = vec![0.0f32; 2 * cols];
+            let (buf, scratch) = run.split_at_mut(cols);
+            rows_of(part * rows / parts, (part + 1) * rows / parts, buf, scratch);
+        });
     }
 
     /// f32 values of the packed direct path's left slivers (all groups), sized for any
@@ -1328,23 +1374,50 @@ impl Prepared for ConvPlan {
                             1,
                         ),
                     };
+                    // An f32 output whose rows and columns are evenly spaced takes the GEMM's
+                    // result itself: copying it out of the tile was a pass over the tile on one
+                    // worker, a quarter of a one-image 1x1 convolution whose GEMM all the
+                    // workers share (1×128×28²→512).
+                    let (row0, col0) = if self.rows_are_positions {
+                        (p0, g * s.kg)
+                    } else {
+                        (g * s.kg, p0)
+                    };
+                    let in_output = self
+                        .epilogue
+                        .out_matrix(&ptrs, n, row0, col0)
+                        .map(|(at, rs, cs)| {
+                            if self.rows_are_positions {
+                                (at, cs, rs)
+                            } else {
+                                (at, rs, cs)
+                            }
+                        });
                     // SAFETY: lhs is the group's [kg, patch] filters (in w where weights_in_place
                     // says they are its rows, else in the packed weights), rhs a [patch, len]
-                    // matrix (the tile's patches or the input itself), dst the [kg, len] tile;
-                    // all strides match those buffers.
+                    // matrix (the tile's patches or the input itself), dst the [kg, len] tile
+                    // or this item's part of the output (out_matrix); all strides match those
+                    // buffers.
                     unsafe {
                         sgemm(
                             self.isa,
                             s.kg,
                             len,
                             patch,
-                            (tile.as_mut_ptr(), dst_rs, dst_cs),
+                            in_output.unwrap_or((tile.as_mut_ptr(), dst_rs, dst_cs)),
                             lhs,
                             (rhs, rhs_rs, rhs_cs),
                             false,
                             gemm_threads,
                         )
                     };
+                    if in_output.is_some() {
+                        let t = self.output_tile(n, g, p0, len, tile, ld);
+                        // SAFETY: pointers from this call; the item's part of the output holds
+                        // its f32 results, and each item owns its part.
+                        unsafe { self.steps_in_output(&ptrs, t, scratch, gemm_threads) };
+                        continue;
+                    }
                 }
                 let t = self.output_tile(n, g, p0, len, tile, packed_ld.unwrap_or(ld));
                 // SAFETY: pointers from this call; each item owns its tile of the output.
