@@ -1320,7 +1320,7 @@ fn transpose_group(group: &[f32], cols: usize, out: &mut [f32], ld: usize, level
 }
 
 /// Runs `$body::<W>(args.., start)` for groups of `W` consecutive indices that cover `0..$n`,
-/// `W` the widest of 16, 8 and 1 that fits: starts `0, W, 2W, ...`, the last group ending at
+/// `W` the widest of 16, 8, 4, 2 and 1 that fits: starts `0, W, 2W, ...`, the last group ending at
 /// `$n` and overlapping the one before when `W` does not divide it. A body that writes only its
 /// outputs, from inputs it does not write, may run twice on an index; the short rows of these
 /// transforms (a few dozen values) then run whole in vector registers, with no scalar
@@ -1333,6 +1333,10 @@ macro_rules! in_groups {
             in_groups!(@run n, 16, $body($($arg),*));
         } else if n >= 8 {
             in_groups!(@run n, 8, $body($($arg),*));
+        } else if n >= 4 {
+            in_groups!(@run n, 4, $body($($arg),*));
+        } else if n >= 2 {
+            in_groups!(@run n, 2, $body($($arg),*));
         } else if n > 0 {
             in_groups!(@run n, 1, $body($($arg),*));
         }
