@@ -985,6 +985,15 @@ fn conv_fprop_winograd_matches_reference() {
             layout: Layout::Odd,
             ..b.clone()
         },
+        // Two rows of 24 tiles: one block of 48, the wide kernel's columns at the AVX-512
+        // levels (winograd::tests::the_wide_kernel_runs_where_it_fills_its_columns).
+        ConvCase {
+            n: 1,
+            c: 8,
+            k: 66,
+            input: vec![4, 48],
+            ..b.clone()
+        },
     ];
     let mut rng = StdRng::seed_from_u64(2024);
     for _ in 0..24 {

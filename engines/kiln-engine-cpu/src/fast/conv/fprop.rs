@@ -315,8 +315,14 @@ impl ConvPlan {
         // packing and the f32 path's im2col then follow too (im2col reads x through its strides
         // in either order).
         let channels_last = x_channels_last || gather;
-        let algo: i64 = std::env::var("KILN_TMP_ALGO").ok().and_then(|v| v.parse().ok()).unwrap_or(algo);
-        let tile_knob: usize = std::env::var("KILN_TMP_TILE").ok().and_then(|v| v.parse().ok()).unwrap_or(tile_knob);
+        let algo: i64 = std::env::var("KILN_TMP_ALGO")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(algo);
+        let tile_knob: usize = std::env::var("KILN_TMP_TILE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(tile_knob);
         let force_im2col = algo == 1;
         let direct_step = if force_im2col || s.x_type != DataType::F32 {
             None
@@ -1385,16 +1391,16 @@ impl Prepared for ConvPlan {
                     } else {
                         (g * s.kg, p0)
                     };
-                    let in_output = self
-                        .epilogue
-                        .out_matrix(&ptrs, n, row0, col0)
-                        .map(|(at, rs, cs)| {
-                            if self.rows_are_positions {
-                                (at, cs, rs)
-                            } else {
-                                (at, rs, cs)
-                            }
-                        });
+                    let in_output =
+                        self.epilogue
+                            .out_matrix(&ptrs, n, row0, col0)
+                            .map(|(at, rs, cs)| {
+                                if self.rows_are_positions {
+                                    (at, cs, rs)
+                                } else {
+                                    (at, rs, cs)
+                                }
+                            });
                     // SAFETY: lhs is the group's [kg, patch] filters (in w where weights_in_place
                     // says they are its rows, else in the packed weights), rhs a [patch, len]
                     // matrix (the tile's patches or the input itself), dst the [kg, len] tile

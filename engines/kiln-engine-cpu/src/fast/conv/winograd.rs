@@ -103,6 +103,23 @@ pub(crate) fn preferred(s: &Shape) -> bool {
         && (s.output[1] * s.output[2] >= 64 || s.n * tiles >= 64)
 }
 
+/// How much faster per column [`Packed::wide_for_isa`]'s kernel must be for a layout: a plan
+/// takes it when its share of real columns ([`block_fill`]) times this is at least the other
+/// kernel's.
+const WIDE_KERNEL_GAIN: f64 = 1.05;
+
+/// The share of the GEMMs' columns that are tiles rather than padding when `total_rows` rows
+/// of `tiles_w` tiles run in blocks of `block_rows` rows, each block's tiles padded to whole
+/// right slivers of `nr` (the last block's too, however few rows it has).
+fn block_fill(total_rows: usize, tiles_w: usize, block_rows: usize, nr: usize) -> f64 {
+    let block_rows = block_rows.clamp(1, total_rows.max(1));
+    let blocks = total_rows.div_ceil(block_rows);
+    let last = total_rows - (blocks - 1) * block_rows;
+    let padded = (blocks - 1) * (block_rows * tiles_w).next_multiple_of(nr)
+        + (last * tiles_w).next_multiple_of(nr);
+    (total_rows * tiles_w) as f64 / padded.max(1) as f64
+}
+
 /// A Winograd F(2x2, 3x3) convolution prepared for one shape.
 #[derive(Debug, Clone)]
 pub(crate) struct WinogradPlan {
@@ -125,6 +142,8 @@ pub(crate) struct WinogradPlan {
     ld: usize,
     /// Tiles of a block rounded up to whole right slivers of the kernel.
     tpad: usize,
+    /// The share of the GEMMs' columns that are tiles rather than padding ([`block_fill`]).
+    fill: f64,
     /// Output channels rounded up to whole left slivers of the kernel.
     kpad: usize,
     /// Floats per staging row of the input transform.
@@ -173,13 +192,27 @@ impl WinogradPlan {
         let kernel = unsafe { Packed::for_isa(isa) };
         let mut plan = Self::layout(s, rows_are_positions, tile_knob, slots, isa, kernel.dims());
         plan.kernel = kernel;
+        // The level's wider kernel where its columns are filled about as well (it multiplies
+        // faster, but pads the tiles to more columns).
+        // SAFETY: as above.
+        if let Some(wide) = unsafe { Packed::wide_for_isa(isa) } {
+            let other = Self::layout(s, rows_are_positions, tile_knob, slots, isa, wide.dims());
+            if other.fill * WIDE_KERNEL_GAIN >= plan.fill {
+                plan = other;
+                plan.kernel = wide;
+            }
+        }
         // The workspace a plan asks for must not depend on the level it runs here (a plan
         // restored on another processor keeps its size), so it is the most any level's layout
-        // needs.
+        // needs, with either of its kernels.
         plan.workspace = Isa::ALL
             .into_iter()
-            .map(|level| {
-                let dims = Packed::dims_of(level);
+            .flat_map(|level| {
+                std::iter::once(Packed::dims_of(level))
+                    .chain(Packed::wide_dims_of(level))
+                    .map(move |dims| (level, dims))
+            })
+            .map(|(level, dims)| {
                 Self::layout(s, rows_are_positions, tile_knob, slots, level, dims).own_floats()
             })
             .max()
@@ -218,7 +251,7 @@ impl WinogradPlan {
             let target = (TARGET_BLOCK_BYTES / (XI * 4 * (s.cg + s.kg).max(1))).clamp(32, 256);
             let most = (2 * target).div_ceil(tiles_w).min(most);
             let least = (target / 2 / tiles_w).clamp(1, most);
-            let fill = |r: usize| (r * tiles_w) as f64 / (r * tiles_w).next_multiple_of(nr) as f64;
+            let fill = |r: usize| block_fill(total_rows, tiles_w, r, nr);
             let near = |r: usize| (r * tiles_w).abs_diff(target);
             (least..=most)
                 .max_by(|&a, &b| fill(a).total_cmp(&fill(b)).then(near(b).cmp(&near(a))))
@@ -248,6 +281,7 @@ impl WinogradPlan {
             k_part,
             ld: tpad.max(block_tiles.next_multiple_of(LANES) + LANES),
             tpad,
+            fill: block_fill(total_rows, tiles_w, block_rows, nr),
             kpad: s.kg.next_multiple_of(mr),
             row_len: (2 * tiles_w + 2).next_multiple_of(LANES) + LANES,
             staged: s.xs.1 == 1 && s.cg > 1,
@@ -1773,6 +1807,48 @@ mod tests {
     use super::*;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
+
+    /// A dense NCHW f32 3x3 convolution with padding 1 of `n`×`c`×`h`×`w` to `k` channels.
+    fn nchw(n: usize, c: usize, k: usize, h: usize, w: usize) -> Shape {
+        let (hw, i) = ((h * w) as isize, |v: usize| v as isize);
+        Shape {
+            n,
+            groups: 1,
+            cg: c,
+            kg: k,
+            input: [1, h, w],
+            filter: [1, 3, 3],
+            output: [1, h, w],
+            pad: [0, 1, 1],
+            stride: [1, 1, 1],
+            dilation: [1, 1, 1],
+            xs: (i(c) * hw, hw, [hw, i(w), 1]),
+            ws: (i(c * 9), 9, [9, 3, 1]),
+            x_type: DataType::F32,
+            w_type: DataType::F32,
+        }
+    }
+
+    #[test]
+    fn the_wide_kernel_runs_where_it_fills_its_columns() {
+        // 7 rows of 7 tiles in blocks of 4 rows: 28 and 21 tiles, each padded to 32.
+        assert_eq!(block_fill(7, 7, 4, 32), 49.0 / 64.0);
+        assert_eq!(block_fill(7, 7, 7, 48), 49.0 / 96.0);
+        assert_eq!(block_fill(2, 24, 2, 48), 1.0);
+        assert_eq!(block_fill(2, 24, 2, 32), 0.75);
+        for level in Isa::ALL.into_iter().filter(|l| l.is_available()) {
+            let wide = Packed::wide_dims_of(level).is_some();
+            // Two rows of 24 tiles (a 4x48 image): one block of 48 tiles.
+            let plan = WinogradPlan::new(&nchw(1, 8, 66, 4, 48), false, 0, 2, level);
+            assert_eq!(plan.kernel.nr == 48, wide, "{level}: 4x48");
+            // One 14x14 image: 49 tiles fill 32-column slivers better.
+            let plan = WinogradPlan::new(&nchw(1, 256, 256, 14, 14), false, 0, 2, level);
+            assert_ne!(plan.kernel.nr, 48, "{level}: 14x14");
+            // The workspace asked for covers every level's layout with either kernel.
+            let mine = WinogradPlan::layout(&plan.s, false, 0, 2, level, (8, 48));
+            assert!(plan.workspace_floats() >= mine.own_floats(), "{level}");
+        }
+    }
 
     /// One row of tiles of one channel (`tw` tiles from block tile `t0`), in V's layout for a
     /// kernel `nr` tiles wide.
