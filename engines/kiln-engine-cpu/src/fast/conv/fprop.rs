@@ -315,14 +315,6 @@ impl ConvPlan {
         // packing and the f32 path's im2col then follow too (im2col reads x through its strides
         // in either order).
         let channels_last = x_channels_last || gather;
-        let algo: i64 = std::env::var("KILN_TMP_ALGO")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(algo);
-        let tile_knob: usize = std::env::var("KILN_TMP_TILE")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(tile_knob);
         let force_im2col = algo == 1;
         let direct_step = if force_im2col || s.x_type != DataType::F32 {
             None
