@@ -1195,8 +1195,11 @@ fn conv_fprop_direct_1x1_matches_the_reference_at_every_level() {
         one(2, 300, 6, vec![4, 8], 1),
         one(1, 18, 14, vec![3, 47], 2),
         one(3, 129, 1, vec![1, 1], 1),
-        // Last slivers of 2, 3, 4 and 5 filters (the kernels multiply only a sliver's rows).
+        // Last slivers of 1 to 7 filters (the kernels multiply only a sliver's rows: slivers
+        // of 8 filters at the AVX-512 levels, of 6 at AVX2).
         one(1, 20, 8, vec![5, 13], 1),
+        one(1, 11, 12, vec![4, 7], 1),
+        one(1, 6, 11, vec![3, 5], 1),
         one(2, 9, 3, vec![3, 22], 1),
         one(1, 33, 10, vec![6, 11], 1),
         one(1, 12, 34, vec![2, 9], 2),

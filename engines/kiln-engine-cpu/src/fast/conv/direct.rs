@@ -5,11 +5,13 @@
 //! operand) and applies a bias + relu epilogue in registers as it stores the output, as ONNX
 //! Runtime's MLAS does; any other epilogue runs on a small tile while it is in L1.
 //!
-//! The micro-kernel holds a 6 × 64 tile of the output in 24 zmm accumulators at the AVX-512
-//! levels (per input channel it loads 64 positions, four vectors, of the input row and
-//! broadcasts six filter values: 24 FMAs against 10 loads), and a 6 × 16 tile in 12 ymm
-//! accumulators at the AVX2 level (12 FMAs against 8 loads). The filters are packed once per
-//! execute into slivers of six (`[kg / 6][c][6]`). Loops: positions in groups of blocks of the
+//! The micro-kernel holds an 8 × 48 tile of the output in 24 zmm accumulators at the AVX-512
+//! levels (per input channel it loads 48 positions, three vectors, of the input row and
+//! broadcasts eight filter values: 24 FMAs against 11 loads; with its operands in L1 it ran
+//! 205-208 GFLOP/s on one core of the Xeon of 2026-12-06, where the 6 × 64 tile it replaced
+//! ran 191-200), and a 6 × 16 tile in 12 ymm accumulators at the AVX2 level (12 FMAs against
+//! 8 loads). The filters are packed once per execute into slivers of the level's rows
+//! (`[kg / mr][c][mr]`). Loops: positions in groups of blocks of the
 //! tile's width (one block at AVX-512, three at AVX2; the group's input, `KC` channels × the
 //! width per block, stays in L1 while every filter sliver passes over it), then channels in
 //! blocks of `KC`, then the filter slivers, then the group's blocks (a sliver's packed
@@ -19,13 +21,15 @@
 
 use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, RowBiasRelu, Tile};
 
-/// Filter rows of the micro-kernel's tile.
-pub(super) const MR: usize = 6;
-/// Output positions of the widest tile (four zmm vectors).
-pub(super) const NR: usize = 64;
+/// Filter rows of the AVX-512 and AVX2 tiles ([`mr`]), and the most of either.
+const MR_AVX512: usize = 8;
+const MR_AVX2: usize = 6;
+const MR: usize = 8;
+/// Output positions of the widest tile (three zmm vectors), the row length of the buffers.
+pub(super) const NR: usize = 48;
 /// Output positions of the AVX2 tile (two ymm vectors).
 const NR_AVX2: usize = 16;
-/// Input channels per block: 128 × 64 positions × 4 bytes is 32 KiB, which stays in L1.
+/// Input channels per block: 128 × 48 positions × 4 bytes is 24 KiB, which stays in L1.
 const KC: usize = 128;
 /// Blocks of 16 positions the AVX2 kernel takes in turn for each filter sliver: the buffers
 /// sized for one AVX-512 block hold four.
@@ -34,7 +38,8 @@ const _: () = assert!(GROUP_AVX2 * NR_AVX2 <= NR);
 
 /// One tile of the direct path: `len` output positions of one image and group.
 pub(super) struct DirectTile<'a> {
-    /// The group's packed filters, `[kg.div_ceil(MR)][patch][MR]`, zeros past `kg`.
+    /// The group's packed filters, `[kg.div_ceil(mr)][patch][mr]` ([`mr`] of the level),
+    /// zeros past `kg`.
     pub u: &'a [f32],
     /// Filters in the group.
     pub kg: usize,
@@ -53,10 +58,22 @@ pub(super) struct DirectTile<'a> {
     pub col0: usize,
 }
 
-/// Floats of the tile buffer [`run`] needs for `kg` filters: the partial sums of one block of
-/// positions.
+/// Filter rows of the micro-kernel of the AVX-512 levels (`avx512`) or of the AVX2 level: the
+/// slivers the filters are packed in.
+pub(super) fn mr(avx512: bool) -> usize {
+    if avx512 {
+        MR_AVX512
+    } else {
+        MR_AVX2
+    }
+}
+
+/// Floats of the tile buffer [`run`] needs for `kg` filters at any level: the partial sums of
+/// one group of blocks of positions.
 pub(super) fn tile_floats(kg: usize) -> usize {
-    kg.next_multiple_of(MR) * NR
+    kg.next_multiple_of(MR_AVX512)
+        .max(kg.next_multiple_of(MR_AVX2))
+        * NR
 }
 
 /// Floats of the input block buffer [`run`] needs for `patch` input channels.
@@ -86,12 +103,12 @@ pub(super) unsafe fn run(
     fused: Option<RowBiasRelu>,
 ) {
     // The tile's width: positions per block, and the row length of `block` and `buf`.
-    let nr = if avx512 { NR } else { NR_AVX2 };
+    let (mr, nr) = (mr(avx512), if avx512 { NR } else { NR_AVX2 });
     // Blocks of positions per group: each filter sliver multiplies every block of the group
     // while its packed values are in L1 (at AVX-512 one block fills L1 by itself).
     let group = if avx512 { 1 } else { GROUP_AVX2 };
-    let kslivers = t.kg.div_ceil(MR);
-    let buf = &mut buf[..group * t.kg.next_multiple_of(MR) * nr];
+    let kslivers = t.kg.div_ceil(mr);
+    let buf = &mut buf[..group * t.kg.next_multiple_of(mr) * nr];
     let block = &mut block[..group * KC.min(t.patch) * nr];
     // The fused epilogue's per-row values, looked up once per tile: each filter's bias (in
     // scratch) and where its output row starts.
@@ -102,7 +119,7 @@ pub(super) unsafe fn run(
         }
         (f, epilogue.out_f32(ptrs, t.fixed, t.row0, t.col0))
     });
-    let tile_stride = t.kg.next_multiple_of(MR) * nr;
+    let tile_stride = t.kg.next_multiple_of(mr) * nr;
     for g0 in (0..t.len).step_by(nr * group) {
         let blocks = (t.len - g0).div_ceil(nr).min(group);
         let cols = |q: usize| nr.min(t.len - g0 - q * nr);
@@ -137,12 +154,12 @@ pub(super) unsafe fn run(
                     .wrapping_offset(kb as isize * t.cs)
             });
             for ks in 0..kslivers {
-                let rows = MR.min(t.kg - ks * MR);
-                let a = t.u[(ks * t.patch + kb) * MR..].as_ptr();
+                let rows = mr.min(t.kg - ks * mr);
+                let a = t.u[(ks * t.patch + kb) * mr..].as_ptr();
                 for q in 0..blocks {
                     let pb = g0 + q * nr;
                     let b = block[q * kc * nr..].as_ptr();
-                    let c = buf[q * tile_stride + ks * MR * nr..].as_mut_ptr();
+                    let c = buf[q * tile_stride + ks * mr * nr..].as_mut_ptr();
                     let mut finish = None;
                     let mut store = x86::Finish {
                         rows,
@@ -152,9 +169,9 @@ pub(super) unsafe fn run(
                     };
                     if let (true, Some((f, out))) = (last, fused) {
                         let mut bias = [0.0; MR];
-                        bias[..rows].copy_from_slice(&scratch[ks * MR..ks * MR + rows]);
+                        bias[..rows].copy_from_slice(&scratch[ks * mr..ks * mr + rows]);
                         for (r, o) in store.out[..rows].iter_mut().enumerate() {
-                            let row = (ks * MR + r) as isize;
+                            let row = (ks * mr + r) as isize;
                             *o = out.wrapping_offset(row * f.row_stride + pb as isize);
                         }
                         store.bias = f.has_bias().then_some(bias);
@@ -168,7 +185,7 @@ pub(super) unsafe fn run(
                         _ => (std::ptr::null(), 0),
                     };
                     // SAFETY: `a` holds kc packed steps of this sliver; `b` the block's kc
-                    // rows of nr; `c` the sliver's MR × nr partial sums in block q's part of
+                    // rows of nr; `c` the sliver's mr × nr partial sums in block q's part of
                     // buf; the output rows (when finishing) are the tile's own; fetches never
                     // fault; the level's features.
                     unsafe {
@@ -201,7 +218,7 @@ pub(super) unsafe fn run(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{MR, NR, NR_AVX2};
+    use super::{MR, MR_AVX2, MR_AVX512, NR, NR_AVX2};
     use std::arch::x86_64::*;
 
     /// Steps of the kernels' channel loop per iteration.
@@ -218,7 +235,7 @@ mod x86 {
         pub out: [*mut f32; MR],
     }
 
-    /// Copies `kc` rows of `cols` (1 to 64) floats, `ld` apart from `src`, into rows of `NR` at
+    /// Copies `kc` rows of `cols` (1 to 48) floats, `ld` apart from `src`, into rows of `NR` at
     /// `dst`, zeros past `cols`.
     ///
     /// # Safety
@@ -230,7 +247,7 @@ mod x86 {
             let lanes = cols.saturating_sub(16 * h).min(16) as u32;
             ((1u32 << lanes) - 1) as __mmask16
         };
-        let masks = [mask(0), mask(1), mask(2), mask(3)];
+        let masks = [mask(0), mask(1), mask(2)];
         for c in 0..kc {
             let row = src.wrapping_offset(c as isize * ld);
             for (h, &m) in masks.iter().enumerate() {
@@ -243,26 +260,22 @@ mod x86 {
         }
     }
 
-    /// Calls `$f::<$v, R>` with the sliver's row count `$rows` (1 to `MR`) as `R`: a sliver
-    /// with fewer filters than `MR` (the last of a group whose filter count is no multiple of
-    /// six) multiplies only its own rows.
+    /// Calls `$f::<$v, R>` with the sliver's row count `$rows` (1 to the kernel's rows, the
+    /// last listed) as `R`: a sliver with fewer filters than the kernel's rows (the last of a
+    /// group whose filter count is no multiple of them) multiplies only its own rows.
     macro_rules! by_rows {
-        ($rows:expr, $f:ident, $v:literal, $args:tt) => {
+        ($rows:expr, $f:ident, $v:literal, $args:tt, [$($r:literal)*] $last:literal) => {
             match $rows {
-                1 => by_rows!(@call $f, $v, 1, $args),
-                2 => by_rows!(@call $f, $v, 2, $args),
-                3 => by_rows!(@call $f, $v, 3, $args),
-                4 => by_rows!(@call $f, $v, 4, $args),
-                5 => by_rows!(@call $f, $v, 5, $args),
-                _ => by_rows!(@call $f, $v, 6, $args),
+                $($r => by_rows!(@call $f, $v, $r, $args),)*
+                _ => by_rows!(@call $f, $v, $last, $args),
             }
         };
-        (@call $f:ident, $v:literal, $r:literal, ($($arg:expr),*)) => {
-            $f::<$v, $r>($($arg),*)
+        (@call $f:ident, $v:literal, $r:literal, $args:tt) => {
+            $f::<$v, $r> $args
         };
     }
 
-    /// The tile of `rows` (1 to `MR`) filters and `cols` (1 to 64) positions, with as many
+    /// The tile of `rows` (1 to 8) filters and `cols` (1 to 48) positions, with as many
     /// accumulators as it needs.
     ///
     /// # Safety
@@ -283,10 +296,12 @@ mod x86 {
         // SAFETY: forwarded contract.
         unsafe {
             match cols.div_ceil(16) {
-                4 => by_rows!(rows, tile_v, 4, (kc, a, b, cols, c, add_c, finish, fetch)),
-                3 => by_rows!(rows, tile_v, 3, (kc, a, b, cols, c, add_c, finish, fetch)),
-                2 => by_rows!(rows, tile_v, 2, (kc, a, b, cols, c, add_c, finish, fetch)),
-                _ => by_rows!(rows, tile_v, 1, (kc, a, b, cols, c, add_c, finish, fetch)),
+                3 => by_rows!(rows, tile_v, 3, (kc, a, b, cols, c, add_c, finish, fetch),
+                    [1 2 3 4 5 6 7] 8),
+                2 => by_rows!(rows, tile_v, 2, (kc, a, b, cols, c, add_c, finish, fetch),
+                    [1 2 3 4 5 6 7] 8),
+                _ => by_rows!(rows, tile_v, 1, (kc, a, b, cols, c, add_c, finish, fetch),
+                    [1 2 3 4 5 6 7] 8),
             }
         }
     }
@@ -357,14 +372,16 @@ mod x86 {
                     rows,
                     tile_avx2_v,
                     2,
-                    (kc, a, b, cols, c, add_c, finish, fetch)
+                    (kc, a, b, cols, c, add_c, finish, fetch),
+                    [1 2 3 4 5] 6
                 )
             } else {
                 by_rows!(
                     rows,
                     tile_avx2_v,
                     1,
-                    (kc, a, b, cols, c, add_c, finish, fetch)
+                    (kc, a, b, cols, c, add_c, finish, fetch),
+                    [1 2 3 4 5] 6
                 )
             }
         }
@@ -372,15 +389,15 @@ mod x86 {
 
     /// Generates a direct micro-kernel for one instruction set (`$lanes` floats a vector, rows
     /// of `$width` in `b` and `c`): the `R` × `cols` tile = (`add_c` ? c : 0) + a·b over `kc`
-    /// steps, `a` packed (`MR` values a step, the first `R` used), `b` a copied block (zeros
+    /// steps, `a` packed (`$mr` values a step, the first `R` used), `b` a copied block (zeros
     /// past `cols`). Without `finish` the sums go to `c`'s first `R` rows; with it each row
     /// gets its bias and relu and goes to its output row, only its first `cols` floats written
     /// (`$mask(n)` selects a vector's first n lanes for `$mstore`). A non-null `fetch.0` is
     /// prefetched into L1 once a step, `fetch.1` floats further each step.
     macro_rules! direct_tile {
         ($(#[$doc:meta])* $name:ident, $feat:literal, $vec:ty, $lanes:literal, $width:ident,
-         $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident,
-         $max:ident, $mask:ident, $mstore:ident) => {
+         $mr:ident, $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident,
+         $store:ident, $max:ident, $mask:ident, $mstore:ident) => {
             $(#[$doc])*
             #[target_feature(enable = $feat)]
             #[allow(clippy::too_many_arguments)]
@@ -394,7 +411,7 @@ mod x86 {
                 finish: Option<&Finish>,
                 fetch: (*const f32, isize),
             ) {
-                debug_assert!(V * $lanes <= $width && R <= MR);
+                debug_assert!(V * $lanes <= $width && R <= $mr);
                 debug_assert!(cols > $lanes * (V - 1) && cols <= $lanes * V);
                 debug_assert!(finish.is_none_or(|f| f.rows == R));
                 // Lanes of the last vector inside the tile.
@@ -410,7 +427,7 @@ mod x86 {
                 }
                 let mut acc = [[$zero(); V]; R];
                 let (mut a, mut b, mut f) = (a, b, fetch.0);
-                // One step: a channel's MR packed filter values of a, $width floats of b,
+                // One step: a channel's $mr packed filter values of a, $width floats of b,
                 // and the fetch of one line of the next block's channel.
                 let mut step = |acc: &mut [[$vec; V]; R]| {
                     if !f.is_null() {
@@ -429,7 +446,7 @@ mod x86 {
                                 *o = $fmadd(x, *v, *o);
                             }
                         }
-                        a = a.add(MR);
+                        a = a.add($mr);
                         b = b.add($width);
                     }
                 };
@@ -500,10 +517,10 @@ mod x86 {
         ///
         /// # Safety
         /// The processor has AVX-512 F; `a` holds `kc` steps, `b` `kc` rows of `NR` floats,
-        /// `c` `MR` rows of `NR` floats; `R <= MR`; `16 * (V - 1) < cols <= 16 * V`; `finish`,
+        /// `c` `MR_AVX512` rows of `NR` floats; `R <= MR_AVX512`; `16 * (V - 1) < cols <= 16 * V`; `finish`,
         /// when given, has `rows == R` and each of its first `R` outputs addresses `cols`
         /// floats.
-        tile_v, "avx512f", __m512, 16, NR, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps,
+        tile_v, "avx512f", __m512, 16, NR, MR_AVX512, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps,
         _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps, _mm512_max_ps, first_lanes,
         _mm512_mask_storeu_ps
     );
@@ -514,10 +531,10 @@ mod x86 {
         ///
         /// # Safety
         /// The processor has AVX2 and FMA; `a` holds `kc` steps, `b` `kc` rows of `NR_AVX2`
-        /// floats, `c` `MR` rows of `NR_AVX2` floats; `R <= MR`; `8 * (V - 1) < cols <= 8 * V`;
+        /// floats, `c` `MR_AVX2` rows of `NR_AVX2` floats; `R <= MR_AVX2`; `8 * (V - 1) < cols <= 8 * V`;
         /// `finish`, when given, has `rows == R` and each of its first `R` outputs addresses
         /// `cols` floats.
-        tile_avx2_v, "avx2,fma", __m256, 8, NR_AVX2, _mm256_setzero_ps, _mm256_loadu_ps,
+        tile_avx2_v, "avx2,fma", __m256, 8, NR_AVX2, MR_AVX2, _mm256_setzero_ps, _mm256_loadu_ps,
         _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps, _mm256_max_ps, lanes,
         _mm256_maskstore_ps
     );

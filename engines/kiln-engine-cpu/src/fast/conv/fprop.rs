@@ -1067,7 +1067,8 @@ impl Prepared for ConvPlan {
                 Isa::Avx2 | Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx
             );
         let wide_avx512 = matches!(self.isa, Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx);
-        let wide_slivers = wide.then(|| Claims::new(s.groups * s.kg.div_ceil(direct::MR)));
+        let direct_mr = direct::mr(wide_avx512);
+        let wide_slivers = wide.then(|| Claims::new(s.groups * s.kg.div_ceil(direct_mr)));
         let amx_run = self.amx.as_ref().filter(|a| a.run && !wide);
         // Every tile runs packed when the path runs (amx_tile never declines where `run` is set:
         // the level has a kernel), so with the filters packed from the weights themselves no
@@ -1122,7 +1123,7 @@ impl Prepared for ConvPlan {
         });
         let wpack_at = SharedPtr(wpack.as_mut_ptr().cast());
         let u_at = SharedPtr(u.as_mut_ptr().cast());
-        let wide_u_floats = s.groups * s.kg.next_multiple_of(direct::MR) * s.patch();
+        let wide_u_floats = s.groups * s.kg.next_multiple_of(direct_mr) * s.patch();
         // Under `wide` the workers write both through the pointers above, so no reference to
         // them is held.
         let (wpack, u): (&[f32], &[f32]) = if wide { (&[], &[]) } else { (wpack, u) };
@@ -1169,7 +1170,7 @@ impl Prepared for ConvPlan {
                     jobs.run_all_then_wait(|i| {
                         // SAFETY: w is bound for this call; each sliver is claimed by one
                         // worker, and nothing reads wpack or u until every sliver is done.
-                        unsafe { self.pack_sliver_from_weights(direct::MR, w, wpack_at, u_at, i) }
+                        unsafe { self.pack_sliver_from_weights(direct_mr, w, wpack_at, u_at, i) }
                     });
                     // SAFETY: every sliver is written (run_all_then_wait) and none is written
                     // again; the region holds wide_u_floats values (packed_filter_floats).
@@ -1250,7 +1251,7 @@ impl Prepared for ConvPlan {
                 let (n, g, p0, len) = locate(claimed);
                 #[cfg(target_arch = "x86_64")]
                 if wide {
-                    let per_group = s.kg.next_multiple_of(direct::MR) * patch;
+                    let per_group = s.kg.next_multiple_of(direct_mr) * patch;
                     let t = DirectTile {
                         u: &u[g * per_group..(g + 1) * per_group],
                         kg: s.kg,
