@@ -1057,6 +1057,13 @@ impl WinogradPlan {
                     ),
                     None => (&mut out[..], (k - k_first) * cols),
                 };
+                // The fused epilogue's bias of channel k (and its relu), which the AVX-512
+                // output transform applies in registers.
+                // SAFETY: channel k of image n is inside the output.
+                let bias = direct
+                    .filter(|f| f.has_bias())
+                    .map(|f| unsafe { epilogue.row_bias(ptrs, f, n, k) });
+                let relu = direct.is_some_and(|f| f.relu);
                 for gg in g..seg_end {
                     let oh = 2 * (gg % self.tiles_h);
                     let two_rows = oh + 1 < oh_count;
@@ -1088,6 +1095,8 @@ impl WinogradPlan {
                                 ow: ow_count,
                                 two_rows,
                                 width: (2 * (tw_count - tw0).min(16)).min(ow_count - 2 * tw0),
+                                bias,
+                                relu,
                             };
                             // SAFETY: the caller's contract: this copy runs on AVX-512 F.
                             unsafe { output_tiles_avx512(slot.m, chunk, dst) };
@@ -1134,14 +1143,13 @@ impl WinogradPlan {
                         }
                     }
                 }
-                if let Some(f) = direct {
-                    // The epilogue, as BoundEpilogue::apply computes it: add, then relu.
-                    if f.has_bias() {
-                        // SAFETY: channel k of image n is inside the output.
-                        let bias = unsafe { epilogue.row_bias(ptrs, f, n, k) };
+                // The epilogue, as BoundEpilogue::apply computes it: add, then relu (at the
+                // AVX-512 levels already applied by the output transform, to every tile).
+                if direct.is_some() && !(AVX512 && cfg!(target_arch = "x86_64")) {
+                    if let Some(bias) = bias {
                         dst.iter_mut().for_each(|v| *v += bias);
                     }
-                    if f.relu {
+                    if relu {
                         dst.iter_mut()
                             .for_each(|v| *v = if *v < 0.0 { 0.0 } else { *v });
                     }
@@ -1717,11 +1725,15 @@ struct OutputChunk {
     ow: usize,
     two_rows: bool,
     width: usize,
+    /// A fused epilogue's bias to add to every output, then its relu (`x < 0 ? 0 : x`).
+    bias: Option<f32>,
+    relu: bool,
 }
 
 /// The output transform of `chunk` in AVX-512 registers: `Aᵀ M A` of 16 tiles with the adds
 /// and subtracts of `output_tiles`, in its order (so the same bits), and the two columns of
-/// each output row interleaved as `interleave` does, the first `chunk.width` of them stored.
+/// each output row interleaved as `interleave` does, the first `chunk.width` of them stored
+/// after the chunk's bias and relu.
 ///
 /// # Safety
 /// The processor has AVX-512 F.
@@ -1736,6 +1748,8 @@ unsafe fn output_tiles_avx512(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
         ow,
         two_rows,
         width,
+        bias,
+        relu,
     } = chunk;
     assert!(m0 + (XI - 1) * m_plane + 16 <= m.len() && width <= 32);
     assert!(q + width <= out.len() && (!two_rows || q + ow + width <= out.len()));
@@ -1754,6 +1768,20 @@ unsafe fn output_tiles_avx512(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
     let y1 = _mm512_sub_ps(_mm512_sub_ps(s[1], s[2]), s[3]);
     let y2 = _mm512_add_ps(_mm512_add_ps(d[0], d[1]), d[2]);
     let y3 = _mm512_sub_ps(_mm512_sub_ps(d[1], d[2]), d[3]);
+    // The fused epilogue: vmaxps returns its second operand when either is NaN and for two
+    // zeros, so NaN and -0 pass through the relu as they do `x < 0 ? 0 : x`.
+    let finish = |y: __m512| {
+        let y = match bias {
+            Some(b) => _mm512_add_ps(y, _mm512_set1_ps(b)),
+            None => y,
+        };
+        if relu {
+            _mm512_max_ps(_mm512_setzero_ps(), y)
+        } else {
+            y
+        }
+    };
+    let [y0, y1, y2, y3] = [y0, y1, y2, y3].map(finish);
     let first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     let second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
     let rows: &[(usize, __m512, __m512)] = if two_rows {
@@ -2006,8 +2034,9 @@ mod tests {
     }
 
     /// The AVX-512 output transform gives the bits of `output_tiles` and `interleave` (two
-    /// chunks of 8 tiles) for 16 tiles, with one output row or two, and writes nothing past
-    /// each row's first `width` values.
+    /// chunks of 8 tiles) for 16 tiles, with one output row or two, with the fused bias and
+    /// relu applied as the scalar path applies them, and writes nothing past each row's first
+    /// `width` values.
     #[test]
     fn output_transform_paths_agree_bit_for_bit() {
         #[cfg(target_arch = "x86_64")]
@@ -2017,7 +2046,14 @@ mod tests {
             let m: Vec<f32> = (0..XI * m_plane)
                 .map(|_| rng.random_range(-3.0f32..3.0))
                 .collect();
-            for (two_rows, width) in [(false, 32), (true, 32), (true, 14), (false, 7), (true, 19)] {
+            let cases = [
+                (false, 32, None, false),
+                (true, 32, None, false),
+                (true, 14, Some(0.75f32), true),
+                (false, 7, None, true),
+                (true, 19, Some(-1.5), false),
+            ];
+            for (two_rows, width, bias, relu) in cases {
                 let fresh = || vec![f32::from_bits(0x7fc0_4321); q + ow + 40];
                 let mut full = fresh();
                 for half in 0..2 {
@@ -2029,6 +2065,15 @@ mod tests {
                     interleave(&y[0], &y[1], &mut full[at..at + 16]);
                     if two_rows {
                         interleave(&y[2], &y[3], &mut full[at + ow..at + ow + 16]);
+                    }
+                }
+                // The epilogue, as the scalar path applies it.
+                for v in &mut full {
+                    if let Some(b) = bias {
+                        *v += b;
+                    }
+                    if relu {
+                        *v = if *v < 0.0 { 0.0 } else { *v };
                     }
                 }
                 // Only each row's first `width` values are written.
@@ -2045,13 +2090,15 @@ mod tests {
                     ow,
                     two_rows,
                     width,
+                    bias,
+                    relu,
                 };
                 // SAFETY: the processor has AVX-512 F (checked above).
                 unsafe { output_tiles_avx512(&m, chunk, &mut got) };
                 assert_eq!(
                     bits(&got),
                     bits(&want),
-                    "two rows: {two_rows}, width {width}"
+                    "two rows: {two_rows}, width {width}, bias {bias:?}, relu {relu}"
                 );
             }
         }
