@@ -146,6 +146,13 @@ pub(crate) struct WinogradPlan {
     fill: f64,
     /// Output channels rounded up to whole left slivers of the kernel.
     kpad: usize,
+    /// Floats from one position ξ's part of a left sliver of U to the next: C steps of `mr`
+    /// values, then [`PLANE_SKEW`] more. Without the skew a sliver's 16 parts began 8 KiB apart
+    /// for C = 256 (4 KiB for C = 128), all in one set of the L1 cache, and the filter
+    /// transform's 16 stores of a channel evicted each other.
+    u_plane: usize,
+    /// Left slivers of U (`kpad / mr`).
+    u_slivers: usize,
     /// Floats per staging row of the input transform.
     row_len: usize,
     /// The input's channels are dense (channels-last): its rows are staged
@@ -283,6 +290,8 @@ impl WinogradPlan {
             tpad,
             fill: block_fill(total_rows, tiles_w, block_rows, nr),
             kpad: s.kg.next_multiple_of(mr),
+            u_plane: s.cg * mr + PLANE_SKEW,
+            u_slivers: s.kg.div_ceil(mr),
             row_len: (2 * tiles_w + 2).next_multiple_of(LANES) + LANES,
             staged: s.xs.1 == 1 && s.cg > 1,
             segment: block_rows.min(tiles_h) * 2 * ow,
@@ -304,7 +313,7 @@ impl WinogradPlan {
     }
 
     fn filter_floats(&self) -> usize {
-        (self.kpad * XI * self.s.cg).next_multiple_of(FLOAT_ALIGN)
+        (self.u_slivers * XI * self.u_plane).next_multiple_of(FLOAT_ALIGN)
     }
 
     /// Floats of one worker's buffers: V, M, the output tile, epilogue scratch, staging rows,
@@ -380,9 +389,9 @@ impl WinogradPlan {
         ws: &mut [f32],
     ) {
         let (u, rest) = ws.split_at_mut(self.filter_floats());
-        let u = &mut u[..self.kpad * XI * self.s.cg];
-        let sliver_floats = XI * self.s.cg * self.kernel.mr;
-        let slivers = u.len() / sliver_floats;
+        let sliver_floats = XI * self.u_plane;
+        let slivers = self.u_slivers;
+        let u = &mut u[..slivers * sliver_floats];
         // Every level's kernel has 8 or 4 rows (Packed::dims_of).
         debug_assert!(matches!(self.kernel.mr, 4 | 8));
         let u_ptr = SharedPtr(u.as_mut_ptr().cast());
@@ -499,7 +508,8 @@ impl WinogradPlan {
     }
 
     /// Writes `U = G g Gᵀ` of the `MR` filters of left sliver `sliver` (of U's layout
-    /// `[K / mr][ξ][C][mr]`, the filters past K as zeros), computed side by side (the compiler
+    /// `[K / mr][ξ][C][mr]`, each ξ's part `u_plane` floats long, the filters past K as zeros),
+    /// computed side by side (the compiler
     /// vectorises across them) and stored as `MR` consecutive values.
     ///
     /// # Safety
@@ -621,17 +631,19 @@ impl WinogradPlan {
                     combine(&g[1], &g[4], &g[7]),
                     combine(&g[2], &g[5], &g[8]),
                 ];
-                // Position ξ = 4i + j of channel c at (ξ · C + c) · MR: one pointer walked
-                // C · MR values a position (the sixteen slices, each bounds-checked, had kept
+                // Position ξ = 4i + j of channel c at ξ · u_plane + c · MR: one pointer walked
+                // u_plane values a position (the sixteen slices, each bounds-checked, had kept
                 // their addresses on the stack).
-                assert!(us.len() >= (XI * c_count) * MR);
+                let u_plane = self.u_plane;
+                assert!(u_plane >= c_count * MR && us.len() >= (XI - 1) * u_plane + c_count * MR);
                 let mut at = us[c * MR..].as_mut_ptr();
                 for ((col0, col1), col2) in cols[0].iter().zip(&cols[1]).zip(&cols[2]) {
                     for v in &combine(col0, col1, col2) {
-                        // SAFETY: (ξ · C + c) · MR + MR <= XI · C · MR <= us.len() (asserted).
+                        // SAFETY: ξ · u_plane + c · MR + MR <= (XI - 1) · u_plane + C · MR <=
+                        // us.len() (asserted).
                         unsafe {
                             std::ptr::copy_nonoverlapping(v.as_ptr(), at, MR);
-                            at = at.wrapping_add(c_count * MR);
+                            at = at.wrapping_add(u_plane);
                         }
                     }
                 }
@@ -995,12 +1007,12 @@ impl WinogradPlan {
                 // A left sliver stays in L1 while the block's right slivers (in L2) pass by:
                 // U is read once per block, and may be larger than L2.
                 for ks in k_first / mr..sliver_end {
-                    let a = u[ks * XI * c_count * mr + xi * c_count * mr + p0 * mr..].as_ptr();
+                    let a = u[(ks * XI + xi) * self.u_plane + p0 * mr..].as_ptr();
                     // The next left sliver is fetched while the kernel multiplies this one
                     // (at 256 channels U, 4 MiB, is larger than L2, so each sliver came from
                     // L3), by the kernel itself: a burst of fetches here stalled the loop.
                     let next = if ks + 1 < sliver_end {
-                        a.wrapping_add(XI * c_count * mr)
+                        a.wrapping_add(XI * self.u_plane)
                     } else {
                         std::ptr::null()
                     };
