@@ -1384,16 +1384,19 @@ impl Prepared for ConvPlan {
                     } else {
                         (g * s.kg, p0)
                     };
-                    let in_output =
-                        self.epilogue
-                            .out_matrix(&ptrs, n, row0, col0)
-                            .map(|(at, rs, cs)| {
-                                if self.rows_are_positions {
-                                    (at, cs, rs)
-                                } else {
-                                    (at, rs, cs)
-                                }
-                            });
+                    // (Only an output aligned for f32: the kernels' scalar edge stores need it;
+                    // its element strides keep every element so.)
+                    let in_output = self
+                        .epilogue
+                        .out_matrix(&ptrs, n, row0, col0)
+                        .filter(|(at, _, _)| at.is_aligned())
+                        .map(|(at, rs, cs)| {
+                            if self.rows_are_positions {
+                                (at, cs, rs)
+                            } else {
+                                (at, rs, cs)
+                            }
+                        });
                     // SAFETY: lhs is the group's [kg, patch] filters (in w where weights_in_place
                     // says they are its rows, else in the packed weights), rhs a [patch, len]
                     // matrix (the tile's patches or the input itself), dst the [kg, len] tile

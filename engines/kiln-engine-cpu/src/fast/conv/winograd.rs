@@ -509,8 +509,8 @@ impl WinogradPlan {
 
     /// Writes `U = G g Gᵀ` of the `MR` filters of left sliver `sliver` (of U's layout
     /// `[K / mr][ξ][C][mr]`, each ξ's part `u_plane` floats long, the filters past K as zeros),
-    /// computed side by side (the compiler
-    /// vectorises across them) and stored as `MR` consecutive values.
+    /// computed side by side (the compiler vectorises across them) and stored as `MR`
+    /// consecutive values.
     ///
     /// # Safety
     /// `w` is the bound weight pointer of a live execute call; `MR` is the kernel's `mr`.
@@ -1725,9 +1725,9 @@ unsafe fn input_tiles_avx2(stage: &[f32], rl: usize, width: usize, run: TileRun,
 }
 
 /// Up to 16 tiles of one output channel's row of tiles, written to a channels-first output:
-/// their M values from `m0` in each of M's 16 planes (`m_plane` floats apart, 16 values read
-/// from each), their outputs from `q` in the output tile (the second output row `ow` further
-/// on, when there is one), `width` of each output row's 32 columns stored.
+/// their M values from `m0` in each of M's 16 planes (`m_plane` floats apart; `width / 2`
+/// tiles, rounded up, are read), their outputs from `q` in the output tile (the second output
+/// row `ow` further on, when there is one), `width` of each output row's 32 columns stored.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct OutputChunk {
@@ -1768,9 +1768,14 @@ unsafe fn output_tiles_avx512(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
     // The stored lanes of each half of a row.
     let lanes = |n: usize| ((1u32 << n.min(16)) - 1) as __mmask16;
     let (low, high) = (lanes(width), lanes(width.saturating_sub(16)));
-    // SAFETY: 16 values of each plane from m0, inside m (asserted).
-    let mv: [__m512; XI] =
-        std::array::from_fn(|xi| unsafe { _mm512_loadu_ps(m.as_ptr().add(xi * m_plane + m0)) });
+    // The tiles of the chunk; M's values past them (other tiles', or columns no GEMM wrote,
+    // perhaps subnormal) are not loaded.
+    let tiles = width.div_ceil(2);
+    // SAFETY: 16 values of each plane from m0, inside m (asserted); lanes past `tiles` are not
+    // read.
+    let mv: [__m512; XI] = std::array::from_fn(|xi| unsafe {
+        _mm512_maskz_loadu_ps(lanes(tiles), m.as_ptr().add(xi * m_plane + m0))
+    });
     // Aᵀ M: s_j = M0j + M1j + M2j, d_j = M1j - M2j - M3j.
     let s: [__m512; 4] =
         std::array::from_fn(|j| _mm512_add_ps(_mm512_add_ps(mv[j], mv[4 + j]), mv[8 + j]));
