@@ -24,7 +24,11 @@ use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, RowBiasRelu, Tile};
 /// Filter rows of the AVX-512 and AVX2 tiles ([`mr`]), and the most of either.
 const MR_AVX512: usize = 8;
 const MR_AVX2: usize = 6;
-const MR: usize = 8;
+const MR: usize = if MR_AVX512 > MR_AVX2 {
+    MR_AVX512
+} else {
+    MR_AVX2
+};
 /// Output positions of the widest tile (three zmm vectors), the row length of the buffers.
 pub(super) const NR: usize = 48;
 /// Output positions of the AVX2 tile (two ymm vectors).
@@ -32,7 +36,7 @@ const NR_AVX2: usize = 16;
 /// Input channels per block: 128 × 48 positions × 4 bytes is 24 KiB, which stays in L1.
 const KC: usize = 128;
 /// Blocks of 16 positions the AVX2 kernel takes in turn for each filter sliver: the buffers
-/// sized for one AVX-512 block hold four.
+/// sized for one AVX-512 block hold three.
 const GROUP_AVX2: usize = 3;
 const _: () = assert!(GROUP_AVX2 * NR_AVX2 <= NR);
 
@@ -145,7 +149,7 @@ pub(super) unsafe fn run(
                     }
                 };
             }
-            // The first slivers (four at AVX-512, one at AVX2) fetch the same channels of the
+            // The first slivers (three at AVX-512, one at AVX2) fetch the same channels of the
             // group's first block of the next group into L1, one line of 16 positions each
             // (spread over the kernel's steps, the fetches do not queue up behind each other).
             let next_at = g0 + group * nr;
