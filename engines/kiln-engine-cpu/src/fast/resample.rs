@@ -4,18 +4,20 @@
 //! plain loops), each vector folding every tap of its window before it is stored once. Two
 //! loop orders, both for any strides, and tasks of whole output rows:
 //! - channels not innermost (NCHW, NCDHW, other orders): a vector is 16 outputs of a row. Each
-//!   input row a window reads is staged once as f32 between neutral values (-inf for max, 0 for
-//!   averages: the padding, and the columns past the row that whole vectors read), so a column
-//!   tap of 16 outputs is 16 consecutive values at stride 1, 32 deinterleaved at stride 2, or
-//!   16 consecutive values of the row split into the stride's phases at larger strides;
+//!   input row a window reads is staged as f32 between neutral values (-inf for max, 0 for
+//!   averages: the padding, and the columns past the row that whole vectors read), split into
+//!   the stride's phases, so that a column tap of 16 outputs is 16 consecutive values of one
+//!   phase at any stride. With two spatial dims and no index, a task's rows of one plane share
+//!   a ring of staged rows, each input row staged once ([`Pooling::plane_rows`]);
 //! - channels innermost (NHWC, NDHWC): a vector is 16 channels of one output, and each tap is a
 //!   run of channels, read where it lies when x is f32 with unit channel stride (the last
 //!   vector masked), else staged as f32.
 //!
 //! The arithmetic is the reference's (`kiln_core::ops::resample`), in its order of taps:
 //! padding is never a maximum and counts as zeros in averages, NaN propagates, the index is the
-//! first maximum's row-major window position. Every level gives the same bits. The buffers a
-//! task needs are bounded whatever the window: taps fold in batches of at most [`BATCH`], the
+//! first maximum's row-major window position. Every level gives the same bits (but for the sign
+//! of a NaN that an average makes, such as inf + -inf: docs/pooling.md). The buffers a task
+//! needs are bounded whatever the window: taps fold in batches of at most [`BATCH`], the
 //! results carried from one batch to the next.
 
 use super::element_io::{load, store, SharedPtr};
@@ -114,7 +116,7 @@ struct Pooling {
     /// Taps in the window, as the divisor of an average that counts the padding.
     taps: f32,
     /// The last dim's column taps (plane path): where output 0's value of tap k is in a staged
-    /// row (k, or at strides above 2 entry k / stride of phase k % stride).
+    /// row (entry k / stride of phase k % stride).
     columns: Vec<usize>,
     /// Per output of a row (plane path, whole vectors): the first column tap inside x, and
     /// how many are.
@@ -131,12 +133,22 @@ struct Pooling {
     index: Option<Io>,
     /// Channels are x's and y's innermost dim.
     channels_inner: bool,
+    /// Pools rows of a plane at once ([`Pooling::plane_rows`]): 2-D, channels not innermost,
+    /// a window of at most [`STAGED_ROWS`] rows and [`BATCH`] taps.
+    ring: bool,
+    /// x is f32 with consecutive values along its last dim (read in place, never converted).
+    x_rows_f32: bool,
 }
 
 /// Taps folded per call of a vector kernel (the next call carries the results on), and
 /// input rows staged at once.
 const BATCH: usize = 256;
 const STAGED_ROWS: usize = 16;
+/// How many rows below the one being staged the plane path fetches into cache: the rows are
+/// staged between folds, too far apart for the hardware's prefetchers to keep up. 4 rows
+/// measured 10-15% faster than none on a 2-core AVX-512 Xeon (8×64×112² max pooling), 2 and
+/// 8 about the same as 4.
+const PREFETCH_ROWS: isize = 4;
 /// Floats of one batch of staged channel runs (channels-innermost path, when x's channels are
 /// not f32 with unit stride): 256 KiB.
 const STAGED_FLOATS: usize = 64 * 1024;
@@ -212,10 +224,12 @@ impl Pooling {
         index: Option<Io>,
         channels_inner: bool,
     ) -> Pooling {
-        // The last dim's column taps, for the plane path. A staged row holds input column
-        // j - pw at entry j; at strides above 2 it is then split into the stride's phases of
-        // `phase_len` values. Either way a vector of 16 outputs (32 entries at stride 2) past
-        // any output's first entry lies inside the row.
+        // The last dim's column taps, for the plane path. A staged row is the row padded by
+        // pw neutral values on the left (entry j holds input column j - pw), split into the
+        // stride's phases of `phase_len` values: phase p holds entries p, p + sw, p + 2·sw, ...
+        // (at stride 1, the padded row itself). Tap k of output o is entry o·sw + k, phase
+        // k % sw at k / sw + o, so the taps of consecutive outputs are consecutive values, and
+        // a vector of 16 outputs past any output's first tap lies inside its phase.
         let last = g.window.len() - 1;
         let (iw, ow) = (x.dims[last + 2] as usize, output[last + 2] as usize);
         let (sw, pw, kw) = (
@@ -223,16 +237,11 @@ impl Pooling {
             g.pre_padding[last] as usize,
             g.window[last] as usize,
         );
-        let phase_len = (pw + iw).div_ceil(sw).max(padded(ow) + kw / sw + 1);
-        let columns = (0..kw)
-            .map(|k| {
-                if sw <= 2 {
-                    k
-                } else {
-                    (k % sw) * phase_len + k / sw
-                }
-            })
-            .collect();
+        // Each phase also holds the whole vectors the vector levels stage (see split_row).
+        let phase_len = (pw + iw.next_multiple_of(32))
+            .div_ceil(sw)
+            .max(padded(ow) + kw / sw + 1);
+        let columns = (0..kw).map(|k| (k % sw) * phase_len + k / sw).collect();
         // Output o's column taps inside x: k from pw - o·sw to pw + iw - o·sw (exclusive).
         let inside = |o: usize| {
             let lo = pw.saturating_sub(o * sw);
@@ -258,6 +267,11 @@ impl Pooling {
             row_len: phase_len * sw,
             isa: super::isa::best_available(),
             channels_inner,
+            x_rows_f32: x.data_type == DataType::F32 && x.strides[x.strides.len() - 1] == 1,
+            ring: !channels_inner
+                && g.window.len() == 2
+                && g.window[0] as usize <= STAGED_ROWS
+                && g.window.iter().product::<i64>() as usize <= BATCH,
             x: Io::of(x),
             y,
             index,
@@ -316,6 +330,7 @@ impl Pooling {
     }
 
     /// The last dim's geometry: input and output length, stride, pre-padding, window.
+    #[inline(always)]
     fn last(&self) -> (usize, usize, usize, usize, usize) {
         let d = self.output.len() - 1;
         (
@@ -352,49 +367,38 @@ impl Pooling {
         r: usize,
         s: &mut Scratch,
     ) {
-        let (iw, ow, sw, pw, kw) = self.last();
+        let (_, ow, _, _, kw) = self.last();
         let out = self.row_coords(r);
         let plane = n as isize * self.x.strides[0] + c as isize * self.x.strides[1];
-        let x_last = self.x.strides[self.x.strides.len() - 1];
         let (dims, base) = self.outer_ranges(&out);
         let rows_inside = ((dims[0].1 - dims[0].0) * (dims[1].1 - dims[1].0)) as f32;
         let first_row = (dims[0].0 * dims[1].2 + dims[1].0) * kw;
         let wide = padded(ow);
-        for (f, &k) in s.arg[..wide].iter_mut().zip(&self.first_column) {
-            *f = first_row as f32 + k;
+        if F == MAX_INDEXED {
+            for (f, &k) in s.arg[..wide].iter_mut().zip(&self.first_column) {
+                *f = first_row as f32 + k;
+            }
         }
-        let (step, len) = (if sw == 2 { 2 } else { 1 }, self.row_len);
+        let len = self.row_len;
         let mut carry = false;
         let mut staged = 0;
+        // No NaN in the batch's staged rows: its fold skips the NaN tests.
+        let mut clean = true;
         s.list.clear();
         for a in dims[0].0..dims[0].1 {
             for b in dims[1].0..dims[1].1 {
                 if staged == STAGED_ROWS || s.list.len() + kw > BATCH.max(kw) {
                     // SAFETY: the taps address staged rows, which are not written until
                     // the fold returns; forwarded contract.
-                    unsafe { self.fold::<F>(step, carry, wide, s) };
-                    (carry, staged) = (true, 0);
+                    unsafe { self.fold::<F>(carry, clean, wide, s) };
+                    (carry, staged, clean) = (true, 0, true);
                 }
                 let off = plane + base + a as isize * dims[0].3 + b as isize * dims[1].3;
                 let slot = staged * len;
                 staged += 1;
-                // Entry j of the row is input column j - pw; the rest keeps its neutral value.
-                let row = &mut s.rows[slot..slot + len];
-                // SAFETY: iw columns of an input row inside x.
-                unsafe {
-                    let columns = &mut row[pw..pw + iw];
-                    load(ptrs[0].get(), self.x.data_type, off, x_last, columns)
-                };
-                let row: *const f32 = if sw > 2 {
-                    split_phases(
-                        &s.rows[slot..slot + len],
-                        sw,
-                        &mut s.phases[slot..slot + len],
-                    );
-                    s.phases[slot..].as_ptr()
-                } else {
-                    s.rows[slot..].as_ptr()
-                };
+                // SAFETY: the iw columns of an input row, inside x.
+                clean &= unsafe { self.stage(ptrs[0].get(), off, slot, s) };
+                let row = s.rows[slot..].as_ptr();
                 let t = (a * dims[1].2 + b) * kw;
                 for (k, &entry) in self.columns.iter().enumerate() {
                     s.list.push((row.wrapping_add(entry), (t + k) as f32));
@@ -402,7 +406,96 @@ impl Pooling {
             }
         }
         // SAFETY: as above.
-        unsafe { self.fold::<F>(step, carry, wide, s) };
+        unsafe { self.fold::<F>(carry, clean, wide, s) };
+        // SAFETY: forwarded contract.
+        unsafe { self.finish_row::<F>(ptrs, n, c, &out, rows_inside, s) };
+    }
+
+    /// Output rows `rows` of plane (n, c) of a 2-D pooling (channels not innermost, no
+    /// index): as [`Pooling::pool_row`] each, but each input row is staged once, into a ring
+    /// of one slot per window row (input row h in slot h % kh), and stays there for every
+    /// output row whose window holds it.
+    ///
+    /// # Safety
+    /// As for [`Pooling::pool_row`], for each of the rows; the window is at most
+    /// [`STAGED_ROWS`] rows and [`BATCH`] taps.
+    #[inline(always)]
+    unsafe fn plane_rows<const F: u8>(
+        &self,
+        ptrs: &[SharedPtr],
+        n: usize,
+        c: usize,
+        rows: std::ops::Range<usize>,
+        s: &mut Scratch,
+    ) {
+        let (kh, sh, ph, ih) = (
+            self.window[0] as usize,
+            self.stride[0] as usize,
+            self.pre[0] as usize,
+            self.input[0] as usize,
+        );
+        let (_, ow, _, _, kw) = self.last();
+        let (wide, len, xs) = (padded(ow), self.row_len, self.x.strides[2]);
+        let plane = n as isize * self.x.strides[0] + c as isize * self.x.strides[1];
+        // Window rows start..start + kh of output row r; those inside x, lo..hi.
+        let window = |r: usize| {
+            let start = (r * sh) as isize - ph as isize;
+            let lo = start.max(0) as usize;
+            let hi = (start + kh as isize).clamp(lo as isize, ih as isize) as usize;
+            (start, lo, hi)
+        };
+        // The first input row not staged yet.
+        let mut next = 0;
+        for r in rows {
+            let (start, lo, hi) = window(r);
+            for h in next.max(lo)..hi {
+                let slot = h % kh;
+                let off = plane + h as isize * xs;
+                if self.x_rows_f32 {
+                    // Fetch the row PREFETCH_ROWS below (an address past x fetches nothing).
+                    let ahead =
+                        (ptrs[0].get() as *const f32).wrapping_offset(off + PREFETCH_ROWS * xs);
+                    prefetch_run(ahead, self.input[1] as usize);
+                }
+                // SAFETY: input row h of the plane, inside x.
+                s.clean[slot] = unsafe { self.stage(ptrs[0].get(), off, slot * len, s) };
+            }
+            next = next.max(hi);
+            s.list.clear();
+            let mut clean = true;
+            for h in lo..hi {
+                let slot = h % kh;
+                clean &= s.clean[slot];
+                let row = s.rows[slot * len..].as_ptr();
+                let t = (h as isize - start) as usize * kw;
+                for (k, &entry) in self.columns.iter().enumerate() {
+                    s.list.push((row.wrapping_add(entry), (t + k) as f32));
+                }
+            }
+            // SAFETY: the taps address staged rows; forwarded contract.
+            unsafe { self.fold::<F>(false, clean, wide, s) };
+            // SAFETY: forwarded contract.
+            unsafe { self.finish_row::<F>(ptrs, n, c, &[r as i64, 0, 0], (hi - lo) as f32, s) };
+        }
+    }
+
+    /// Divides a row's sums (`SUM`; `rows_inside` window rows lie inside x) and stores the
+    /// row's outputs: output row `out` of plane (n, c).
+    ///
+    /// # Safety
+    /// `ptrs` are this execute call's; the task owns the row's outputs.
+    #[inline(always)]
+    unsafe fn finish_row<const F: u8>(
+        &self,
+        ptrs: &[SharedPtr],
+        n: usize,
+        c: usize,
+        out: &[i64; 3],
+        rows_inside: f32,
+        s: &mut Scratch,
+    ) {
+        let ow = self.last().1;
+        let wide = padded(ow);
         if F == SUM {
             // Every lane (those past the row's end divide stale sums, never stored).
             let include = self.mode == ResampleMode::AvgPoolIncludePadding;
@@ -420,32 +513,76 @@ impl Pooling {
                 + c as isize * io.strides[1]
                 + self.spatial_offset(io, &out[..rank])
         };
+        if let (Some(y), None) = (&self.y, &self.index) {
+            if y.data_type == DataType::F32 && y.strides[rank + 1] == 1 {
+                // SAFETY: this task owns the row's ow consecutive outputs.
+                let to = unsafe { (ptrs[1].get() as *mut f32).offset(plane_of(y)) };
+                for (o, chunk) in s.acc[..ow].chunks(LANES).enumerate() {
+                    // SAFETY: as above; chunk o's values.
+                    unsafe {
+                        let to = to.add(o * LANES);
+                        if let Ok(whole) = <&[f32; LANES]>::try_from(chunk) {
+                            to.cast::<[f32; LANES]>().write_unaligned(*whole);
+                        } else {
+                            for (j, &v) in chunk.iter().enumerate() {
+                                to.add(j).write(v);
+                            }
+                        }
+                    }
+                }
+                return;
+            }
+        }
         // SAFETY: this task owns the row's outputs.
         unsafe { self.store_outputs(ptrs, plane_of, rank + 1, &s.acc[..ow], &s.arg[..ow]) };
     }
 
     /// Folds the taps in `s.list` into `s.acc` and `s.arg` (a row of `wide` lanes; `carry`:
-    /// on from their values, else from the start), then clears the list.
+    /// on from their values, else from the start; `clean`: no tap reads a NaN), then clears
+    /// the list.
     ///
     /// # Safety
-    /// Every tap addresses `step · wide + 16` readable values (the staged rows).
+    /// Every tap addresses `wide` readable values (the staged rows).
     #[inline(always)]
-    unsafe fn fold<const F: u8>(&self, step: usize, carry: bool, wide: usize, s: &mut Scratch) {
+    unsafe fn fold<const F: u8>(&self, carry: bool, clean: bool, wide: usize, s: &mut Scratch) {
         let (acc, arg) = (&mut s.acc[..wide], &mut s.arg[..wide]);
-        // Max pooling at stride 2 at the AVX2 level: the window's rows first, then its columns
-        // (see fold_rows_max_s2_avx2); the whole rule below where a value is NaN or -0.
-        #[cfg(target_arch = "x86_64")]
-        if F == MAX && step == 2 && !carry && self.isa == Isa::Avx2 && self.columns.len() == 3 {
-            // SAFETY: forwarded contract (the taps' rows are readable as far as the general
-            // fold reads them); the processor has AVX2 (the plan's level).
-            if unsafe { fold_rows_max_s2_avx2(&s.list, acc) } {
-                s.list.clear();
-                return;
-            }
-        }
         // SAFETY: forwarded contract; the lanes stay inside the row.
-        unsafe { fold_row::<F>(self.isa, &s.list, step, usize::MAX, carry, acc, arg) };
+        unsafe { fold_row::<F>(self.isa, &s.list, usize::MAX, carry, clean, acc, arg) };
         s.list.clear();
+    }
+
+    /// Stages the input row at x offset `off` (its iw columns) in slot `slot` of `s.rows`, in
+    /// the stride's phases (see [`Pooling::of`]). Only the input's values are written: the
+    /// neutral values around them were written when the scratch was made. Returns whether
+    /// the row holds no NaN.
+    ///
+    /// # Safety
+    /// `x` is x's address, `off` the offset of a row whose iw columns lie inside it; `slot` is
+    /// one of the scratch's staged rows.
+    #[inline(always)]
+    unsafe fn stage(&self, x: *const u8, off: isize, slot: usize, s: &mut Scratch) -> bool {
+        let (iw, _, sw, pw, _) = self.last();
+        let row = &mut s.rows[slot..slot + self.row_len];
+        let x_last = self.x.strides[self.x.strides.len() - 1];
+        let dt = self.x.data_type;
+        let in_place = self.x_rows_f32;
+        if sw == 1 && !in_place {
+            let columns = &mut row[pw..pw + iw];
+            // SAFETY: forwarded contract.
+            unsafe { load(x, dt, off, x_last, columns) };
+            return !has_nan(columns);
+        }
+        let src: &[f32] = if in_place {
+            // SAFETY: the row's iw consecutive f32 values (forwarded contract); x is not
+            // written during the execute.
+            unsafe { std::slice::from_raw_parts((x as *const f32).offset(off), iw) }
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { load(x, dt, off, x_last, &mut s.line[..iw]) };
+            &s.line[..iw]
+        };
+        // SAFETY: the plan's level is one this processor runs.
+        unsafe { split_row(self.isa, src, pw, sw, self.neutral(), row) }
     }
 
     /// Stores y's values and the index's positions (if any): `at(io)` is the offset of the
@@ -573,7 +710,7 @@ impl Pooling {
         let wide = padded(self.c);
         let (acc, arg) = (&mut s.acc[..wide], &mut s.arg[..wide]);
         // SAFETY: forwarded contract; lanes past c are masked.
-        unsafe { fold_row::<F>(self.isa, &s.list, 1, self.c, carry, acc, arg) };
+        unsafe { fold_row::<F>(self.isa, &s.list, self.c, carry, false, acc, arg) };
         s.list.clear();
     }
 
@@ -609,6 +746,20 @@ impl Pooling {
         s: &mut Scratch,
     ) {
         let per_plane = self.rows();
+        if F != MAX_INDEXED && self.ring {
+            // Each plane's run of rows at once.
+            let mut task = rows.start;
+            while task < rows.end {
+                let (plane, r) = (task / per_plane, task % per_plane);
+                let end = (task - r + per_plane).min(rows.end);
+                // SAFETY: forwarded contract (`ring` checked the window).
+                unsafe {
+                    self.plane_rows::<F>(ptrs, plane / self.c, plane % self.c, r..r + end - task, s)
+                };
+                task = end;
+            }
+            return;
+        }
         for task in rows {
             let (plane, r) = (task / per_plane, task % per_plane);
             if self.channels_inner {
@@ -676,10 +827,10 @@ impl Pooling {
 type Tap = (*const f32, f32);
 
 /// Folds `taps` (in the reference's order of taps) into a row of lanes, 16 at a time: lane
-/// `o`'s value of a tap is at `tap + step · o`, two values apart at step 2 (the even entries
-/// of 32 loaded); lanes from `valid` on are not read (their results are stale). The lanes
-/// start at -inf (sums at 0) with the positions already in `arg` (each lane's first tap inside
-/// x), or with `carry` at `acc`'s and `arg`'s values.
+/// `o`'s value of a tap is at `tap + o`; lanes from `valid` on are not read (their results are
+/// stale). The lanes start at -inf (sums at 0) with the positions already in `arg` (each
+/// lane's first tap inside x), or with `carry` at `acc`'s and `arg`'s values. `clean` says
+/// that no tap's value is a NaN (`arg` is read and written only by `MAX_INDEXED`).
 ///
 /// `MAX`: a value replaces the maximum when it is larger or a NaN meets a number;
 /// `MAX_INDEXED` also takes its position. This is the reference's rule, which takes the first
@@ -688,31 +839,41 @@ type Tap = (*const f32, f32);
 /// tap's, where the lanes start. A tap outside x brings -inf, which is never taken. `SUM` adds
 /// (a tap outside x brings 0). The vector levels fold maxima with `max` and a strict compare
 /// first (one short dependency chain a tap), which is the rule for every value but NaN, and
-/// fold a vector again with the whole rule when one of its taps held a NaN.
+/// unless `clean`, test each tap for NaN and fold a vector again with the whole rule when one
+/// of its taps held a NaN.
 ///
 /// # Safety
-/// Every tap addresses `step · acc.len() + 16` readable f32 values, or at step 1 `valid` of
-/// them; `acc` and `arg` have the same length, a multiple of 16; the processor runs `isa`.
+/// Every tap addresses `min(valid, acc.len())` readable f32 values; `acc` and `arg` have the
+/// same length, a multiple of 16; the processor runs `isa`; with `clean`, no tap's value is
+/// a NaN.
 #[inline(always)]
 unsafe fn fold_row<const F: u8>(
     isa: Isa,
     taps: &[Tap],
-    step: usize,
     valid: usize,
     carry: bool,
+    clean: bool,
     acc: &mut [f32],
     arg: &mut [f32],
 ) {
     #[cfg(target_arch = "x86_64")]
-    match isa {
-        // SAFETY (both arms): forwarded contract; the processor runs the level.
-        Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
-            return unsafe { fold_row_avx512::<F>(taps, step, valid, carry, acc, arg) }
+    match (isa, clean) {
+        // SAFETY (every arm): forwarded contract; the processor runs the level.
+        (Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx, true) => {
+            return unsafe { fold_row_avx512::<F, false>(taps, valid, carry, acc, arg) }
         }
-        Isa::Avx2 => return unsafe { fold_row_avx2::<F>(taps, step, valid, carry, acc, arg) },
-        Isa::Portable => {}
+        (Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx, false) => {
+            return unsafe { fold_row_avx512::<F, true>(taps, valid, carry, acc, arg) }
+        }
+        (Isa::Avx2, true) => {
+            return unsafe { fold_row_avx2::<F, false>(taps, valid, carry, acc, arg) }
+        }
+        (Isa::Avx2, false) => {
+            return unsafe { fold_row_avx2::<F, true>(taps, valid, carry, acc, arg) }
+        }
+        (Isa::Portable, _) => {}
     }
-    let _ = isa;
+    let _ = (isa, clean);
     let start = if F == SUM { 0.0 } else { f32::NEG_INFINITY };
     for (o, (a, i)) in acc.iter_mut().zip(arg.iter_mut()).enumerate().take(valid) {
         if !carry {
@@ -720,7 +881,7 @@ unsafe fn fold_row<const F: u8>(
         }
         for &(p, w) in taps {
             // SAFETY: lane o's value of the tap (the caller's contract).
-            let x = unsafe { p.add(step * o).read_unaligned() };
+            let x = unsafe { p.add(o).read_unaligned() };
             if F == SUM {
                 *a += x;
             } else if (x > *a || x.is_nan()) && !a.is_nan() {
@@ -731,243 +892,447 @@ unsafe fn fold_row<const F: u8>(
     }
 }
 
-/// [`fold_row`] in AVX-512 registers (a mask per test).
+/// [`fold_row`] in AVX-512 registers (a mask per test); `CHECK`: test the taps for NaN. Up
+/// to four vectors at once, so that their dependency chains (one per vector, a tap long)
+/// overlap.
 ///
 /// # Safety
 /// As for [`fold_row`]; the processor has AVX-512 F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn fold_row_avx512<const F: u8>(
+unsafe fn fold_row_avx512<const F: u8, const CHECK: bool>(
     taps: &[Tap],
-    step: usize,
     valid: usize,
     carry: bool,
     acc: &mut [f32],
     arg: &mut [f32],
 ) {
-    use std::arch::x86_64::*;
-    // The even entries of two vectors: lanes 0, 2, .., 30 of their concatenation.
-    let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    for o0 in (0..acc.len()).step_by(LANES) {
-        let lanes = valid.saturating_sub(o0).min(LANES);
-        let mask: __mmask16 = if lanes == LANES { !0 } else { (1 << lanes) - 1 };
-        // SAFETY: lanes o0..o0 + 16 of acc and arg (whole vectors), and each tap's values for
-        // them (the caller's contract; lanes past `valid` masked off).
+    let mut o0 = 0;
+    while o0 < acc.len() {
+        let vectors = ((acc.len() - o0) / LANES).min(4);
+        let at = (taps, valid, carry, o0);
+        // SAFETY (every arm): forwarded contract; `vectors` vectors from o0 lie in acc.
         unsafe {
-            let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
-            let start = if carry {
-                _mm512_loadu_ps(pa)
+            match vectors {
+                4 => fold_vectors_avx512::<F, CHECK, 4>(at, acc, arg),
+                3 => fold_vectors_avx512::<F, CHECK, 3>(at, acc, arg),
+                2 => fold_vectors_avx512::<F, CHECK, 2>(at, acc, arg),
+                _ => fold_vectors_avx512::<F, CHECK, 1>(at, acc, arg),
+            }
+        }
+        o0 += vectors * LANES;
+    }
+}
+
+/// [`fold_row_avx512`] for `U` vectors of lanes from `o0` (`at`: the taps, `valid`, `carry`
+/// and `o0`).
+///
+/// # Safety
+/// As for [`fold_row`], for lanes `o0..o0 + 16·U`, which lie in `acc`; the processor has
+/// AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn fold_vectors_avx512<const F: u8, const CHECK: bool, const U: usize>(
+    (taps, valid, carry, o0): (&[Tap], usize, bool, usize),
+    acc: &mut [f32],
+    arg: &mut [f32],
+) {
+    use std::arch::x86_64::*;
+    let masks: [__mmask16; U] = std::array::from_fn(|u| {
+        let lanes = valid.saturating_sub(o0 + u * LANES).min(LANES);
+        if lanes == LANES {
+            !0
+        } else {
+            (1 << lanes) - 1
+        }
+    });
+    // SAFETY: lanes o0..o0 + 16·U of acc and arg (whole vectors), and each tap's values for
+    // them (the caller's contract; lanes past `valid` masked off).
+    unsafe {
+        let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
+        let start: [__m512; U] = std::array::from_fn(|u| {
+            if carry {
+                _mm512_loadu_ps(pa.add(u * LANES))
             } else {
                 _mm512_set1_ps(if F == SUM { 0.0 } else { f32::NEG_INFINITY })
-            };
-            let fetch = |p: *const f32| {
-                if step == 2 {
-                    let q = p.add(2 * o0);
-                    _mm512_permutex2var_ps(_mm512_loadu_ps(q), evens, _mm512_loadu_ps(q.add(16)))
+            }
+        });
+        let first_index = || -> [__m512; U] {
+            std::array::from_fn(|u| {
+                if F == MAX_INDEXED {
+                    _mm512_loadu_ps(pi.add(u * LANES))
                 } else {
-                    _mm512_maskz_loadu_ps(mask, p.add(o0))
+                    _mm512_setzero_ps()
                 }
-            };
-            let (mut a, mut i) = (start, _mm512_loadu_ps(pi));
-            let mut nan: __mmask16 = 0;
-            // The fast pass: sums, or maxima as `vmaxps` keeps them (x only when larger, so the
-            // first of equal values stays), which is the rule for every value but NaN.
-            for &(p, w) in taps {
-                let x = fetch(p);
+            })
+        };
+        let fetch =
+            |p: *const f32, u: usize| _mm512_maskz_loadu_ps(masks[u], p.add(o0 + u * LANES));
+        let (mut a, mut i) = (start, first_index());
+        let mut nan: __mmask16 = 0;
+        // The fast pass: sums, or maxima as `vmaxps` keeps them (x only when larger, so the
+        // first of equal values stays), which is the rule for every value but NaN.
+        for &(p, w) in taps {
+            for u in 0..U {
+                let x = fetch(p, u);
                 if F == SUM {
-                    a = _mm512_add_ps(a, x);
+                    a[u] = _mm512_add_ps(a[u], x);
                 } else {
-                    nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
-                    if F == MAX_INDEXED {
-                        let take = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, a);
-                        i = _mm512_mask_mov_ps(i, take, _mm512_set1_ps(w));
+                    if CHECK {
+                        nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
                     }
-                    a = _mm512_max_ps(x, a);
+                    if F == MAX_INDEXED {
+                        let take = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, a[u]);
+                        i[u] = _mm512_mask_mov_ps(i[u], take, _mm512_set1_ps(w));
+                    }
+                    a[u] = _mm512_max_ps(x, a[u]);
                 }
             }
-            if nan != 0 {
-                // A NaN among the taps: again with the whole rule.
-                (a, i) = (start, _mm512_loadu_ps(pi));
-                for &(p, w) in taps {
-                    let x = fetch(p);
+        }
+        if CHECK && nan != 0 {
+            // A NaN among the taps: again with the whole rule.
+            (a, i) = (start, first_index());
+            for &(p, w) in taps {
+                for u in 0..U {
+                    let x = fetch(p, u);
                     // Not (x <= a) (so x > a, or x NaN), and a is a number.
-                    let le = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(x, a);
-                    let number = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(a, a);
+                    let le = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(x, a[u]);
+                    let number = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(a[u], a[u]);
                     let take = !le & number;
-                    a = _mm512_mask_mov_ps(a, take, x);
+                    a[u] = _mm512_mask_mov_ps(a[u], take, x);
                     if F == MAX_INDEXED {
-                        i = _mm512_mask_mov_ps(i, take, _mm512_set1_ps(w));
+                        i[u] = _mm512_mask_mov_ps(i[u], take, _mm512_set1_ps(w));
                     }
                 }
             }
-            _mm512_storeu_ps(pa, a);
-            _mm512_storeu_ps(pi, i);
+        }
+        for u in 0..U {
+            _mm512_storeu_ps(pa.add(u * LANES), a[u]);
+            if F == MAX_INDEXED {
+                _mm512_storeu_ps(pi.add(u * LANES), i[u]);
+            }
         }
     }
 }
 
-/// [`fold_row`] in AVX registers, 8 lanes at a time.
+/// [`fold_row`] in AVX registers, 8 lanes a vector; `CHECK`: test the taps for NaN. Up to
+/// four vectors at once, as [`fold_row_avx512`].
 ///
 /// # Safety
 /// As for [`fold_row`]; the processor has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fold_row_avx2<const F: u8>(
+unsafe fn fold_row_avx2<const F: u8, const CHECK: bool>(
     taps: &[Tap],
-    step: usize,
     valid: usize,
     carry: bool,
     acc: &mut [f32],
     arg: &mut [f32],
 ) {
-    use std::arch::x86_64::*;
-    // Within each 128-bit half, entries 0 and 2 of each 4.
-    let evens = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    for o0 in (0..acc.len()).step_by(8) {
-        let lanes = valid.saturating_sub(o0).min(8) as i32;
-        let mask = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), mask);
-        // SAFETY: lanes o0..o0 + 8 of acc and arg (whole vectors), and each tap's values for
-        // them (the caller's contract; lanes past `valid` masked off).
+    let mut o0 = 0;
+    while o0 < acc.len() {
+        let vectors = ((acc.len() - o0) / 8).min(4);
+        let at = (taps, valid, carry, o0);
+        // SAFETY (every arm): forwarded contract; `vectors` vectors from o0 lie in acc.
         unsafe {
-            let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
-            let start = if carry {
-                _mm256_loadu_ps(pa)
-            } else {
-                _mm256_set1_ps(if F == SUM { 0.0 } else { f32::NEG_INFINITY })
-            };
-            let fetch = |p: *const f32| {
-                if step == 2 {
-                    // Entries 0, 2, 4, 6 of the first vector and of the second, in order.
-                    let q = p.add(2 * o0);
-                    let lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(q), evens);
-                    let hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(q.add(8)), evens);
-                    _mm256_permute2f128_ps::<0x20>(lo, hi)
-                } else {
-                    _mm256_maskload_ps(p.add(o0), mask)
-                }
-            };
-            let (mut a, mut i) = (start, _mm256_loadu_ps(pi));
-            let mut nan = _mm256_setzero_ps();
-            // The fast pass, as in fold_row_avx512.
-            for &(p, w) in taps {
-                let x = fetch(p);
-                if F == SUM {
-                    a = _mm256_add_ps(a, x);
-                } else {
-                    nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
-                    if F == MAX_INDEXED {
-                        let take = _mm256_cmp_ps::<_CMP_GT_OQ>(x, a);
-                        i = _mm256_blendv_ps(i, _mm256_set1_ps(w), take);
-                    }
-                    a = _mm256_max_ps(x, a);
-                }
+            match vectors {
+                4 => fold_vectors_avx2::<F, CHECK, 4>(at, acc, arg),
+                3 => fold_vectors_avx2::<F, CHECK, 3>(at, acc, arg),
+                2 => fold_vectors_avx2::<F, CHECK, 2>(at, acc, arg),
+                _ => fold_vectors_avx2::<F, CHECK, 1>(at, acc, arg),
             }
-            if _mm256_movemask_ps(nan) != 0 {
-                (a, i) = (start, _mm256_loadu_ps(pi));
-                for &(p, w) in taps {
-                    let x = fetch(p);
-                    let le = _mm256_cmp_ps::<_CMP_LE_OQ>(x, a);
-                    let number = _mm256_cmp_ps::<_CMP_ORD_Q>(a, a);
-                    let take = _mm256_andnot_ps(le, number);
-                    a = _mm256_blendv_ps(a, x, take);
-                    if F == MAX_INDEXED {
-                        i = _mm256_blendv_ps(i, _mm256_set1_ps(w), take);
-                    }
-                }
-            }
-            _mm256_storeu_ps(pa, a);
-            _mm256_storeu_ps(pi, i);
         }
+        o0 += vectors * 8;
     }
 }
 
-/// Max pooling of a row at stride 2 with windows 3 columns wide, in AVX2 registers, the
-/// window's rows first: 8 outputs read entries 2·o0 .. 2·o0 + 17 of each row; the rows'
-/// elementwise maximum of them (three vectors, the third kept for the next 8) is split into
-/// its even and odd entries, and the even ones shifted by one give the third column. That is 7
-/// shuffles for 8 outputs, where the per-tap fold shuffles every tap of every row (27 for a
-/// 3x3 window). The maximum does not depend on the order of the taps except for NaN (the first
-/// one wins) and for -0 against +0 (the first of equal values stays), so where any value read
-/// is NaN or -0 this returns false (having written `acc`), and the caller folds the taps in
-/// order with the whole rule: every result is the same bits as the rule's.
-///
-/// `taps` must be whole rows of 3 taps at consecutive entries (`columns` at stride 2);
-/// otherwise this returns false without reading them.
+/// [`fold_row_avx2`] for `U` vectors of 8 lanes from `o0` (`at` as for
+/// [`fold_vectors_avx512`]).
 ///
 /// # Safety
-/// As for [`fold_row`] at step 2 (each tap addresses `2 · acc.len() + 16` readable values);
-/// the processor has AVX2.
+/// As for [`fold_row`], for lanes `o0..o0 + 8·U`, which lie in `acc`; the processor has
+/// AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fold_rows_max_s2_avx2(taps: &[Tap], acc: &mut [f32]) -> bool {
+#[inline]
+unsafe fn fold_vectors_avx2<const F: u8, const CHECK: bool, const U: usize>(
+    (taps, valid, carry, o0): (&[Tap], usize, bool, usize),
+    acc: &mut [f32],
+    arg: &mut [f32],
+) {
     use std::arch::x86_64::*;
-    const KW: usize = 3;
-    if taps.is_empty() || !taps.len().is_multiple_of(KW) {
-        return false;
-    }
-    let rows = taps.chunks_exact(KW);
-    if rows.clone().any(|row| {
-        row.iter()
-            .enumerate()
-            .any(|(k, t)| t.0 != row[0].0.wrapping_add(k))
-    }) {
-        return false;
-    }
-    // Sign bits: NaN (all bits of the comparison) or -0 (x's own bits where x == 0).
-    let mut odd = _mm256_setzero_ps();
-    let zero = _mm256_setzero_ps();
-    // The rows' maximum at entries e..e + 8: within the 2·acc.len() + 16 + 2 entries the
-    // third column's taps address (e + 8 <= 2·acc.len() + 8).
-    let mut rows_max = |e: usize| {
-        let mut m = _mm256_set1_ps(f32::NEG_INFINITY);
-        for row in rows.clone() {
-            // SAFETY: entries e..e + 8 of a staged row (above).
-            let x = unsafe { _mm256_loadu_ps(row[0].0.add(e)) };
-            let zeros = _mm256_and_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(x, zero), x);
-            odd = _mm256_or_ps(
-                odd,
-                _mm256_or_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x), zeros),
-            );
-            m = _mm256_max_ps(x, m);
+    let lanes: [usize; U] = std::array::from_fn(|u| valid.saturating_sub(o0 + 8 * u).min(8));
+    let masks: [__m256i; U] = std::array::from_fn(|u| lanes_below(lanes[u]));
+    // SAFETY: lanes o0..o0 + 8·U of acc and arg (whole vectors), and each tap's values for
+    // them (the caller's contract; lanes past `valid` masked off).
+    unsafe {
+        let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
+        let start: [__m256; U] = std::array::from_fn(|u| {
+            if carry {
+                _mm256_loadu_ps(pa.add(8 * u))
+            } else {
+                _mm256_set1_ps(if F == SUM { 0.0 } else { f32::NEG_INFINITY })
+            }
+        });
+        let first_index = || -> [__m256; U] {
+            std::array::from_fn(|u| {
+                if F == MAX_INDEXED {
+                    _mm256_loadu_ps(pi.add(8 * u))
+                } else {
+                    _mm256_setzero_ps()
+                }
+            })
+        };
+        let fetch = |p: *const f32, u: usize| {
+            let p = p.add(o0 + 8 * u);
+            if lanes[u] == 8 {
+                _mm256_loadu_ps(p)
+            } else {
+                _mm256_maskload_ps(p, masks[u])
+            }
+        };
+        let (mut a, mut i) = (start, first_index());
+        let mut nan = _mm256_setzero_ps();
+        // The fast pass, as in fold_vectors_avx512.
+        for &(p, w) in taps {
+            for u in 0..U {
+                let x = fetch(p, u);
+                if F == SUM {
+                    a[u] = _mm256_add_ps(a[u], x);
+                } else {
+                    if CHECK {
+                        nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
+                    }
+                    if F == MAX_INDEXED {
+                        let take = _mm256_cmp_ps::<_CMP_GT_OQ>(x, a[u]);
+                        i[u] = _mm256_blendv_ps(i[u], _mm256_set1_ps(w), take);
+                    }
+                    a[u] = _mm256_max_ps(x, a[u]);
+                }
+            }
         }
-        m
-    };
-    // Within each 128-bit half, entries 0 and 2 of each 4; lanes 1..8 then 0; lane 0.
-    let evens = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    let rotate = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
-    let first = _mm256_setzero_si256();
-    let mut v0 = rows_max(0);
-    for o0 in (0..acc.len()).step_by(8) {
-        let (v1, v2) = (rows_max(2 * o0 + 8), rows_max(2 * o0 + 16));
-        let lo = _mm256_permutevar8x32_ps(v0, evens);
-        let hi = _mm256_permutevar8x32_ps(v1, evens);
-        // Columns 0 and 1 of the 8 windows: the even and the odd entries.
-        let even = _mm256_permute2f128_ps::<0x20>(lo, hi);
-        let odd_entries = _mm256_permute2f128_ps::<0x31>(lo, hi);
-        // Column 2: the even entries from 2·o0 + 2, the last one entry 0 of v2.
-        let next = _mm256_permutevar8x32_ps(v2, first);
-        let third = _mm256_blend_ps::<0x80>(_mm256_permutevar8x32_ps(even, rotate), next);
-        // The order of the rule for each window's three columns (max keeps its second
-        // operand on ties).
-        let a = _mm256_max_ps(third, _mm256_max_ps(odd_entries, even));
-        // SAFETY: lanes o0..o0 + 8 of acc (its length is a multiple of 16).
-        unsafe { _mm256_storeu_ps(acc.as_mut_ptr().add(o0), a) };
-        v0 = v2;
+        if CHECK && _mm256_movemask_ps(nan) != 0 {
+            (a, i) = (start, first_index());
+            for &(p, w) in taps {
+                for u in 0..U {
+                    let x = fetch(p, u);
+                    let le = _mm256_cmp_ps::<_CMP_LE_OQ>(x, a[u]);
+                    let number = _mm256_cmp_ps::<_CMP_ORD_Q>(a[u], a[u]);
+                    let take = _mm256_andnot_ps(le, number);
+                    a[u] = _mm256_blendv_ps(a[u], x, take);
+                    if F == MAX_INDEXED {
+                        i[u] = _mm256_blendv_ps(i[u], _mm256_set1_ps(w), take);
+                    }
+                }
+            }
+        }
+        for u in 0..U {
+            _mm256_storeu_ps(pa.add(8 * u), a[u]);
+            if F == MAX_INDEXED {
+                _mm256_storeu_ps(pi.add(8 * u), i[u]);
+            }
+        }
     }
-    _mm256_movemask_ps(odd) == 0
 }
 
-/// Splits `row` into the `sw` phases of a stride (phase p holds entries p, p + sw, ...), each
-/// `dst.len() / sw` long.
+/// The AVX2 mask of lanes `0..n` (all 8 from n = 8 on).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn split_phases(row: &[f32], sw: usize, dst: &mut [f32]) {
-    let phase_len = dst.len() / sw;
-    for (p, phase) in dst.chunks_exact_mut(phase_len).enumerate() {
-        for (d, &v) in phase.iter_mut().zip(row[p..].iter().step_by(sw)) {
-            *d = v;
+fn lanes_below(n: usize) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    // SAFETY: AVX2 is enabled in every caller (the intrinsics inline into them).
+    unsafe {
+        _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(n.min(8) as i32),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        )
+    }
+}
+
+/// Fetches the cache lines of `len` f32 values from `at` into L1 (a prefetch: addresses
+/// outside memory fetch nothing, never fault).
+#[inline(always)]
+fn prefetch_run(at: *const f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for byte in (0..len * 4).step_by(64) {
+        use std::arch::x86_64::*;
+        // SAFETY: a prefetch reads nothing architecturally (SSE, in the x86-64 baseline).
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((at as *const i8).wrapping_add(byte)) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (at, len);
+}
+
+/// Whether any of `v` is a NaN (a loop the compiler vectorises: no early exit).
+#[inline(always)]
+fn has_nan(v: &[f32]) -> bool {
+    v.iter().fold(false, |any, x| any | x.is_nan())
+}
+
+/// Writes the `src.len()` input columns of a row into `row` as the stride's phases of a row
+/// padded by `pw` values on the left (see [`Pooling::of`]; column j is entry j + pw, phase
+/// (j + pw) % sw at (j + pw) / sw). The vector levels (strides 1 and 2) write whole vectors:
+/// past the last column, up to the next multiple of 32 columns, they write `neutral`; every
+/// other value of `row` stays as it was. Returns whether `src` holds no NaN.
+///
+/// # Safety
+/// Each of the `sw` phases of `row` holds at least `(pw + src.len().next_multiple_of(32))
+/// .div_ceil(sw)` values, and the values past the row's last column are `neutral`; the
+/// processor runs `isa`.
+#[inline(always)]
+unsafe fn split_row(
+    isa: Isa,
+    src: &[f32],
+    pw: usize,
+    sw: usize,
+    neutral: f32,
+    row: &mut [f32],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    match isa {
+        // SAFETY (both arms): forwarded contract; the processor runs the level.
+        Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if sw <= 2 => {
+            return unsafe { split_row_avx512(src, pw, sw, neutral, row) }
+        }
+        Isa::Avx2 if sw <= 2 => return unsafe { split_row_avx2(src, pw, sw, neutral, row) },
+        _ => {}
+    }
+    let _ = (isa, neutral);
+    if sw == 1 {
+        row[pw..pw + src.len()].copy_from_slice(src);
+    } else {
+        let phase_len = row.len() / sw;
+        for (j, &v) in src.iter().enumerate() {
+            let e = j + pw;
+            row[(e % sw) * phase_len + e / sw] = v;
         }
     }
+    !has_nan(src)
+}
+
+/// [`split_row`] at strides 1 and 2 in AVX-512 registers: 16 columns at a time, or 32
+/// split into their even and odd columns.
+///
+/// # Safety
+/// As for [`split_row`]; `sw` is 1 or 2; the processor has AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn split_row_avx512(
+    src: &[f32],
+    pw: usize,
+    sw: usize,
+    neutral: f32,
+    row: &mut [f32],
+) -> bool {
+    use std::arch::x86_64::*;
+    let (iw, x) = (src.len(), src.as_ptr());
+    let fill = _mm512_set1_ps(neutral);
+    // Columns j.. of the row, `neutral` from iw on (those lanes are not read).
+    let load = |j: usize| {
+        let left = iw.saturating_sub(j);
+        // SAFETY: the columns below iw.
+        unsafe {
+            if left >= 16 {
+                _mm512_loadu_ps(x.add(j))
+            } else {
+                _mm512_mask_loadu_ps(fill, (1 << left) - 1, x.wrapping_add(j))
+            }
+        }
+    };
+    let mut nan: __mmask16 = 0;
+    if sw == 1 {
+        let to = row[pw..].as_mut_ptr();
+        for j0 in (0..iw).step_by(16) {
+            let v = load(j0);
+            nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+            // SAFETY: entries pw + j0.. of the row (the caller's contract on its length).
+            unsafe { _mm512_storeu_ps(to.add(j0), v) };
+        }
+        return nan == 0;
+    }
+    let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    let odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    // Column 2t is entry 2t + pw: phase pw % 2 at t + pw / 2. Column 2t + 1 is entry
+    // 2t + 1 + pw: the other phase at t + (pw + 1) / 2.
+    let phase_len = row.len() / 2;
+    let (e, o) = (
+        (pw % 2) * phase_len + pw / 2,
+        (1 - pw % 2) * phase_len + pw.div_ceil(2),
+    );
+    let (to_even, to_odd) = (row[e..].as_mut_ptr(), row[o..].as_mut_ptr());
+    for j0 in (0..iw).step_by(32) {
+        let (lo, hi) = (load(j0), load(j0 + 16));
+        nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(lo, hi);
+        // SAFETY: values j0 / 2..j0 / 2 + 16 of each phase's run (the caller's contract on
+        // its length).
+        unsafe {
+            _mm512_storeu_ps(to_even.add(j0 / 2), _mm512_permutex2var_ps(lo, evens, hi));
+            _mm512_storeu_ps(to_odd.add(j0 / 2), _mm512_permutex2var_ps(lo, odds, hi));
+        }
+    }
+    nan == 0
+}
+
+/// [`split_row`] at strides 1 and 2 in AVX registers: 8 columns at a time, or 16 split into
+/// their even and odd columns.
+///
+/// # Safety
+/// As for [`split_row`]; `sw` is 1 or 2; the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn split_row_avx2(src: &[f32], pw: usize, sw: usize, neutral: f32, row: &mut [f32]) -> bool {
+    use std::arch::x86_64::*;
+    let (iw, x) = (src.len(), src.as_ptr());
+    let fill = _mm256_set1_ps(neutral);
+    // As in split_row_avx512.
+    let load = |j: usize| {
+        let left = iw.saturating_sub(j);
+        // SAFETY: the columns below iw.
+        unsafe {
+            if left >= 8 {
+                _mm256_loadu_ps(x.add(j))
+            } else {
+                let m = lanes_below(left);
+                let v = _mm256_maskload_ps(x.wrapping_add(j), m);
+                _mm256_blendv_ps(fill, v, _mm256_castsi256_ps(m))
+            }
+        }
+    };
+    let mut nan = _mm256_setzero_ps();
+    if sw == 1 {
+        let to = row[pw..].as_mut_ptr();
+        for j0 in (0..iw).step_by(8) {
+            let v = load(j0);
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
+            // SAFETY: entries pw + j0.. of the row (the caller's contract on its length).
+            unsafe { _mm256_storeu_ps(to.add(j0), v) };
+        }
+        return _mm256_movemask_ps(nan) == 0;
+    }
+    // Entries 0, 2, 4, 6, then 1, 3, 5, 7 of a vector.
+    let pick = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    // As in split_row_avx512.
+    let phase_len = row.len() / 2;
+    let (e, o) = (
+        (pw % 2) * phase_len + pw / 2,
+        (1 - pw % 2) * phase_len + pw.div_ceil(2),
+    );
+    let (to_even, to_odd) = (row[e..].as_mut_ptr(), row[o..].as_mut_ptr());
+    for j0 in (0..iw).step_by(16) {
+        let (lo, hi) = (load(j0), load(j0 + 8));
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(lo, hi));
+        let (lo, hi) = (
+            _mm256_permutevar8x32_ps(lo, pick),
+            _mm256_permutevar8x32_ps(hi, pick),
+        );
+        // SAFETY: values j0 / 2..j0 / 2 + 8 of each phase's run (as in split_row_avx512).
+        unsafe {
+            _mm256_storeu_ps(to_even.add(j0 / 2), _mm256_permute2f128_ps::<0x20>(lo, hi));
+            _mm256_storeu_ps(to_odd.add(j0 / 2), _mm256_permute2f128_ps::<0x31>(lo, hi));
+        }
+    }
+    _mm256_movemask_ps(nan) == 0
 }
 
 /// Per-task buffers.
@@ -975,13 +1340,16 @@ struct Scratch {
     /// The results of a row's outputs (or a position's channels), whole vectors.
     acc: Vec<f32>,
     arg: Vec<f32>,
-    /// Staged input rows (plane path: neutral outside the input's columns), or staged channel
-    /// runs (channels-innermost path).
+    /// Staged input rows (plane path: in the stride's phases, neutral outside the input's
+    /// columns), or staged channel runs (channels-innermost path).
     rows: Vec<f32>,
-    /// Staged rows split into the stride's phases (plane path, strides above 2).
-    phases: Vec<f32>,
+    /// One input row as f32 (plane path, where x's rows are not consecutive f32 values and
+    /// the stride is above 1).
+    line: Vec<f32>,
     /// The taps of the batch being folded.
     list: Vec<Tap>,
+    /// Per staged row of the ring ([`Pooling::plane_rows`]): no NaN in it.
+    clean: [bool; STAGED_ROWS],
 }
 
 impl Prepared for Pooling {
@@ -1011,7 +1379,7 @@ impl Pooling {
     /// The pointers address tensors of the plan's layouts that live for the call; no other
     /// thread accesses the outputs.
     unsafe fn run(&self, ptrs: &[SharedPtr]) {
-        let (_, ow, sw, _, _) = self.last();
+        let (iw, ow, sw, _, _) = self.last();
         let planes = if self.channels_inner {
             self.n
         } else {
@@ -1029,12 +1397,13 @@ impl Pooling {
                 acc: vec![0.0; width],
                 arg: vec![0.0; width],
                 rows: vec![self.neutral(); rows],
-                phases: if !self.channels_inner && sw > 2 {
-                    vec![0.0; STAGED_ROWS * self.row_len]
+                line: if !self.channels_inner && sw > 1 {
+                    vec![0.0; iw]
                 } else {
                     Vec::new()
                 },
                 list: Vec::with_capacity(BATCH),
+                clean: [false; STAGED_ROWS],
             }
         };
         // Rows in chunks of about 16 KiB of output each, so that a task is worth its
@@ -1100,87 +1469,4 @@ pub(crate) fn prepare_at(graph: &OpGraph, isa: Isa) -> PluginResult<Box<dyn Prep
     let mut p = Pooling::new(graph)?;
     p.isa = isa;
     Ok(Box::new(p))
-}
-
-#[cfg(all(test, target_arch = "x86_64"))]
-mod tests {
-    use super::*;
-    use rand::rngs::StdRng;
-    use rand::{Rng, SeedableRng};
-
-    /// The AVX2 rows-first fold of 3-column windows at stride 2 gives the rule's bits (the
-    /// per-tap fold's) on rows of values with many ties, ±0 and infinities, and declines every
-    /// row set holding a NaN or a -0 in what it reads; one set of taps that is not whole rows
-    /// of consecutive entries is declined unread.
-    #[test]
-    fn the_rows_first_max_is_the_rule_bit_for_bit() {
-        if !Isa::Avx2.is_available() {
-            return;
-        }
-        let mut rng = StdRng::seed_from_u64(26);
-        let (mut taken, mut declined) = (0, 0);
-        for case in 0..400 {
-            let wide = 16 * (1 + case % 4);
-            let rows = 1 + case % 4;
-            let len = 2 * wide + 24;
-            let specials = [0.0f32, 1.0, -1.0, 2.5, f32::INFINITY, f32::NEG_INFINITY];
-            let odd = case % 5 == 0;
-            let data: Vec<f32> = (0..rows * len)
-                .map(|_| match rng.random_range(0..20) {
-                    0 if odd => f32::NAN,
-                    1 if odd => -0.0,
-                    0..=9 => specials[rng.random_range(0..specials.len())],
-                    _ => rng.random_range(-4.0f32..4.0),
-                })
-                .collect();
-            let taps: Vec<Tap> = (0..rows)
-                .flat_map(|r| (0..3).map(move |k| (r, k)))
-                .map(|(r, k)| (data[r * len + k..].as_ptr(), (3 * r + k) as f32))
-                .collect();
-            let (mut want, mut arg) = (vec![0.0f32; wide], vec![0.0f32; wide]);
-            let mut got = vec![f32::NAN; wide];
-            // SAFETY: each tap addresses 2·wide + 16 values inside its row of `data` (len =
-            // 2·wide + 24); the processor has AVX2 (checked).
-            let ok = unsafe {
-                fold_row::<MAX>(Isa::Avx2, &taps, 2, usize::MAX, false, &mut want, &mut arg);
-                fold_rows_max_s2_avx2(&taps, &mut got)
-            };
-            // What the fast fold reads: entries 0 .. 2·wide + 8 of each row.
-            let special = (0..rows).any(|r| {
-                data[r * len..r * len + 2 * wide + 8]
-                    .iter()
-                    .any(|v| v.is_nan() || v.to_bits() == (-0.0f32).to_bits())
-            });
-            assert_eq!(
-                ok, !special,
-                "case {case}: taken {ok}, NaN or -0 read {special}"
-            );
-            if ok {
-                taken += 1;
-                for (o, (g, w)) in got.iter().zip(&want).enumerate() {
-                    assert_eq!(
-                        g.to_bits(),
-                        w.to_bits(),
-                        "case {case}, output {o}: {g} vs {w}"
-                    );
-                }
-            } else {
-                declined += 1;
-            }
-        }
-        assert!(
-            taken > 200 && declined > 20,
-            "taken {taken}, declined {declined}"
-        );
-        // Taps that are not three consecutive entries of a row.
-        let data = vec![1.0f32; 200];
-        let taps: Vec<Tap> = [0usize, 2, 4]
-            .iter()
-            .map(|&k| (data[k..].as_ptr(), k as f32))
-            .collect();
-        let mut acc = vec![7.0f32; 16];
-        // SAFETY: as above.
-        assert!(!unsafe { fold_rows_max_s2_avx2(&taps, &mut acc) });
-        assert!(acc.iter().all(|&v| v == 7.0));
-    }
 }

@@ -2232,6 +2232,135 @@ fn resample_every_level_stride_and_batch_matches_the_reference() {
     assert!(runs >= 7 * 4, "only {runs} backward runs");
 }
 
+/// Pooling without an index on planes (the ring of staged rows in the stride's phases, the
+/// NaN tests skipped for rows without NaN, several vectors folded at once, the first rows
+/// written with whole vectors of the neutral value past their end): every level gives the
+/// portable level's bits on rows full of ties, ±0, infinities and, in some cases, NaN, for
+/// random windows, strides, paddings and widths (some windows taller than the ring), in f32
+/// and f16; and the portable level's maxima are the reference's, its averages within
+/// rounding of them. Outputs are poisoned before each run.
+#[test]
+fn resample_planes_give_the_portable_bits_at_every_level() {
+    use kiln_core::ops::resample::{ResampleGeometry, ResampleMode};
+    let mut rng = StdRng::seed_from_u64(2028);
+    let levels: Vec<super::isa::Isa> = super::isa::Isa::ALL
+        .into_iter()
+        .filter(|l| l.is_available())
+        .collect();
+    assert_eq!(levels[0], super::isa::Isa::Portable);
+    let specials = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        2.5,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    let (mut nan_cases, mut vector_runs) = (0, 0);
+    for case in 0..72usize {
+        let kh = 1 + rng.random_range(0..if case % 12 == 11 { 19 } else { 4 });
+        let kw = 1 + rng.random_range(0..5);
+        let (sh, sw) = (1 + rng.random_range(0..3), 1 + rng.random_range(0..3));
+        let (ph, pw) = (rng.random_range(0..kh), rng.random_range(0..kw));
+        let (qh, qw) = (rng.random_range(0..kh), rng.random_range(0..kw));
+        let dims = [
+            1 + case as i64 % 2,
+            1 + rng.random_range(0..3),
+            (kh + rng.random_range(0..10)) as i64,
+            (kw + rng.random_range(0..72)) as i64,
+        ];
+        let geometry = ResampleGeometry {
+            window: vec![kh as i64, kw as i64],
+            stride: vec![sh as i64, sw as i64],
+            pre_padding: vec![ph as i64, pw as i64],
+            post_padding: vec![qh as i64, qw as i64],
+        };
+        let mode = ResampleMode::ALL[case % 3];
+        let dt = if case % 4 == 3 {
+            DataType::F16
+        } else {
+            DataType::F32
+        };
+        let with_nan = case % 5 == 1;
+        nan_cases += with_nan as usize;
+        let g = pooling(&dims, packed_strides, dt, mode, &geometry, None);
+        let y = g.tensor(2).unwrap().clone();
+        let count = dims.iter().product::<i64>() as usize;
+        let values: Vec<f64> = (0..count)
+            .map(|_| match rng.random_range(0..24) {
+                0 if with_nan => f64::NAN,
+                0..=9 => specials[rng.random_range(0..specials.len())] as f64,
+                // Quarters, exact in f16 too, many of them equal.
+                _ => rng.random_range(-16i32..16) as f64 / 4.0,
+            })
+            .collect();
+        let mut x_bytes = vec![0u8; count * dt.size()];
+        for (v, b) in values.iter().zip(x_bytes.chunks_exact_mut(dt.size())) {
+            dt.write_f64(*v, b).unwrap();
+        }
+        let y_len = y.storage_bytes().unwrap();
+        // Each level's y, read back as f64 (exact for f32 and f16).
+        let mut outputs: Vec<Vec<f64>> = Vec::new();
+        for &level in &levels {
+            let mut y_bytes = vec![0xA5u8; y_len];
+            let bindings = [
+                KilnTensorBinding {
+                    uid: 1,
+                    ptr: x_bytes.as_mut_ptr() as *mut _,
+                },
+                KilnTensorBinding {
+                    uid: 2,
+                    ptr: y_bytes.as_mut_ptr() as *mut _,
+                },
+            ];
+            let prepared = super::resample::prepare_at(&g, level).unwrap();
+            // SAFETY: the bindings point at storage for x's and y's layouts; the engine needs
+            // no workspace.
+            unsafe {
+                let map = TensorMap::new(&g, &bindings).unwrap();
+                prepared.execute(&map, std::ptr::null_mut()).unwrap();
+            }
+            outputs.push(
+                offsets(&y)
+                    .into_iter()
+                    .map(|o| dt.read_f64(&y_bytes[o * dt.size()..]).unwrap())
+                    .collect(),
+            );
+        }
+        let same = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits();
+        for (level, out) in levels.iter().zip(&outputs).skip(1) {
+            vector_runs += 1;
+            let differs = out.iter().zip(&outputs[0]).position(|(&a, &b)| !same(a, b));
+            assert!(
+                differs.is_none(),
+                "case {case} ({}, {geometry:?}): {level:?} differs from portable at y[{}]",
+                g.name,
+                differs.unwrap_or(0)
+            );
+        }
+        let inputs = HashMap::from([(1, values)]);
+        let want = &reference::evaluate(&g, &inputs).unwrap()[&2];
+        for (i, (&got, &w)) in outputs[0].iter().zip(want).enumerate() {
+            let ok = if mode == ResampleMode::MaxPool {
+                same(got, w)
+            } else {
+                same(got, w) || (got - w).abs() <= 4e-3 * (w.abs() + 1.0)
+            };
+            assert!(
+                ok,
+                "case {case} ({}): y[{i}] = {got}, the reference {w}",
+                g.name
+            );
+        }
+    }
+    assert!(nan_cases > 10, "{nan_cases} cases with NaN");
+    assert!(
+        vector_runs >= 72 || levels.len() == 1,
+        "{vector_runs} vector-level runs"
+    );
+}
+
 /// A pooling backward graph: dy [out dims] and dx [dims] in `strides`; max pooling reads an
 /// index of `index_type` (dy's dims) or, without one, x [dims].
 fn pooling_backward(
