@@ -144,11 +144,6 @@ struct Pooling {
 /// input rows staged at once.
 const BATCH: usize = 256;
 const STAGED_ROWS: usize = 16;
-/// How many rows below the one being staged the plane path fetches into cache: the rows are
-/// staged between folds, too far apart for the hardware's prefetchers to keep up. 4 rows
-/// measured 10-15% faster than none on a 2-core AVX-512 Xeon (8×64×112² max pooling), 2 and
-/// 8 about the same as 4.
-const PREFETCH_ROWS: isize = 4;
 /// Floats of one batch of staged channel runs (channels-innermost path, when x's channels are
 /// not f32 with unit stride): 256 KiB.
 const STAGED_FLOATS: usize = 64 * 1024;
@@ -437,6 +432,15 @@ impl Pooling {
         let (_, ow, _, _, kw) = self.last();
         let (wide, len, xs) = (padded(ow), self.row_len, self.x.strides[2]);
         let plane = n as isize * self.x.strides[0] + c as isize * self.x.strides[1];
+        // y's row 0 of the plane and its row stride, where its rows are f32 values in order.
+        let y_rows = match &self.y {
+            Some(y) if y.data_type == DataType::F32 && y.strides[3] == 1 => Some((
+                (ptrs[1].get() as *mut f32)
+                    .wrapping_offset(n as isize * y.strides[0] + c as isize * y.strides[1]),
+                y.strides[2],
+            )),
+            _ => None,
+        };
         // Window rows start..start + kh of output row r; those inside x, lo..hi.
         let window = |r: usize| {
             let start = (r * sh) as isize - ph as isize;
@@ -451,22 +455,44 @@ impl Pooling {
             for h in next.max(lo)..hi {
                 let slot = h % kh;
                 let off = plane + h as isize * xs;
-                if self.x_rows_f32 {
-                    // Fetch the row PREFETCH_ROWS below (an address past x fetches nothing).
-                    let ahead =
-                        (ptrs[0].get() as *const f32).wrapping_offset(off + PREFETCH_ROWS * xs);
-                    prefetch_run(ahead, self.input[1] as usize);
-                }
                 // SAFETY: input row h of the plane, inside x.
                 s.clean[slot] = unsafe { self.stage(ptrs[0].get(), off, slot * len, s) };
             }
             next = next.max(hi);
+            let clean = (lo..hi).all(|h| s.clean[h % kh]);
+            if clean && y_rows.is_some() {
+                // The window's staged rows, in order.
+                let mut staged = [std::ptr::null::<f32>(); STAGED_ROWS];
+                for (at, h) in staged.iter_mut().zip(lo..hi) {
+                    *at = s.rows[(h % kh) * len..].as_ptr();
+                }
+                let taps = (&staged[..hi - lo], &self.columns[..]);
+                let rows_inside = (hi - lo) as f32;
+                let to = y_rows.map_or(std::ptr::null_mut(), |(y, ys)| {
+                    y.wrapping_offset(r as isize * ys)
+                });
+                // SAFETY: the taps address staged rows (`wide` values each); this task owns
+                // the row's ow outputs at `to`; the level is one this processor runs.
+                unsafe {
+                    #[cfg(target_arch = "x86_64")]
+                    match self.isa {
+                        Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
+                            self.clean_row::<F, Zmm>(taps, rows_inside, to);
+                            continue;
+                        }
+                        Isa::Avx2 => {
+                            self.clean_row::<F, Ymm>(taps, rows_inside, to);
+                            continue;
+                        }
+                        Isa::Portable => {}
+                    }
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                let _ = (taps, rows_inside, to);
+            }
             s.list.clear();
-            let mut clean = true;
             for h in lo..hi {
-                let slot = h % kh;
-                clean &= s.clean[slot];
-                let row = s.rows[slot * len..].as_ptr();
+                let row = s.rows[(h % kh) * len..].as_ptr();
                 let t = (h as isize - start) as usize * kw;
                 for (k, &entry) in self.columns.iter().enumerate() {
                     s.list.push((row.wrapping_add(entry), (t + k) as f32));
@@ -476,6 +502,90 @@ impl Pooling {
             unsafe { self.fold::<F>(false, clean, wide, s) };
             // SAFETY: forwarded contract.
             unsafe { self.finish_row::<F>(ptrs, n, c, &[r as i64, 0, 0], (hi - lo) as f32, s) };
+        }
+    }
+
+    /// One row of outputs from staged rows that hold no NaN, in `L`'s vectors, four at a time:
+    /// `taps` are the window's staged rows inside x (in order) and the column taps, each
+    /// output's tap order the reference's; sums are divided as [`Pooling::finish_row`] does;
+    /// the row's ow outputs are stored at `to`.
+    ///
+    /// # Safety
+    /// Every staged row holds `padded(ow) + columns` readable values and no NaN; `to`
+    /// addresses ow writable f32 values; the processor runs `L`'s instructions.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn clean_row<const F: u8, L: Lanes>(
+        &self,
+        taps: (&[*const f32], &[usize]),
+        rows_inside: f32,
+        to: *mut f32,
+    ) {
+        let ow = self.last().1;
+        let wide = padded(ow);
+        let mut o0 = 0;
+        while o0 < wide {
+            let vectors = (wide - o0) / L::N;
+            // SAFETY (both arms): forwarded contract; lanes o0.. lie in whole vectors.
+            unsafe {
+                if vectors >= 4 {
+                    self.clean_vectors::<F, L, 4>(taps, rows_inside, to, o0);
+                    o0 += 4 * L::N;
+                } else {
+                    self.clean_vectors::<F, L, 1>(taps, rows_inside, to, o0);
+                    o0 += L::N;
+                }
+            }
+        }
+    }
+
+    /// [`Pooling::clean_row`] for `U` vectors of lanes from `o0`.
+    ///
+    /// # Safety
+    /// As for [`Pooling::clean_row`]; lanes `o0..o0 + U·L::N` lie within `padded(ow)`.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn clean_vectors<const F: u8, L: Lanes, const U: usize>(
+        &self,
+        (rows, columns): (&[*const f32], &[usize]),
+        rows_inside: f32,
+        to: *mut f32,
+        o0: usize,
+    ) {
+        // SAFETY: the caller's contract: lanes o0..o0 + U·N of each tap, and of the row's
+        // outputs those below ow.
+        unsafe {
+            let mut a = [L::splat(if F == SUM { 0.0 } else { f32::NEG_INFINITY }); U];
+            for &row in rows {
+                for &k in columns {
+                    let p = row.add(k + o0);
+                    for (u, a) in a.iter_mut().enumerate() {
+                        let x = L::load(p.add(u * L::N));
+                        *a = if F == SUM {
+                            L::add(*a, x)
+                        } else {
+                            L::max(x, *a)
+                        };
+                    }
+                }
+            }
+            let ow = self.last().1;
+            for (u, &a) in a.iter().enumerate() {
+                let o = o0 + u * L::N;
+                let a = if F == SUM {
+                    // The divisor of finish_row, lane by lane.
+                    let by = if self.mode == ResampleMode::AvgPoolIncludePadding {
+                        L::splat(self.taps)
+                    } else {
+                        let inside = L::load(self.inside_columns[o..].as_ptr());
+                        L::max(L::mul(L::splat(rows_inside), inside), L::splat(1.0))
+                    };
+                    L::div(a, by)
+                } else {
+                    a
+                };
+                L::store(to.add(o), a, ow.saturating_sub(o).min(L::N));
+            }
         }
     }
 
@@ -1150,18 +1260,119 @@ fn lanes_below(n: usize) -> std::arch::x86_64::__m256i {
     }
 }
 
-/// Fetches the cache lines of `len` f32 values from `at` into L1 (a prefetch: addresses
-/// outside memory fetch nothing, never fault).
-#[inline(always)]
-fn prefetch_run(at: *const f32, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    for byte in (0..len * 4).step_by(64) {
-        use std::arch::x86_64::*;
-        // SAFETY: a prefetch reads nothing architecturally (SSE, in the x86-64 baseline).
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((at as *const i8).wrapping_add(byte)) };
+/// The vector operations of [`Pooling::clean_row`] at one level (the functions inline into
+/// callers compiled for it).
+#[cfg(target_arch = "x86_64")]
+trait Lanes {
+    type V: Copy;
+    /// Lanes of a vector.
+    const N: usize;
+    /// # Safety
+    /// The processor runs the level (for this and every function below).
+    unsafe fn splat(v: f32) -> Self::V;
+    /// # Safety
+    /// `p` addresses `N` readable values.
+    unsafe fn load(p: *const f32) -> Self::V;
+    /// The larger lane by lane; `a`'s lane where they are equal (`x` is never NaN here).
+    unsafe fn max(x: Self::V, a: Self::V) -> Self::V;
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn div(a: Self::V, b: Self::V) -> Self::V;
+    /// # Safety
+    /// `p` addresses `lanes` (at most `N`) writable values; only those are written.
+    unsafe fn store(p: *mut f32, v: Self::V, lanes: usize);
+}
+
+/// [`Lanes`] of AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+struct Zmm;
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Zmm {
+    type V = std::arch::x86_64::__m512;
+    const N: usize = 16;
+    #[inline(always)]
+    unsafe fn splat(v: f32) -> Self::V {
+        // SAFETY: the caller's contract (every function of this impl).
+        unsafe { std::arch::x86_64::_mm512_set1_ps(v) }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (at, len);
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self::V {
+        unsafe { std::arch::x86_64::_mm512_loadu_ps(p) }
+    }
+    #[inline(always)]
+    unsafe fn max(x: Self::V, a: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm512_max_ps(x, a) }
+    }
+    #[inline(always)]
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm512_add_ps(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn mul(a: Self::V, b: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm512_mul_ps(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn div(a: Self::V, b: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm512_div_ps(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: Self::V, lanes: usize) {
+        use std::arch::x86_64::*;
+        unsafe {
+            if lanes == 16 {
+                _mm512_storeu_ps(p, v)
+            } else {
+                _mm512_mask_storeu_ps(p, ((1u32 << lanes) - 1) as __mmask16, v)
+            }
+        }
+    }
+}
+
+/// [`Lanes`] of AVX2.
+#[cfg(target_arch = "x86_64")]
+struct Ymm;
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Ymm {
+    type V = std::arch::x86_64::__m256;
+    const N: usize = 8;
+    #[inline(always)]
+    unsafe fn splat(v: f32) -> Self::V {
+        // SAFETY: the caller's contract (every function of this impl).
+        unsafe { std::arch::x86_64::_mm256_set1_ps(v) }
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_loadu_ps(p) }
+    }
+    #[inline(always)]
+    unsafe fn max(x: Self::V, a: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_max_ps(x, a) }
+    }
+    #[inline(always)]
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_add_ps(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn mul(a: Self::V, b: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_mul_ps(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn div(a: Self::V, b: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_div_ps(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: Self::V, lanes: usize) {
+        use std::arch::x86_64::*;
+        unsafe {
+            if lanes == 8 {
+                _mm256_storeu_ps(p, v)
+            } else if lanes > 0 {
+                _mm256_maskstore_ps(p, lanes_below(lanes), v)
+            }
+        }
+    }
 }
 
 /// Whether any of `v` is a NaN (a loop the compiler vectorises: no early exit).
