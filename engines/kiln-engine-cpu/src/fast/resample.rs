@@ -662,9 +662,9 @@ impl Pooling {
     }
 
     /// Stages the input row at x offset `off` (its iw columns) in slot `slot` of `s.rows`, in
-    /// the stride's phases (see [`Pooling::of`]). Only the input's values are written: the
-    /// neutral values around them were written when the scratch was made. Returns whether
-    /// the row holds no NaN.
+    /// the stride's phases (see [`Pooling::of`]). Only the input's values, and past the row's
+    /// end the neutral value (see [`split_row`]), are written: the neutral values of the
+    /// padding were written when the scratch was made. Returns whether the row holds no NaN.
     ///
     /// # Safety
     /// `x` is x's address, `off` the offset of a row whose iw columns lie inside it; `slot` is
@@ -1002,9 +1002,7 @@ unsafe fn fold_row<const F: u8>(
     }
 }
 
-/// [`fold_row`] in AVX-512 registers (a mask per test); `CHECK`: test the taps for NaN. Up
-/// to four vectors at once, so that their dependency chains (one per vector, a tap long)
-/// overlap.
+/// [`fold_row`] in AVX-512 registers (a mask per test); `CHECK`: test the taps for NaN.
 ///
 /// # Safety
 /// As for [`fold_row`]; the processor has AVX-512 F.
@@ -1017,117 +1015,70 @@ unsafe fn fold_row_avx512<const F: u8, const CHECK: bool>(
     acc: &mut [f32],
     arg: &mut [f32],
 ) {
-    let mut o0 = 0;
-    while o0 < acc.len() {
-        let vectors = ((acc.len() - o0) / LANES).min(4);
-        let at = (taps, valid, carry, o0);
-        // SAFETY (every arm): forwarded contract; `vectors` vectors from o0 lie in acc.
-        unsafe {
-            match vectors {
-                4 => fold_vectors_avx512::<F, CHECK, 4>(at, acc, arg),
-                3 => fold_vectors_avx512::<F, CHECK, 3>(at, acc, arg),
-                2 => fold_vectors_avx512::<F, CHECK, 2>(at, acc, arg),
-                _ => fold_vectors_avx512::<F, CHECK, 1>(at, acc, arg),
-            }
-        }
-        o0 += vectors * LANES;
-    }
-}
-
-/// [`fold_row_avx512`] for `U` vectors of lanes from `o0` (`at`: the taps, `valid`, `carry`
-/// and `o0`).
-///
-/// # Safety
-/// As for [`fold_row`], for lanes `o0..o0 + 16·U`, which lie in `acc`; the processor has
-/// AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-unsafe fn fold_vectors_avx512<const F: u8, const CHECK: bool, const U: usize>(
-    (taps, valid, carry, o0): (&[Tap], usize, bool, usize),
-    acc: &mut [f32],
-    arg: &mut [f32],
-) {
     use std::arch::x86_64::*;
-    let masks: [__mmask16; U] = std::array::from_fn(|u| {
-        let lanes = valid.saturating_sub(o0 + u * LANES).min(LANES);
-        if lanes == LANES {
-            !0
-        } else {
-            (1 << lanes) - 1
-        }
-    });
-    // SAFETY: lanes o0..o0 + 16·U of acc and arg (whole vectors), and each tap's values for
-    // them (the caller's contract; lanes past `valid` masked off).
-    unsafe {
-        let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
-        let start: [__m512; U] = std::array::from_fn(|u| {
-            if carry {
-                _mm512_loadu_ps(pa.add(u * LANES))
+    for o0 in (0..acc.len()).step_by(LANES) {
+        let lanes = valid.saturating_sub(o0).min(LANES);
+        let mask: __mmask16 = if lanes == LANES { !0 } else { (1 << lanes) - 1 };
+        // SAFETY: lanes o0..o0 + 16 of acc and arg (whole vectors), and each tap's values for
+        // them (the caller's contract; lanes past `valid` masked off).
+        unsafe {
+            let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
+            let start = if carry {
+                _mm512_loadu_ps(pa)
             } else {
                 _mm512_set1_ps(if F == SUM { 0.0 } else { f32::NEG_INFINITY })
-            }
-        });
-        let first_index = || -> [__m512; U] {
-            std::array::from_fn(|u| {
+            };
+            let first_index = || {
                 if F == MAX_INDEXED {
-                    _mm512_loadu_ps(pi.add(u * LANES))
+                    _mm512_loadu_ps(pi)
                 } else {
                     _mm512_setzero_ps()
                 }
-            })
-        };
-        let fetch =
-            |p: *const f32, u: usize| _mm512_maskz_loadu_ps(masks[u], p.add(o0 + u * LANES));
-        let (mut a, mut i) = (start, first_index());
-        let mut nan: __mmask16 = 0;
-        // The fast pass: sums, or maxima as `vmaxps` keeps them (x only when larger, so the
-        // first of equal values stays), which is the rule for every value but NaN.
-        for &(p, w) in taps {
-            for u in 0..U {
-                let x = fetch(p, u);
+            };
+            let fetch = |p: *const f32| _mm512_maskz_loadu_ps(mask, p.add(o0));
+            let (mut a, mut i) = (start, first_index());
+            let mut nan: __mmask16 = 0;
+            // The fast pass: sums, or maxima as `vmaxps` keeps them (x only when larger, so the
+            // first of equal values stays), which is the rule for every value but NaN.
+            for &(p, w) in taps {
+                let x = fetch(p);
                 if F == SUM {
-                    a[u] = _mm512_add_ps(a[u], x);
+                    a = _mm512_add_ps(a, x);
                 } else {
                     if CHECK {
                         nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
                     }
                     if F == MAX_INDEXED {
-                        let take = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, a[u]);
-                        i[u] = _mm512_mask_mov_ps(i[u], take, _mm512_set1_ps(w));
+                        let take = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, a);
+                        i = _mm512_mask_mov_ps(i, take, _mm512_set1_ps(w));
                     }
-                    a[u] = _mm512_max_ps(x, a[u]);
+                    a = _mm512_max_ps(x, a);
                 }
             }
-        }
-        if CHECK && nan != 0 {
-            // A NaN among the taps: again with the whole rule.
-            (a, i) = (start, first_index());
-            for &(p, w) in taps {
-                for u in 0..U {
-                    let x = fetch(p, u);
+            if CHECK && nan != 0 {
+                // A NaN among the taps: again with the whole rule.
+                (a, i) = (start, first_index());
+                for &(p, w) in taps {
+                    let x = fetch(p);
                     // Not (x <= a) (so x > a, or x NaN), and a is a number.
-                    let le = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(x, a[u]);
-                    let number = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(a[u], a[u]);
+                    let le = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(x, a);
+                    let number = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(a, a);
                     let take = !le & number;
-                    a[u] = _mm512_mask_mov_ps(a[u], take, x);
+                    a = _mm512_mask_mov_ps(a, take, x);
                     if F == MAX_INDEXED {
-                        i[u] = _mm512_mask_mov_ps(i[u], take, _mm512_set1_ps(w));
+                        i = _mm512_mask_mov_ps(i, take, _mm512_set1_ps(w));
                     }
                 }
             }
-        }
-        for u in 0..U {
-            _mm512_storeu_ps(pa.add(u * LANES), a[u]);
+            _mm512_storeu_ps(pa, a);
             if F == MAX_INDEXED {
-                _mm512_storeu_ps(pi.add(u * LANES), i[u]);
+                _mm512_storeu_ps(pi, i);
             }
         }
     }
 }
 
-/// [`fold_row`] in AVX registers, 8 lanes a vector; `CHECK`: test the taps for NaN. Up to
-/// four vectors at once, as [`fold_row_avx512`].
+/// [`fold_row`] in AVX registers, 8 lanes at a time; `CHECK`: test the taps for NaN.
 ///
 /// # Safety
 /// As for [`fold_row`]; the processor has AVX2.
@@ -1140,107 +1091,67 @@ unsafe fn fold_row_avx2<const F: u8, const CHECK: bool>(
     acc: &mut [f32],
     arg: &mut [f32],
 ) {
-    let mut o0 = 0;
-    while o0 < acc.len() {
-        let vectors = ((acc.len() - o0) / 8).min(4);
-        let at = (taps, valid, carry, o0);
-        // SAFETY (every arm): forwarded contract; `vectors` vectors from o0 lie in acc.
-        unsafe {
-            match vectors {
-                4 => fold_vectors_avx2::<F, CHECK, 4>(at, acc, arg),
-                3 => fold_vectors_avx2::<F, CHECK, 3>(at, acc, arg),
-                2 => fold_vectors_avx2::<F, CHECK, 2>(at, acc, arg),
-                _ => fold_vectors_avx2::<F, CHECK, 1>(at, acc, arg),
-            }
-        }
-        o0 += vectors * 8;
-    }
-}
-
-/// [`fold_row_avx2`] for `U` vectors of 8 lanes from `o0` (`at` as for
-/// [`fold_vectors_avx512`]).
-///
-/// # Safety
-/// As for [`fold_row`], for lanes `o0..o0 + 8·U`, which lie in `acc`; the processor has
-/// AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn fold_vectors_avx2<const F: u8, const CHECK: bool, const U: usize>(
-    (taps, valid, carry, o0): (&[Tap], usize, bool, usize),
-    acc: &mut [f32],
-    arg: &mut [f32],
-) {
     use std::arch::x86_64::*;
-    let lanes: [usize; U] = std::array::from_fn(|u| valid.saturating_sub(o0 + 8 * u).min(8));
-    let masks: [__m256i; U] = std::array::from_fn(|u| lanes_below(lanes[u]));
-    // SAFETY: lanes o0..o0 + 8·U of acc and arg (whole vectors), and each tap's values for
-    // them (the caller's contract; lanes past `valid` masked off).
-    unsafe {
-        let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
-        let start: [__m256; U] = std::array::from_fn(|u| {
-            if carry {
-                _mm256_loadu_ps(pa.add(8 * u))
+    for o0 in (0..acc.len()).step_by(8) {
+        let lanes = valid.saturating_sub(o0).min(8);
+        let mask = lanes_below(lanes);
+        // SAFETY: lanes o0..o0 + 8 of acc and arg (whole vectors), and each tap's values for
+        // them (the caller's contract; lanes past `valid` masked off).
+        unsafe {
+            let (pa, pi) = (acc.as_mut_ptr().add(o0), arg.as_mut_ptr().add(o0));
+            let start = if carry {
+                _mm256_loadu_ps(pa)
             } else {
                 _mm256_set1_ps(if F == SUM { 0.0 } else { f32::NEG_INFINITY })
-            }
-        });
-        let first_index = || -> [__m256; U] {
-            std::array::from_fn(|u| {
+            };
+            let first_index = || {
                 if F == MAX_INDEXED {
-                    _mm256_loadu_ps(pi.add(8 * u))
+                    _mm256_loadu_ps(pi)
                 } else {
                     _mm256_setzero_ps()
                 }
-            })
-        };
-        let fetch = |p: *const f32, u: usize| {
-            let p = p.add(o0 + 8 * u);
-            if lanes[u] == 8 {
-                _mm256_loadu_ps(p)
-            } else {
-                _mm256_maskload_ps(p, masks[u])
-            }
-        };
-        let (mut a, mut i) = (start, first_index());
-        let mut nan = _mm256_setzero_ps();
-        // The fast pass, as in fold_vectors_avx512.
-        for &(p, w) in taps {
-            for u in 0..U {
-                let x = fetch(p, u);
+            };
+            let fetch = |p: *const f32| {
+                if lanes == 8 {
+                    _mm256_loadu_ps(p.add(o0))
+                } else {
+                    _mm256_maskload_ps(p.add(o0), mask)
+                }
+            };
+            let (mut a, mut i) = (start, first_index());
+            let mut nan = _mm256_setzero_ps();
+            // The fast pass, as in fold_row_avx512.
+            for &(p, w) in taps {
+                let x = fetch(p);
                 if F == SUM {
-                    a[u] = _mm256_add_ps(a[u], x);
+                    a = _mm256_add_ps(a, x);
                 } else {
                     if CHECK {
                         nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
                     }
                     if F == MAX_INDEXED {
-                        let take = _mm256_cmp_ps::<_CMP_GT_OQ>(x, a[u]);
-                        i[u] = _mm256_blendv_ps(i[u], _mm256_set1_ps(w), take);
+                        let take = _mm256_cmp_ps::<_CMP_GT_OQ>(x, a);
+                        i = _mm256_blendv_ps(i, _mm256_set1_ps(w), take);
                     }
-                    a[u] = _mm256_max_ps(x, a[u]);
+                    a = _mm256_max_ps(x, a);
                 }
             }
-        }
-        if CHECK && _mm256_movemask_ps(nan) != 0 {
-            (a, i) = (start, first_index());
-            for &(p, w) in taps {
-                for u in 0..U {
-                    let x = fetch(p, u);
-                    let le = _mm256_cmp_ps::<_CMP_LE_OQ>(x, a[u]);
-                    let number = _mm256_cmp_ps::<_CMP_ORD_Q>(a[u], a[u]);
+            if CHECK && _mm256_movemask_ps(nan) != 0 {
+                (a, i) = (start, first_index());
+                for &(p, w) in taps {
+                    let x = fetch(p);
+                    let le = _mm256_cmp_ps::<_CMP_LE_OQ>(x, a);
+                    let number = _mm256_cmp_ps::<_CMP_ORD_Q>(a, a);
                     let take = _mm256_andnot_ps(le, number);
-                    a[u] = _mm256_blendv_ps(a[u], x, take);
+                    a = _mm256_blendv_ps(a, x, take);
                     if F == MAX_INDEXED {
-                        i[u] = _mm256_blendv_ps(i[u], _mm256_set1_ps(w), take);
+                        i = _mm256_blendv_ps(i, _mm256_set1_ps(w), take);
                     }
                 }
             }
-        }
-        for u in 0..U {
-            _mm256_storeu_ps(pa.add(8 * u), a[u]);
+            _mm256_storeu_ps(pa, a);
             if F == MAX_INDEXED {
-                _mm256_storeu_ps(pi.add(8 * u), i[u]);
+                _mm256_storeu_ps(pi, i);
             }
         }
     }
