@@ -1303,7 +1303,7 @@ fn has_nan(v: &[f32]) -> bool {
 /// .div_ceil(sw)` values, and the values past the row's last column are `neutral`; the
 /// processor runs `isa`.
 #[inline(always)]
-unsafe fn split_row(
+pub(crate) unsafe fn split_row(
     isa: Isa,
     src: &[f32],
     pw: usize,

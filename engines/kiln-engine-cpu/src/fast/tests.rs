@@ -126,7 +126,8 @@ fn check(engine: &dyn CpuEngine, graph: OpGraph, knobs: &[i64], tol: f64, scale:
     all_knobs[..knobs.len()].copy_from_slice(knobs);
     check_run(engine, graph, tol, scale, seed, |graph, bindings| {
         let prepared = engine.prepare(graph, &all_knobs).unwrap();
-        let mut workspace = vec![0u8; prepared.workspace_size() + 1];
+        // Poisoned (every f32 of it a NaN): an engine owes nothing to the workspace's content.
+        let mut workspace = vec![0xFFu8; prepared.workspace_size() + 1];
         // SAFETY: every binding points at storage for its tensor's layout; the workspace holds
         // workspace_size() bytes (offset by one so that its alignment is exercised).
         unsafe {
@@ -1235,6 +1236,85 @@ fn conv_fprop_direct_1x1_matches_the_reference_at_every_level() {
         }
     }
     assert!(runs >= 75, "only {runs} direct cases ran");
+}
+
+/// Stride-1 convolutions that are neither 1x1 nor Winograd's run at the AVX2 and AVX-512
+/// levels from padded bands of the input rows (`fprop::Banded`): filters of 1x5 to 7x7, pads
+/// from none to more than the filter's half on either side, output rows of 14 to 61 positions
+/// (blocks of 48 and a shorter last one), patches longer than a block of 128 channels' rows
+/// (partial sums carried), filter counts that leave short last slivers, groups, and each
+/// epilogue (bias + relu in registers, or the general chain on each block); at every level,
+/// the reference's values. The plan is checked to take the path at the vector levels (and
+/// not where the knob asks for im2col).
+#[test]
+fn conv_fprop_banded_matches_the_reference_at_every_level() {
+    use PointwiseMode as M;
+    let b = ConvCase::basic();
+    let case = |n: i64,
+                c: i64,
+                k: i64,
+                input: [i64; 2],
+                filter: [i64; 2],
+                pad: ([i64; 2], [i64; 2]),
+                groups: i64| ConvCase {
+        n,
+        c,
+        k,
+        input: input.to_vec(),
+        filter: filter.to_vec(),
+        pad: (pad.0.to_vec(), pad.1.to_vec()),
+        groups,
+        ..b.clone()
+    };
+    let cases = [
+        case(2, 3, 8, [9, 20], [5, 5], ([2, 2], [2, 2]), 1),
+        case(1, 30, 13, [12, 29], [5, 5], ([1, 3], [2, 0]), 1),
+        case(2, 7, 12, [11, 16], [7, 7], ([3, 3], [3, 3]), 1),
+        case(1, 4, 11, [8, 61], [1, 5], ([0, 2], [0, 2]), 1),
+        case(1, 12, 10, [10, 18], [3, 4], ([0, 0], [0, 0]), 2),
+        case(2, 40, 5, [5, 30], [3, 3], ([4, 1], [0, 5]), 1),
+        // Rows of 32 values (no whole vector of zeros staged past them) and more padding
+        // after them than before.
+        case(2, 3, 9, [7, 32], [5, 3], ([2, 0], [2, 6]), 1),
+    ];
+    let chains: [Vec<(M, Other)>; 3] = [
+        vec![],
+        vec![(M::Add, Other::Bias), (M::Relu, Other::None)],
+        epilogues()[2].clone(),
+    ];
+    let mut runs = 0;
+    for level in super::isa::Isa::ALL.iter().filter(|l| l.is_available()) {
+        let vector = *level != super::isa::Isa::Portable;
+        for (i, case) in cases.iter().enumerate() {
+            let reduction =
+                ((case.c / case.groups * case.filter.iter().product::<i64>()) as f64).sqrt();
+            for (j, chain) in chains.iter().enumerate() {
+                let g = conv_graph(case, chain, DataType::F32);
+                // Two workspace slots (the auto count is the machine's threads): the path is
+                // taken where each slot gets a tile.
+                let knobs = [0, 0, 2, *level as i64];
+                assert_eq!(
+                    super::conv::fprop::plans_banded(&g, &knobs),
+                    vector,
+                    "case {i} at {level:?}"
+                );
+                assert!(!super::conv::fprop::plans_banded(
+                    &g,
+                    &[1, 0, 0, *level as i64]
+                ));
+                check(
+                    &ConvFpropEngine,
+                    g,
+                    &knobs,
+                    tol_of(DataType::F32),
+                    reduction,
+                    (700 + 10 * i + j) as u64,
+                );
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs >= 21, "only {runs} banded cases ran");
 }
 
 /// Winograd's f32 error on long sums (C = 64 and 256, 3x3) stays within the conformance

@@ -53,6 +53,11 @@ pub(super) struct DirectTile<'a> {
     pub x: *const f32,
     /// Elements between input channels.
     pub cs: isize,
+    /// Where each row of the right operand (each of `patch`) starts relative to `x`, when
+    /// they are not `cs` apart: the patch rows (channel, filter row, filter column) of a
+    /// convolution whose input rows are copied padded into a band (see `fprop::Banded`), the
+    /// tile's positions then lying in one row of the output.
+    pub rows: Option<&'a [isize]>,
     /// Output positions in the tile.
     pub len: usize,
     /// The epilogue's tile coordinates: fixed index, first row (filter), first column
@@ -134,18 +139,23 @@ pub(super) unsafe fn run(
                 // Block q of input, copied into consecutive rows of nr (zeros past its
                 // columns): read in place, its rows would sit on a different 4 KiB page every
                 // step or two.
-                let src =
-                    t.x.wrapping_add(g0 + q * nr)
-                        .wrapping_offset(kb as isize * t.cs);
+                let at = t.x.wrapping_add(g0 + q * nr);
+                let (src, rows) = match t.rows {
+                    Some(rows) => (at, x86::Rows::At(&rows[kb..kb + kc])),
+                    None => (
+                        at.wrapping_offset(kb as isize * t.cs),
+                        x86::Rows::Apart(t.cs),
+                    ),
+                };
                 let dst = block[q * kc * nr..].as_mut_ptr();
-                // SAFETY: kc channels of cols(q) positions from src (the caller's contract);
+                // SAFETY: kc rows of cols(q) positions from src (the caller's contract);
                 // `block` holds `group` blocks of kc rows of nr; the level's features (the
                 // caller's contract).
                 unsafe {
                     if avx512 {
-                        x86::copy_block(kc, src, t.cs, cols(q), dst)
+                        x86::copy_block(kc, src, rows, cols(q), dst)
                     } else {
-                        x86::copy_block_avx2(kc, src, t.cs, cols(q), dst)
+                        x86::copy_block_avx2(kc, src, rows, cols(q), dst)
                     }
                 };
             }
@@ -153,7 +163,7 @@ pub(super) unsafe fn run(
             // group's first block of the next group into L1, one line of 16 positions each
             // (spread over the kernel's steps, the fetches do not queue up behind each other).
             let next_at = g0 + group * nr;
-            let next = (next_at < t.len).then(|| {
+            let next = (next_at < t.len && t.rows.is_none()).then(|| {
                 t.x.wrapping_add(next_at)
                     .wrapping_offset(kb as isize * t.cs)
             });
@@ -239,21 +249,40 @@ mod x86 {
         pub out: [*mut f32; MR],
     }
 
-    /// Copies `kc` rows of `cols` (1 to 48) floats, `ld` apart from `src`, into rows of `NR` at
+    /// Where the rows of a block start relative to its first: `ld` apart, or at the offsets
+    /// given (one per row).
+    #[derive(Clone, Copy)]
+    pub enum Rows<'a> {
+        Apart(isize),
+        At(&'a [isize]),
+    }
+
+    impl Rows<'_> {
+        /// Row `c`'s offset.
+        #[inline(always)]
+        fn of(self, c: usize) -> isize {
+            match self {
+                Rows::Apart(ld) => c as isize * ld,
+                Rows::At(at) => at[c],
+            }
+        }
+    }
+
+    /// Copies `kc` rows of `cols` (1 to 48) floats, at `rows` from `src`, into rows of `NR` at
     /// `dst`, zeros past `cols`.
     ///
     /// # Safety
     /// The processor has AVX-512 F; `src` addresses `kc` rows of `cols` floats, `dst` `kc`
-    /// rows of `NR`.
+    /// rows of `NR`; `rows` has `kc` offsets when it lists them.
     #[target_feature(enable = "avx512f")]
-    pub unsafe fn copy_block(kc: usize, src: *const f32, ld: isize, cols: usize, dst: *mut f32) {
+    pub unsafe fn copy_block(kc: usize, src: *const f32, rows: Rows, cols: usize, dst: *mut f32) {
         let mask = |h: usize| -> __mmask16 {
             let lanes = cols.saturating_sub(16 * h).min(16) as u32;
             ((1u32 << lanes) - 1) as __mmask16
         };
         let masks = [mask(0), mask(1), mask(2)];
         for c in 0..kc {
-            let row = src.wrapping_offset(c as isize * ld);
+            let row = src.wrapping_offset(rows.of(c));
             for (h, &m) in masks.iter().enumerate() {
                 // SAFETY: masked to the row's first cols floats; dst's row of NR.
                 unsafe {
@@ -319,23 +348,23 @@ mod x86 {
         )
     }
 
-    /// Copies `kc` rows of `cols` (1 to 16) floats, `ld` apart from `src`, into rows of
+    /// Copies `kc` rows of `cols` (1 to 16) floats, at `rows` from `src`, into rows of
     /// `NR_AVX2` at `dst`, zeros past `cols`.
     ///
     /// # Safety
     /// The processor has AVX2; `src` addresses `kc` rows of `cols` floats, `dst` `kc` rows of
-    /// `NR_AVX2`.
+    /// `NR_AVX2`; `rows` has `kc` offsets when it lists them.
     #[target_feature(enable = "avx2")]
     pub unsafe fn copy_block_avx2(
         kc: usize,
         src: *const f32,
-        ld: isize,
+        rows: Rows,
         cols: usize,
         dst: *mut f32,
     ) {
         let masks = [lanes(cols.min(8)), lanes(cols.saturating_sub(8))];
         for c in 0..kc {
-            let row = src.wrapping_offset(c as isize * ld);
+            let row = src.wrapping_offset(rows.of(c));
             for (h, &m) in masks.iter().enumerate() {
                 // SAFETY: full rows read 16 floats of the row; masked lanes are not read (nor
                 // can they fault); dst's row of NR_AVX2.

@@ -60,6 +60,14 @@ const TARGET_COL_FLOATS: usize = 128 * 1024;
 /// The shortest tile of positions the packed direct kernels take ([`ConvPlan`]'s
 /// `packed_direct`); shorter ones run as GEMMs.
 const DIRECT_LEAST_TILE: usize = 128;
+/// The narrowest output the banded path takes ([`Banded`]): its blocks of positions lie in one
+/// row of the output, and narrower rows would leave most of the kernels' lanes empty.
+const BANDED_LEAST_WIDTH: usize = 14;
+/// Output positions a tile of the banded path takes (whole rows of the output, at least one),
+/// and the fewest it takes unless the tile is a whole image (each row of a tile copies the
+/// filter's height in input rows into its band).
+const BANDED_TILE: usize = 512;
+const BANDED_LEAST_TILE: usize = 64;
 /// Workspace alignment the engine keeps for its f32 buffers.
 const ALIGN: usize = 64;
 /// The most output positions a depthwise convolution's tile takes as one whole plane.
@@ -156,6 +164,13 @@ impl CpuEngine for ConvFpropEngine {
     }
 
     fn prepare(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<Box<dyn Prepared>> {
+        Ok(Box::new(self.plan(graph, knobs)?))
+    }
+}
+
+impl ConvFpropEngine {
+    /// The plan [`CpuEngine::prepare`] returns.
+    fn plan(&self, graph: &OpGraph, knobs: &[i64]) -> PluginResult<ConvPlan> {
         let fail = |why: String| PluginError::not_supported(format!("{NAME}: {why}"));
         let i = find_conv(graph).map_err(fail)?;
         self.supports(graph).map_err(fail)?;
@@ -166,7 +181,7 @@ impl CpuEngine for ConvFpropEngine {
             )));
         };
         let knob = |id: i64| knobs.get((id - 1) as usize).copied().unwrap_or(0);
-        Ok(Box::new(ConvPlan::new(
+        ConvPlan::new(
             graph,
             conv,
             &epilogue,
@@ -176,8 +191,17 @@ impl CpuEngine for ConvFpropEngine {
             isa_to_run(NAME, knobs, KNOB_ISA),
             recorded_isa(knobs, KNOB_ISA).is_some_and(crate::fast::multiplies_bf16)
                 && bf16_operands(graph),
-        )?))
+        )
     }
+}
+
+/// Whether the plan of `graph` with `knobs` runs the banded path ([`Banded`]; where the
+/// level at execute has the direct kernels and x is aligned).
+#[cfg(test)]
+pub(crate) fn plans_banded(graph: &OpGraph, knobs: &[i64]) -> bool {
+    ConvFpropEngine
+        .plan(graph, knobs)
+        .is_ok_and(|p| p.banded.is_some())
 }
 
 /// Whether the graph's convolution reads a bf16 input and bf16 filters (what the AMX path
@@ -287,6 +311,120 @@ struct ConvPlan {
     /// ... and channels-last: tiles of positions × every channel
     /// ([`super::depthwise::channels_last_tile`]) instead of planes.
     depthwise_cl: bool,
+    /// Set when a convolution that would run as im2col tiles runs on the direct kernels from
+    /// padded bands of its input rows instead.
+    banded: Option<Banded>,
+}
+
+/// A 2-D stride-1 convolution (any filter and padding, no dilation, channels-first input and
+/// output, f32) on the direct kernels of the AVX2 and AVX-512 levels (`super::direct`), which
+/// read the rows of the right operand through [`DirectTile::rows`]. A tile is whole rows of
+/// the output; its worker first copies the band of input rows they read, for the group's
+/// channels, into its slot, padded with zeros: for one row of outputs each patch row (channel,
+/// filter row, filter column) is then a run of consecutive values of the band (in L2), copied
+/// for a block of positions into L1 as the 1x1 path copies its input. No im2col and no packing
+/// of the patches; the filters are packed once per execute. (ONNX Runtime runs these as NCHWc
+/// convolutions.) At stride 2 the same with each row split into its even and odd columns
+/// measured no faster than im2col tiles (docs/engines/cpu.md), so those stay im2col.
+struct Banded {
+    /// Padded input rows of a tile's band (band row h holds input row h - pad of a tile whose
+    /// first output row is 0, one row further per output row).
+    band_rows: usize,
+    /// Values of a padded row: the runs the kernels read, and the whole vectors
+    /// `resample::split_row` writes.
+    row_len: usize,
+    /// Each patch row's offset from a band at an output row's first padded input row
+    /// (channel, filter row, filter column in the patch's order).
+    offsets: Vec<isize>,
+}
+
+impl Banded {
+    /// The banded path's plan for `s` with tiles of `tile_rows` output rows, where it applies.
+    fn new(s: &Shape, tile_rows: usize) -> Option<Banded> {
+        let [_, oh, ow] = s.output;
+        let [_, r, c] = s.filter;
+        let eligible = s.input[0] == 1
+            && s.filter[0] == 1
+            && s.output[0] == 1
+            && s.dilation.iter().all(|&d| d == 1)
+            && s.stride.iter().all(|&d| d == 1)
+            && s.x_type == DataType::F32
+            && s.xs.2[2] == 1
+            && ow >= BANDED_LEAST_WIDTH
+            && r * c > 1
+            && s.pad[1] >= 0
+            && s.pad[2] >= 0;
+        if !eligible {
+            return None;
+        }
+        let (pw, iw) = (s.pad[2] as usize, s.input[2]);
+        let band_rows = tile_rows.min(oh) - 1 + r;
+        let row_len = (ow + c - 1)
+            .max(pw + iw.next_multiple_of(32))
+            .next_multiple_of(16);
+        let chan = (band_rows * row_len) as isize;
+        let mut offsets = Vec::with_capacity(s.cg * r * c);
+        for ch in 0..s.cg {
+            for fr in 0..r {
+                for fc in 0..c {
+                    offsets.push(ch as isize * chan + (fr * row_len + fc) as isize);
+                }
+            }
+        }
+        Some(Banded {
+            band_rows,
+            row_len,
+            offsets,
+        })
+    }
+
+    /// f32 values of a band (every channel of a group).
+    fn band_floats(&self, s: &Shape) -> usize {
+        s.cg * self.band_rows * self.row_len
+    }
+
+    /// Writes the band of the tile of image `n`, group `g` whose first output row is `oh0`
+    /// into `band`: for each of the group's channels, `band_rows` padded rows from padded row
+    /// `oh0`.
+    ///
+    /// # Safety
+    /// `x` is the bound f32 input of `s`'s layout (rows of consecutive values), 4-byte
+    /// aligned; `band` holds [`Self::band_floats`] values; the processor runs `isa`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn copy_band(
+        &self,
+        s: &Shape,
+        isa: Isa,
+        x: SharedPtr,
+        n: usize,
+        g: usize,
+        oh0: usize,
+        band: &mut [f32],
+    ) {
+        let (ph, pw) = (s.pad[1], s.pad[2] as usize);
+        let first = oh0 as isize - ph;
+        let (ih_all, iw) = (s.input[1] as isize, s.input[2]);
+        let rows = band[..self.band_floats(s)].chunks_exact_mut(self.row_len);
+        for (i, row) in rows.enumerate() {
+            let (c, h) = (i / self.band_rows, i % self.band_rows);
+            let ih = first + h as isize;
+            if ih < 0 || ih >= ih_all {
+                row.fill(0.0);
+                continue;
+            }
+            // Zeros where split_row writes nothing: the left padding and past the row.
+            row[..pw].fill(0.0);
+            row[(pw + iw).min(self.row_len)..].fill(0.0);
+            let at = n as isize * s.xs.0 + (g * s.cg + c) as isize * s.xs.1 + ih * s.xs.2[1];
+            // SAFETY: input row ih of image n's channel g·cg + c: iw consecutive f32 values
+            // (the caller's contract); the row holds pw + iw rounded up to 32 values (enough
+            // for split_row at stride 1), its padding zero.
+            unsafe {
+                let src = std::slice::from_raw_parts((x.get() as *const f32).offset(at), iw);
+                crate::fast::resample::split_row(isa, src, pw, 1, 0.0, row);
+            }
+        }
+    }
 }
 
 impl ConvPlan {
@@ -379,6 +517,41 @@ impl ConvPlan {
         };
         let winograd =
             use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots, isa));
+        // Stride-1 convolutions that would run as im2col tiles at the levels with direct
+        // kernels run them from padded bands of x's rows ([`Banded`]; the knob's "im2col"
+        // value keeps im2col, as does a tile size set by the knob), in tiles of whole rows of
+        // the output (its blocks of positions never cross a row).
+        let banded_shape = algo == 0
+            && !amx_layout
+            && !depthwise
+            && !use_winograd
+            && direct_step.is_none()
+            && !channels_last
+            && !rows_are_positions
+            && tile_knob == 0
+            && matches!(isa, Isa::Avx2 | Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx);
+        // About BANDED_TILE positions a tile, in whole rows of the output, fewer where there
+        // would be fewer than two tiles a worker.
+        let ow = s.output[2].max(1);
+        let mut tile_rows = (BANDED_TILE / ow).clamp(1, s.output[1].max(1));
+        while tile_rows > 1 && s.n * s.groups * s.output[1].div_ceil(tile_rows) < 2 * slots {
+            tile_rows -= 1;
+        }
+        // (With fewer tiles than workers, or tiles of a few short rows, the GEMM: see
+        // few_tiles below.)
+        let banded_tile = tile_rows * ow;
+        let banded = banded_shape
+            .then(|| Banded::new(&s, tile_rows))
+            .flatten()
+            .filter(|_| {
+                (banded_tile >= BANDED_LEAST_TILE || tile_rows == s.output[1])
+                    && s.n * s.groups * positions.div_ceil(banded_tile) >= slots.max(1)
+            });
+        let tile_positions = if banded.is_some() {
+            banded_tile
+        } else {
+            tile_positions
+        };
         let chunks = positions.div_ceil(tile_positions);
         // The packed direct kernels take a whole tile's filters at once, a worker a tile: with
         // short tiles or fewer tiles than workers (one 14x14 or 7x7 image) the GEMM, split
@@ -393,7 +566,7 @@ impl ConvPlan {
             channels_last,
             direct_step,
             rows_are_positions,
-            packed_direct: direct_step.is_some()
+            packed_direct: (direct_step.is_some() || banded.is_some())
                 && !rows_are_positions
                 && !amx_layout
                 && !few_tiles,
@@ -405,6 +578,7 @@ impl ConvPlan {
             epilogue: epilogue.bind(graph, &geometry)?.with_isa(isa),
             winograd,
             isa,
+            banded,
             amx: amx_layout.then(|| {
                 let positions_as_rows = rows_are_positions || gather;
                 ConvAmx {
@@ -939,8 +1113,9 @@ impl ConvPlan {
                 self.s.kg + PACKED_MR_MAX,
                 self.tile_positions + PACKED_NR_MAX,
             );
+            let band = self.banded.as_ref().map_or(0, |p| p.band_floats(&self.s));
             return [
-                round((self.s.patch() * cols).max(direct::block_floats(self.s.patch()))),
+                round((self.s.patch() * cols).max(direct::block_floats(self.s.patch()) + band)),
                 round((rows * cols).max(direct::tile_floats(self.s.kg))),
                 round(self.tile_positions.max(self.s.kg).max(direct::NR)),
             ];
@@ -1055,17 +1230,23 @@ impl Prepared for ConvPlan {
         let direct = self
             .direct_step
             .filter(|_| x.get().cast::<f32>().is_aligned());
+        // The banded path (an f32 x that is not 4-byte aligned runs as im2col tiles instead).
+        let banded = self
+            .banded
+            .as_ref()
+            .filter(|_| x.get().cast::<f32>().is_aligned());
         // At the AVX2 and AVX-512 levels, a direct convolution whose positions are
         // consecutive runs kiln's strided-input kernel with the epilogue in registers (see the
         // direct module). Its workers pack the filters themselves, a sliver each in turn,
         // before they claim tiles: one fork-join per call instead of three.
         let wide = cfg!(target_arch = "x86_64")
             && self.packed_direct
-            && direct == Some(1)
+            && (direct == Some(1) || banded.is_some())
             && matches!(
                 self.isa,
                 Isa::Avx2 | Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx
             );
+        let banded = banded.filter(|_| wide);
         let wide_avx512 = matches!(self.isa, Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx);
         let direct_mr = direct::mr(wide_avx512);
         let wide_slivers = wide.then(|| Claims::new(s.groups * s.kg.div_ceil(direct_mr)));
@@ -1250,6 +1431,53 @@ impl Prepared for ConvPlan {
                 }
                 let (n, g, p0, len) = locate(claimed);
                 #[cfg(target_arch = "x86_64")]
+                if let (true, Some(ph)) = (wide, banded) {
+                    let per_group = s.kg.next_multiple_of(direct_mr) * patch;
+                    let ow = s.output[2];
+                    // The tile is whole rows of the output, from row oh0.
+                    let oh0 = p0 / ow;
+                    let (block, band) = col.split_at_mut(direct::block_floats(patch));
+                    // SAFETY: x is the bound f32 input, aligned (checked above); the band
+                    // holds band_floats values (slot_floats); the plan's level runs here.
+                    unsafe { ph.copy_band(s, self.isa, x, n, g, oh0, band) };
+                    // The tile's rows of the output one at a time (a tile is whole rows).
+                    debug_assert!(p0 % ow == 0 && len % ow == 0);
+                    for row in 0..len / ow {
+                        let t = DirectTile {
+                            u: &u[g * per_group..(g + 1) * per_group],
+                            kg: s.kg,
+                            patch,
+                            // In the band: the group's first channel at the output row's first
+                            // padded input row.
+                            x: band.as_ptr().wrapping_add(row * ph.row_len),
+                            cs: 0,
+                            rows: Some(&ph.offsets),
+                            len: ow,
+                            fixed: n,
+                            row0: g * s.kg,
+                            col0: p0 + row * ow,
+                        };
+                        // SAFETY: the plan's level runs here (isa_to_run); the band holds
+                        // every patch row of these positions (Banded::new: each offset plus
+                        // the row's positions stays inside it, every value written); tile
+                        // and scratch are this worker's; each item owns its tile of the
+                        // output.
+                        unsafe {
+                            direct::run(
+                                wide_avx512,
+                                &t,
+                                tile,
+                                block,
+                                scratch,
+                                &self.epilogue,
+                                &ptrs,
+                                fused,
+                            )
+                        };
+                    }
+                    continue;
+                }
+                #[cfg(target_arch = "x86_64")]
                 if wide {
                     let per_group = s.kg.next_multiple_of(direct_mr) * patch;
                     let t = DirectTile {
@@ -1264,6 +1492,7 @@ impl Prepared for ConvPlan {
                             )
                         },
                         cs: s.xs.1,
+                        rows: None,
                         len,
                         fixed: n,
                         row0: g * s.kg,
