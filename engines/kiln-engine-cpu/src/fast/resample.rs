@@ -1194,97 +1194,80 @@ trait Lanes {
     unsafe fn store(p: *mut f32, v: Self::V, lanes: usize);
 }
 
-/// [`Lanes`] of AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-struct Zmm;
+/// A [`Lanes`] implementation from the level's intrinsics (`$store` writes `$v` to its
+/// first `$lanes` values at `$p`).
+macro_rules! lanes_impl {
+    ($(#[$doc:meta])* $name:ident, $vec:ident, $n:literal,
+     $set1:ident, $load:ident, $max:ident, $add:ident, $mul:ident, $div:ident,
+     |$p:ident, $v:ident, $lanes:ident| $store:block) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        struct $name;
 
-#[cfg(target_arch = "x86_64")]
-impl Lanes for Zmm {
-    type V = std::arch::x86_64::__m512;
-    const N: usize = 16;
-    #[inline(always)]
-    unsafe fn splat(v: f32) -> Self::V {
-        // SAFETY: the caller's contract (every function of this impl).
-        unsafe { std::arch::x86_64::_mm512_set1_ps(v) }
-    }
-    #[inline(always)]
-    unsafe fn load(p: *const f32) -> Self::V {
-        unsafe { std::arch::x86_64::_mm512_loadu_ps(p) }
-    }
-    #[inline(always)]
-    unsafe fn max(x: Self::V, a: Self::V) -> Self::V {
-        unsafe { std::arch::x86_64::_mm512_max_ps(x, a) }
-    }
-    #[inline(always)]
-    unsafe fn add(a: Self::V, b: Self::V) -> Self::V {
-        unsafe { std::arch::x86_64::_mm512_add_ps(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn mul(a: Self::V, b: Self::V) -> Self::V {
-        unsafe { std::arch::x86_64::_mm512_mul_ps(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn div(a: Self::V, b: Self::V) -> Self::V {
-        unsafe { std::arch::x86_64::_mm512_div_ps(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut f32, v: Self::V, lanes: usize) {
-        use std::arch::x86_64::*;
-        unsafe {
-            if lanes == 16 {
-                _mm512_storeu_ps(p, v)
-            } else {
-                _mm512_mask_storeu_ps(p, ((1u32 << lanes) - 1) as __mmask16, v)
+        #[cfg(target_arch = "x86_64")]
+        impl Lanes for $name {
+            type V = std::arch::x86_64::$vec;
+            const N: usize = $n;
+            // SAFETY (every function): the caller's contract.
+            #[inline(always)]
+            unsafe fn splat(v: f32) -> Self::V {
+                unsafe { std::arch::x86_64::$set1(v) }
+            }
+            #[inline(always)]
+            unsafe fn load(p: *const f32) -> Self::V {
+                unsafe { std::arch::x86_64::$load(p) }
+            }
+            #[inline(always)]
+            unsafe fn max(x: Self::V, a: Self::V) -> Self::V {
+                unsafe { std::arch::x86_64::$max(x, a) }
+            }
+            #[inline(always)]
+            unsafe fn add(a: Self::V, b: Self::V) -> Self::V {
+                unsafe { std::arch::x86_64::$add(a, b) }
+            }
+            #[inline(always)]
+            unsafe fn mul(a: Self::V, b: Self::V) -> Self::V {
+                unsafe { std::arch::x86_64::$mul(a, b) }
+            }
+            #[inline(always)]
+            unsafe fn div(a: Self::V, b: Self::V) -> Self::V {
+                unsafe { std::arch::x86_64::$div(a, b) }
+            }
+            #[inline(always)]
+            unsafe fn store($p: *mut f32, $v: Self::V, $lanes: usize) {
+                #[allow(unused_imports)]
+                use std::arch::x86_64::*;
+                unsafe { $store }
             }
         }
-    }
+    };
 }
 
-/// [`Lanes`] of AVX2.
-#[cfg(target_arch = "x86_64")]
-struct Ymm;
-
-#[cfg(target_arch = "x86_64")]
-impl Lanes for Ymm {
-    type V = std::arch::x86_64::__m256;
-    const N: usize = 8;
-    #[inline(always)]
-    unsafe fn splat(v: f32) -> Self::V {
-        // SAFETY: the caller's contract (every function of this impl).
-        unsafe { std::arch::x86_64::_mm256_set1_ps(v) }
-    }
-    #[inline(always)]
-    unsafe fn load(p: *const f32) -> Self::V {
-        unsafe { std::arch::x86_64::_mm256_loadu_ps(p) }
-    }
-    #[inline(always)]
-    unsafe fn max(x: Self::V, a: Self::V) -> Self::V {
-        unsafe { std::arch::x86_64::_mm256_max_ps(x, a) }
-    }
-    #[inline(always)]
-    unsafe fn add(a: Self::V, b: Self::V) -> Self::V {
-        unsafe { std::arch::x86_64::_mm256_add_ps(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn mul(a: Self::V, b: Self::V) -> Self::V {
-        unsafe { std::arch::x86_64::_mm256_mul_ps(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn div(a: Self::V, b: Self::V) -> Self::V {
-        unsafe { std::arch::x86_64::_mm256_div_ps(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut f32, v: Self::V, lanes: usize) {
-        use std::arch::x86_64::*;
-        unsafe {
-            if lanes == 8 {
-                _mm256_storeu_ps(p, v)
-            } else if lanes > 0 {
-                _mm256_maskstore_ps(p, lanes_below(lanes), v)
-            }
+lanes_impl!(
+    /// [`Lanes`] of AVX-512 F.
+    Zmm, __m512, 16,
+    _mm512_set1_ps, _mm512_loadu_ps, _mm512_max_ps, _mm512_add_ps, _mm512_mul_ps, _mm512_div_ps,
+    |p, v, lanes| {
+        if lanes == 16 {
+            _mm512_storeu_ps(p, v)
+        } else {
+            _mm512_mask_storeu_ps(p, ((1u32 << lanes) - 1) as __mmask16, v)
         }
     }
-}
+);
+
+lanes_impl!(
+    /// [`Lanes`] of AVX2.
+    Ymm, __m256, 8,
+    _mm256_set1_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_add_ps, _mm256_mul_ps, _mm256_div_ps,
+    |p, v, lanes| {
+        if lanes == 8 {
+            _mm256_storeu_ps(p, v)
+        } else if lanes > 0 {
+            _mm256_maskstore_ps(p, lanes_below(lanes), v)
+        }
+    }
+);
 
 /// Whether any of `v` is a NaN (a loop the compiler vectorises: no early exit).
 #[inline(always)]
