@@ -201,7 +201,7 @@ impl ConvFpropEngine {
 pub(crate) fn plans_banded(graph: &OpGraph, knobs: &[i64]) -> bool {
     ConvFpropEngine
         .plan(graph, knobs)
-        .is_ok_and(|p| p.banded.is_some())
+        .is_ok_and(|p| p.banded.is_some() && p.packed_direct)
 }
 
 /// Whether the graph's convolution reads a bf16 input and bf16 filters (what the AMX path
@@ -558,7 +558,9 @@ impl ConvPlan {
         // among the threads, reads x and the filters in place instead (1×2048×7²→512 went
         // from 1.57 to 0.46 ms, 1×256×14²→1024 from 0.77 to 0.45). A tile size set by the knob
         // keeps the direct kernels.
+        // (The banded path made its own test above.)
         let few_tiles = tile_knob == 0
+            && banded.is_none()
             && (tile_positions < DIRECT_LEAST_TILE || s.n * s.groups * chunks < slots.max(1));
         Ok(ConvPlan {
             x_uid: conv.x,
