@@ -351,6 +351,7 @@ impl Banded {
             && s.x_type == DataType::F32
             && s.xs.2[2] == 1
             && ow >= BANDED_LEAST_WIDTH
+            && oh >= 1
             && r * c > 1
             && s.pad[1] >= 0
             && s.pad[2] >= 0;
