@@ -3,7 +3,10 @@
 //! `[kg, c]` with the image's input `[c, positions]`, whose rows are already consecutive in
 //! memory. This path multiplies the input where it lies (no im2col, no packing of the right
 //! operand) and applies a bias + relu epilogue in registers as it stores the output, as ONNX
-//! Runtime's MLAS does; any other epilogue runs on a small tile while it is in L1.
+//! Runtime's MLAS does; any other epilogue runs on a small tile while it is in L1. Other
+//! stride-1 convolutions run the same kernels on rows listed by offset ([`DirectTile::rows`]):
+//! each patch row (channel, filter row, filter column) is a run of a padded band of the input
+//! rows (`fprop::Banded`).
 //!
 //! The micro-kernel holds an 8 × 48 tile of the output in 24 zmm accumulators at the AVX-512
 //! levels (per input channel it loads 48 positions, three vectors, of the input row and
