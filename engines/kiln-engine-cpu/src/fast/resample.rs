@@ -1171,8 +1171,8 @@ fn lanes_below(n: usize) -> std::arch::x86_64::__m256i {
     }
 }
 
-/// The vector operations of [`Pooling::clean_row`] at one level (the functions inline into
-/// callers compiled for it).
+/// The vector operations of [`Pooling::clean_row`] and [`split_row`] at one level (the
+/// functions inline into callers compiled for it).
 #[cfg(target_arch = "x86_64")]
 trait Lanes {
     type V: Copy;
@@ -1192,14 +1192,26 @@ trait Lanes {
     /// # Safety
     /// `p` addresses `lanes` (at most `N`) writable values; only those are written.
     unsafe fn store(p: *mut f32, v: Self::V, lanes: usize);
+    /// `lanes` (fewer than `N`) values from `p`, `fill` in the other lanes (not read).
+    ///
+    /// # Safety
+    /// `p` addresses `lanes` readable values.
+    unsafe fn load_part(p: *const f32, lanes: usize, fill: Self::V) -> Self::V;
+    /// Whether a lane of `a` or of `b` is a NaN.
+    unsafe fn any_nan(a: Self::V, b: Self::V) -> bool;
+    /// The even and the odd lanes of `lo` followed by `hi`.
+    unsafe fn deinterleave(lo: Self::V, hi: Self::V) -> (Self::V, Self::V);
 }
 
-/// A [`Lanes`] implementation from the level's intrinsics (`$store` writes `$v` to its
-/// first `$lanes` values at `$p`).
+/// A [`Lanes`] implementation from the level's intrinsics, and the bodies of its
+/// level-specific functions (their arguments named as given).
 macro_rules! lanes_impl {
     ($(#[$doc:meta])* $name:ident, $vec:ident, $n:literal,
      $set1:ident, $load:ident, $max:ident, $add:ident, $mul:ident, $div:ident,
-     |$p:ident, $v:ident, $lanes:ident| $store:block) => {
+     store |$p:ident, $v:ident, $lanes:ident| $store:block
+     load_part |$lp:ident, $ll:ident, $lf:ident| $load_part:block
+     any_nan |$na:ident, $nb:ident| $any_nan:block
+     deinterleave |$dlo:ident, $dhi:ident| $deinterleave:block) => {
         $(#[$doc])*
         #[cfg(target_arch = "x86_64")]
         struct $name;
@@ -1235,9 +1247,23 @@ macro_rules! lanes_impl {
             }
             #[inline(always)]
             unsafe fn store($p: *mut f32, $v: Self::V, $lanes: usize) {
-                #[allow(unused_imports)]
                 use std::arch::x86_64::*;
                 unsafe { $store }
+            }
+            #[inline(always)]
+            unsafe fn load_part($lp: *const f32, $ll: usize, $lf: Self::V) -> Self::V {
+                use std::arch::x86_64::*;
+                unsafe { $load_part }
+            }
+            #[inline(always)]
+            unsafe fn any_nan($na: Self::V, $nb: Self::V) -> bool {
+                use std::arch::x86_64::*;
+                unsafe { $any_nan }
+            }
+            #[inline(always)]
+            unsafe fn deinterleave($dlo: Self::V, $dhi: Self::V) -> (Self::V, Self::V) {
+                use std::arch::x86_64::*;
+                unsafe { $deinterleave }
             }
         }
     };
@@ -1247,12 +1273,19 @@ lanes_impl!(
     /// [`Lanes`] of AVX-512 F.
     Zmm, __m512, 16,
     _mm512_set1_ps, _mm512_loadu_ps, _mm512_max_ps, _mm512_add_ps, _mm512_mul_ps, _mm512_div_ps,
-    |p, v, lanes| {
+    store |p, v, lanes| {
         if lanes == 16 {
             _mm512_storeu_ps(p, v)
         } else {
             _mm512_mask_storeu_ps(p, ((1u32 << lanes) - 1) as __mmask16, v)
         }
+    }
+    load_part |p, lanes, fill| { _mm512_mask_loadu_ps(fill, ((1u32 << lanes) - 1) as __mmask16, p) }
+    any_nan |a, b| { _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, b) != 0 }
+    deinterleave |lo, hi| {
+        let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        let odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+        (_mm512_permutex2var_ps(lo, evens, hi), _mm512_permutex2var_ps(lo, odds, hi))
     }
 );
 
@@ -1260,12 +1293,23 @@ lanes_impl!(
     /// [`Lanes`] of AVX2.
     Ymm, __m256, 8,
     _mm256_set1_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_add_ps, _mm256_mul_ps, _mm256_div_ps,
-    |p, v, lanes| {
+    store |p, v, lanes| {
         if lanes == 8 {
             _mm256_storeu_ps(p, v)
         } else if lanes > 0 {
             _mm256_maskstore_ps(p, lanes_below(lanes), v)
         }
+    }
+    load_part |p, lanes, fill| {
+        let m = lanes_below(lanes);
+        _mm256_blendv_ps(fill, _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m))
+    }
+    any_nan |a, b| { _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(a, b)) != 0 }
+    deinterleave |lo, hi| {
+        // Entries 0, 2, 4, 6, then 1, 3, 5, 7 of each, then the halves recombined.
+        let pick = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+        let (lo, hi) = (_mm256_permutevar8x32_ps(lo, pick), _mm256_permutevar8x32_ps(hi, pick));
+        (_mm256_permute2f128_ps::<0x20>(lo, hi), _mm256_permute2f128_ps::<0x31>(lo, hi))
     }
 );
 
@@ -1316,8 +1360,72 @@ pub(crate) unsafe fn split_row(
     !has_nan(src)
 }
 
-/// [`split_row`] at strides 1 and 2 in AVX-512 registers: 16 columns at a time, or 32
+/// [`split_row`] at strides 1 and 2 in `L`'s vectors: a vector of columns at a time, or two
 /// split into their even and odd columns.
+///
+/// # Safety
+/// As for [`split_row`]; `sw` is 1 or 2; the processor runs `L`'s instructions.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn split_row_in<L: Lanes>(
+    src: &[f32],
+    pw: usize,
+    sw: usize,
+    neutral: f32,
+    row: &mut [f32],
+) -> bool {
+    let (iw, x, n) = (src.len(), src.as_ptr(), L::N);
+    // SAFETY (every block below): the caller's contract: the level's instructions, the
+    // columns below iw of src, and the row's length (whole vectors fit in each phase).
+    let fill = unsafe { L::splat(neutral) };
+    // Columns j.. of the row, `neutral` from iw on (those lanes are not read). A function,
+    // not a closure: a closure would be compiled without the caller's target features, and
+    // the intrinsics would not inline into it.
+    #[inline(always)]
+    unsafe fn load<L: Lanes>(x: *const f32, iw: usize, j: usize, fill: L::V) -> L::V {
+        let left = iw.saturating_sub(j);
+        // SAFETY: the caller's contract: the columns below iw.
+        unsafe {
+            if left >= L::N {
+                L::load(x.add(j))
+            } else {
+                L::load_part(x.wrapping_add(j), left, fill)
+            }
+        }
+    }
+    let mut nan = false;
+    if sw == 1 {
+        let to = row[pw..].as_mut_ptr();
+        for j0 in (0..iw).step_by(n) {
+            unsafe {
+                let v = load::<L>(x, iw, j0, fill);
+                nan |= L::any_nan(v, v);
+                L::store(to.add(j0), v, n);
+            }
+        }
+        return !nan;
+    }
+    // Column 2t is entry 2t + pw: phase pw % 2 at t + pw / 2. Column 2t + 1 is entry
+    // 2t + 1 + pw: the other phase at t + (pw + 1) / 2.
+    let phase_len = row.len() / 2;
+    let (e, o) = (
+        (pw % 2) * phase_len + pw / 2,
+        (1 - pw % 2) * phase_len + pw.div_ceil(2),
+    );
+    let (to_even, to_odd) = (row[e..].as_mut_ptr(), row[o..].as_mut_ptr());
+    for j0 in (0..iw).step_by(2 * n) {
+        unsafe {
+            let (lo, hi) = (load::<L>(x, iw, j0, fill), load::<L>(x, iw, j0 + n, fill));
+            nan |= L::any_nan(lo, hi);
+            let (even, odd) = L::deinterleave(lo, hi);
+            L::store(to_even.add(j0 / 2), even, n);
+            L::store(to_odd.add(j0 / 2), odd, n);
+        }
+    }
+    !nan
+}
+
+/// [`split_row_in`] compiled for AVX-512 F.
 ///
 /// # Safety
 /// As for [`split_row`]; `sw` is 1 or 2; the processor has AVX-512 F.
@@ -1330,114 +1438,19 @@ unsafe fn split_row_avx512(
     neutral: f32,
     row: &mut [f32],
 ) -> bool {
-    use std::arch::x86_64::*;
-    let (iw, x) = (src.len(), src.as_ptr());
-    let fill = _mm512_set1_ps(neutral);
-    // Columns j.. of the row, `neutral` from iw on (those lanes are not read).
-    let load = |j: usize| {
-        let left = iw.saturating_sub(j);
-        // SAFETY: the columns below iw.
-        unsafe {
-            if left >= 16 {
-                _mm512_loadu_ps(x.add(j))
-            } else {
-                _mm512_mask_loadu_ps(fill, (1 << left) - 1, x.wrapping_add(j))
-            }
-        }
-    };
-    let mut nan: __mmask16 = 0;
-    if sw == 1 {
-        let to = row[pw..].as_mut_ptr();
-        for j0 in (0..iw).step_by(16) {
-            let v = load(j0);
-            nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
-            // SAFETY: entries pw + j0.. of the row (the caller's contract on its length).
-            unsafe { _mm512_storeu_ps(to.add(j0), v) };
-        }
-        return nan == 0;
-    }
-    let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    let odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    // Column 2t is entry 2t + pw: phase pw % 2 at t + pw / 2. Column 2t + 1 is entry
-    // 2t + 1 + pw: the other phase at t + (pw + 1) / 2.
-    let phase_len = row.len() / 2;
-    let (e, o) = (
-        (pw % 2) * phase_len + pw / 2,
-        (1 - pw % 2) * phase_len + pw.div_ceil(2),
-    );
-    let (to_even, to_odd) = (row[e..].as_mut_ptr(), row[o..].as_mut_ptr());
-    for j0 in (0..iw).step_by(32) {
-        let (lo, hi) = (load(j0), load(j0 + 16));
-        nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(lo, hi);
-        // SAFETY: values j0 / 2..j0 / 2 + 16 of each phase's run (the caller's contract on
-        // its length).
-        unsafe {
-            _mm512_storeu_ps(to_even.add(j0 / 2), _mm512_permutex2var_ps(lo, evens, hi));
-            _mm512_storeu_ps(to_odd.add(j0 / 2), _mm512_permutex2var_ps(lo, odds, hi));
-        }
-    }
-    nan == 0
+    // SAFETY: forwarded contract.
+    unsafe { split_row_in::<Zmm>(src, pw, sw, neutral, row) }
 }
 
-/// [`split_row`] at strides 1 and 2 in AVX registers: 8 columns at a time, or 16 split into
-/// their even and odd columns.
+/// [`split_row_in`] compiled for AVX2.
 ///
 /// # Safety
 /// As for [`split_row`]; `sw` is 1 or 2; the processor has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn split_row_avx2(src: &[f32], pw: usize, sw: usize, neutral: f32, row: &mut [f32]) -> bool {
-    use std::arch::x86_64::*;
-    let (iw, x) = (src.len(), src.as_ptr());
-    let fill = _mm256_set1_ps(neutral);
-    // As in split_row_avx512.
-    let load = |j: usize| {
-        let left = iw.saturating_sub(j);
-        // SAFETY: the columns below iw.
-        unsafe {
-            if left >= 8 {
-                _mm256_loadu_ps(x.add(j))
-            } else {
-                let m = lanes_below(left);
-                let v = _mm256_maskload_ps(x.wrapping_add(j), m);
-                _mm256_blendv_ps(fill, v, _mm256_castsi256_ps(m))
-            }
-        }
-    };
-    let mut nan = _mm256_setzero_ps();
-    if sw == 1 {
-        let to = row[pw..].as_mut_ptr();
-        for j0 in (0..iw).step_by(8) {
-            let v = load(j0);
-            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
-            // SAFETY: entries pw + j0.. of the row (the caller's contract on its length).
-            unsafe { _mm256_storeu_ps(to.add(j0), v) };
-        }
-        return _mm256_movemask_ps(nan) == 0;
-    }
-    // Entries 0, 2, 4, 6, then 1, 3, 5, 7 of a vector.
-    let pick = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    // As in split_row_avx512.
-    let phase_len = row.len() / 2;
-    let (e, o) = (
-        (pw % 2) * phase_len + pw / 2,
-        (1 - pw % 2) * phase_len + pw.div_ceil(2),
-    );
-    let (to_even, to_odd) = (row[e..].as_mut_ptr(), row[o..].as_mut_ptr());
-    for j0 in (0..iw).step_by(16) {
-        let (lo, hi) = (load(j0), load(j0 + 8));
-        nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(lo, hi));
-        let (lo, hi) = (
-            _mm256_permutevar8x32_ps(lo, pick),
-            _mm256_permutevar8x32_ps(hi, pick),
-        );
-        // SAFETY: values j0 / 2..j0 / 2 + 8 of each phase's run (as in split_row_avx512).
-        unsafe {
-            _mm256_storeu_ps(to_even.add(j0 / 2), _mm256_permute2f128_ps::<0x20>(lo, hi));
-            _mm256_storeu_ps(to_odd.add(j0 / 2), _mm256_permute2f128_ps::<0x31>(lo, hi));
-        }
-    }
-    _mm256_movemask_ps(nan) == 0
+    // SAFETY: forwarded contract.
+    unsafe { split_row_in::<Ymm>(src, pw, sw, neutral, row) }
 }
 
 /// Per-task buffers.
