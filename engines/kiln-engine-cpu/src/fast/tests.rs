@@ -1317,6 +1317,131 @@ fn conv_fprop_banded_matches_the_reference_at_every_level() {
     assert!(runs >= 21, "only {runs} banded cases ran");
 }
 
+/// The path with the filters in the lanes (`conv::broadcast`, knob value 3) matches the
+/// reference at every level: strides 1 to 3, dilation, groups, asymmetric and large padding,
+/// filter counts that fill no block (5, 13, 70, 130), more channels than a kernel call takes,
+/// rows narrower than a kernel's positions, filter blocks split among items, channels-first
+/// inputs with padded rows, an input that is not 4-byte aligned, and three epilogues. Auto
+/// takes it for a strided 3x3 convolution with enough positions and filters, not under the
+/// "im2col" value nor for a 1x1 one.
+#[test]
+fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
+    use PointwiseMode as M;
+    #[allow(clippy::too_many_arguments)]
+    let case = |n: i64,
+                c: i64,
+                k: i64,
+                input: [i64; 2],
+                filter: [i64; 2],
+                pad: ([i64; 2], [i64; 2]),
+                stride: [i64; 2],
+                dilation: [i64; 2],
+                groups: i64,
+                layout: Layout| ConvCase {
+        n,
+        c,
+        k,
+        input: input.to_vec(),
+        filter: filter.to_vec(),
+        pad: (pad.0.to_vec(), pad.1.to_vec()),
+        stride: stride.to_vec(),
+        dilation: dilation.to_vec(),
+        groups,
+        layout,
+    };
+    let nchw = Layout::Nchw;
+    let cases = [
+        case(2, 3, 70, [23, 21], [7, 7], ([3, 3], [3, 3]), [2, 2], [1, 1], 1, nchw),
+        case(1, 40, 13, [15, 17], [3, 3], ([1, 1], [1, 1]), [2, 2], [1, 1], 1, nchw),
+        case(2, 12, 130, [9, 10], [3, 2], ([2, 0], [0, 3]), [3, 2], [1, 1], 2, nchw),
+        case(1, 9, 5, [11, 12], [3, 3], ([2, 2], [2, 2]), [1, 2], [2, 2], 1, Layout::Odd),
+        case(3, 20, 33, [8, 30], [5, 5], ([2, 2], [2, 2]), [1, 1], [1, 1], 1, nchw),
+        case(2, 16, 24, [6, 6], [3, 3], ([1, 1], [1, 1]), [1, 1], [1, 1], 1, nchw),
+        case(1, 8, 256, [7, 5], [3, 3], ([1, 1], [1, 1]), [2, 1], [1, 1], 1, nchw),
+        case(2, 24, 40, [13, 14], [1, 1], ([0, 0], [0, 0]), [2, 2], [1, 1], 1, nchw),
+    ];
+    let chains: [Vec<(M, Other)>; 3] = [
+        vec![],
+        vec![(M::Add, Other::Bias), (M::Relu, Other::None)],
+        epilogues()[2].clone(),
+    ];
+    let mut runs = 0;
+    for level in super::isa::Isa::ALL.iter().filter(|l| l.is_available()) {
+        for (i, case) in cases.iter().enumerate() {
+            let reduction =
+                ((case.c / case.groups * case.filter.iter().product::<i64>()) as f64).sqrt();
+            for (j, chain) in chains.iter().enumerate() {
+                let g = conv_graph(case, chain, DataType::F32);
+                let knobs = [3, 0, 2, *level as i64];
+                assert!(
+                    super::conv::fprop::plans_broadcast(&g, &knobs),
+                    "case {i} at {level:?}"
+                );
+                let seed = (900 + 10 * i + j) as u64;
+                if (i + j) % 3 == 1 {
+                    // x moved one byte off its alignment.
+                    let mut all: Vec<i64> = ConvFpropEngine.knobs().iter().map(|k| k.default).collect();
+                    all[..knobs.len()].copy_from_slice(&knobs);
+                    check_run(
+                        &ConvFpropEngine,
+                        g,
+                        tol_of(DataType::F32),
+                        reduction,
+                        seed,
+                        |graph, bindings| {
+                            let x = graph.tensor(1).unwrap();
+                            let bytes = x.storage_bytes().unwrap();
+                            let mut moved = vec![0u8; bytes + 1];
+                            let mut bindings = bindings.to_vec();
+                            let bx = bindings.iter_mut().find(|b| b.uid == 1).unwrap();
+                            // SAFETY: x's binding holds `bytes` bytes; `moved` one more.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    bx.ptr as *const u8,
+                                    moved.as_mut_ptr().add(1),
+                                    bytes,
+                                );
+                                bx.ptr = moved.as_mut_ptr().add(1).cast();
+                            }
+                            let prepared = ConvFpropEngine.prepare(graph, &all).unwrap();
+                            let mut workspace = vec![0xFFu8; prepared.workspace_size()];
+                            // SAFETY: every binding points at storage for its tensor's
+                            // layout; the workspace holds workspace_size() bytes.
+                            unsafe {
+                                let map = TensorMap::new(graph, &bindings).unwrap();
+                                prepared.execute(&map, workspace.as_mut_ptr()).unwrap();
+                            }
+                        },
+                    );
+                } else {
+                    check(
+                        &ConvFpropEngine,
+                        g,
+                        &knobs,
+                        tol_of(DataType::F32),
+                        reduction,
+                        seed,
+                    );
+                }
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs >= 24, "only {runs} broadcast cases ran");
+    // The default choice.
+    let strided = case(8, 16, 32, [16, 16], [3, 3], ([1, 1], [1, 1]), [2, 2], [1, 1], 1, nchw);
+    let g = conv_graph(&strided, &[], DataType::F32);
+    assert!(super::conv::fprop::plans_broadcast(&g, &[0, 0, 2]));
+    assert!(!super::conv::fprop::plans_broadcast(&g, &[1, 0, 2]));
+    let one = ConvCase {
+        filter: vec![1, 1],
+        pad: (vec![0, 0], vec![0, 0]),
+        ..strided
+    };
+    let g = conv_graph(&one, &[], DataType::F32);
+    assert!(!super::conv::fprop::plans_broadcast(&g, &[0, 0, 2]));
+}
+
 /// Winograd's f32 error on long sums (C = 64 and 256, 3x3) stays within the conformance
 /// suite's bound for a sum of `terms` products: 4 eps32 (terms + depth) absolute plus
 /// 8 eps32 depth relative, here with inputs of magnitude up to 2 rather than 1.

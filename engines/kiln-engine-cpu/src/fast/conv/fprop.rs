@@ -14,6 +14,8 @@
 
 use super::direct::{self, DirectTile};
 use super::geometry::{im2col, pack_weight_row, pack_weights, Shape};
+use super::band::Band;
+use super::broadcast::{self, BroadcastPlan};
 use super::winograd::{self, WinogradPlan};
 use crate::engine::{CpuEngine, Prepared};
 use crate::fast::claims::{run_slots, Claims};
@@ -33,9 +35,11 @@ use rayon::prelude::*;
 pub const NAME: &str = "KILN_CPU_CONV_FPROP_GEMM_V1";
 
 /// Knob: 0 = choose (direct GEMM on the input for eligible 1x1 convolutions, Winograd for 3x3
-/// stride-1 convolutions with enough channels, im2col otherwise), 1 = always im2col,
-/// 2 = Winograd F(2x2, 3x3) wherever it applies (3x3, stride 1, dilation 1, one group, 2-D),
-/// otherwise as 0.
+/// stride-1 convolutions with enough channels, the filters in the lanes for strided ones,
+/// im2col otherwise), 1 = always im2col, 2 = Winograd F(2x2, 3x3) wherever it applies (3x3,
+/// stride 1, dilation 1, one group, 2-D), otherwise as 0, 3 = the filters in the lanes
+/// (`super::broadcast`) wherever it applies (2-D, f32 input, channels-first input and
+/// output), otherwise as 0.
 pub const KNOB_ALGO: i64 = 1;
 /// Knob: output positions per tile (per block of tiles for Winograd); 0 = choose from the
 /// patch size.
@@ -114,7 +118,7 @@ impl CpuEngine for ConvFpropEngine {
                 id: KNOB_ALGO,
                 name: "conv_algo",
                 min: 0,
-                max: 2,
+                max: 3,
                 stride: 1,
                 default: 0,
             },
@@ -185,7 +189,7 @@ impl ConvFpropEngine {
             graph,
             conv,
             &epilogue,
-            knob(KNOB_ALGO),
+            std::env::var("KA").ok().and_then(|v| v.parse().ok()).unwrap_or(knob(KNOB_ALGO)),
             knob(KNOB_TILE_POSITIONS) as usize,
             crate::fast::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS),
             isa_to_run(NAME, knobs, KNOB_ISA),
@@ -202,6 +206,15 @@ pub(crate) fn plans_banded(graph: &OpGraph, knobs: &[i64]) -> bool {
     ConvFpropEngine
         .plan(graph, knobs)
         .is_ok_and(|p| p.banded.is_some() && p.packed_direct)
+}
+
+/// Whether the plan of `graph` with `knobs` runs with the filters in the lanes
+/// ([`BroadcastPlan`]).
+#[cfg(test)]
+pub(crate) fn plans_broadcast(graph: &OpGraph, knobs: &[i64]) -> bool {
+    ConvFpropEngine
+        .plan(graph, knobs)
+        .is_ok_and(|p| p.broadcast.is_some())
 }
 
 /// Whether the graph's convolution reads a bf16 input and bf16 filters (what the AMX path
@@ -303,6 +316,9 @@ struct ConvPlan {
     epilogue: BoundEpilogue,
     /// Set when the convolution runs as Winograd F(2x2, 3x3) instead of im2col.
     winograd: Option<WinogradPlan>,
+    /// Set when the convolution runs with the filters in the lanes
+    /// ([`super::broadcast`]) instead of im2col.
+    broadcast: Option<BroadcastPlan>,
     /// The instruction set the GEMMs run with.
     isa: Isa,
     amx: Option<ConvAmx>,
@@ -382,49 +398,6 @@ impl Banded {
     /// f32 values of a band (every channel of a group).
     fn band_floats(&self, s: &Shape) -> usize {
         s.cg * self.band_rows * self.row_len
-    }
-
-    /// Writes the band of the tile of image `n`, group `g` whose first output row is `oh0`
-    /// into `band`: for each of the group's channels, `band_rows` padded rows from padded row
-    /// `oh0`.
-    ///
-    /// # Safety
-    /// `x` is the bound f32 input of `s`'s layout (rows of consecutive values), 4-byte
-    /// aligned; `band` holds [`Self::band_floats`] values; the processor runs `isa`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn copy_band(
-        &self,
-        s: &Shape,
-        isa: Isa,
-        x: SharedPtr,
-        n: usize,
-        g: usize,
-        oh0: usize,
-        band: &mut [f32],
-    ) {
-        let (ph, pw) = (s.pad[1], s.pad[2] as usize);
-        let first = oh0 as isize - ph;
-        let (ih_all, iw) = (s.input[1] as isize, s.input[2]);
-        let rows = band[..self.band_floats(s)].chunks_exact_mut(self.row_len);
-        for (i, row) in rows.enumerate() {
-            let (c, h) = (i / self.band_rows, i % self.band_rows);
-            let ih = first + h as isize;
-            if ih < 0 || ih >= ih_all {
-                row.fill(0.0);
-                continue;
-            }
-            // Zeros where split_row writes nothing: the left padding and past the row.
-            row[..pw].fill(0.0);
-            row[(pw + iw).min(self.row_len)..].fill(0.0);
-            let at = n as isize * s.xs.0 + (g * s.cg + c) as isize * s.xs.1 + ih * s.xs.2[1];
-            // SAFETY: input row ih of image n's channel g·cg + c: iw consecutive f32 values
-            // (the caller's contract); the row holds pw + iw rounded up to 32 values (enough
-            // for split_row at stride 1), its padding zero.
-            unsafe {
-                let src = std::slice::from_raw_parts((x.get() as *const f32).offset(at), iw);
-                crate::fast::resample::split_row(isa, src, pw, 1, 0.0, row);
-            }
-        }
     }
 }
 
@@ -512,12 +485,26 @@ impl ConvPlan {
         // Winograd saves, and measured as fast or faster (resolve_auto_knobs).
         let use_winograd = match algo {
             _ if amx_layout || depthwise => false,
-            1 => false,
+            1 | 3 => false,
             2 => winograd::eligible(&s),
             _ => winograd::preferred(&s),
         };
         let winograd =
             use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots, isa));
+        // Convolutions with the filters in the lanes (super::broadcast): by default strided
+        // ones with a channels-first input and output, any eligible one with the knob's
+        // value 3.
+        let use_broadcast = !amx_layout
+            && !depthwise
+            && !use_winograd
+            && !channels_last
+            && !rows_are_positions
+            && match algo {
+                3 => broadcast::eligible(&s),
+                0 => tile_knob == 0 && broadcast::preferred(&s),
+                _ => false,
+            };
+        let broadcast = use_broadcast.then(|| BroadcastPlan::new(&s, slots, isa));
         // Stride-1 convolutions that would run as im2col tiles at the levels with direct
         // kernels run them from padded bands of x's rows ([`Banded`]; the knob's "im2col"
         // value keeps im2col, as does a tile size set by the knob), in tiles of whole rows of
@@ -526,6 +513,7 @@ impl ConvPlan {
             && !amx_layout
             && !depthwise
             && !use_winograd
+            && !use_broadcast
             && direct_step.is_none()
             && !channels_last
             && !rows_are_positions
@@ -580,6 +568,7 @@ impl ConvPlan {
             regions: slots.min(s.n * s.groups * chunks).max(1),
             epilogue: epilogue.bind(graph, &geometry)?.with_isa(isa),
             winograd,
+            broadcast,
             isa,
             banded,
             amx: amx_layout.then(|| {
@@ -1192,6 +1181,9 @@ impl Prepared for ConvPlan {
         if let Some(wino) = &self.winograd {
             return ALIGN + 4 * wino.workspace_floats();
         }
+        if let Some(b) = &self.broadcast {
+            return ALIGN + 4 * b.workspace_floats();
+        }
         let [a, b, c] = self.slot_floats();
         let (amx_w, amx_t) = self.amx_floats();
         ALIGN
@@ -1223,6 +1215,12 @@ impl Prepared for ConvPlan {
             // epilogue is bound to the output geometry the plan was made with, and ws holds
             // workspace_floats() values.
             unsafe { wino.execute(x, w, &self.epilogue, &ptrs, ws) };
+            return Ok(());
+        }
+        if let Some(b) = &self.broadcast {
+            // SAFETY: as above; ws holds workspace_floats() values; the plan's level runs here
+            // (isa_to_run).
+            unsafe { b.execute(x, w, &self.epilogue, &ptrs, ws) };
             return Ok(());
         }
         let (amx_w, amx_t) = self.amx_floats();
@@ -1442,7 +1440,10 @@ impl Prepared for ConvPlan {
                     let (block, band) = col.split_at_mut(direct::block_floats(patch));
                     // SAFETY: x is the bound f32 input, aligned (checked above); the band
                     // holds band_floats values (slot_floats); the plan's level runs here.
-                    unsafe { ph.copy_band(s, self.isa, x, n, g, oh0, band) };
+                    unsafe {
+                        Band::new(s, x, (n, g), oh0 as isize - s.pad[1], ph.band_rows, ph.row_len)
+                            .copy(self.isa, 0..s.cg, band)
+                    };
                     // The tile's rows of the output one at a time (a tile is whole rows).
                     debug_assert!(p0 % ow == 0 && len % ow == 0);
                     for row in 0..len / ow {

@@ -2,6 +2,8 @@
 //! by im2col + GEMM or Winograd F(2x2,3x3), data and weight gradients by GEMM, with the geometry
 //! helpers they share.
 
+mod band;
+mod broadcast;
 mod depthwise;
 mod direct;
 pub mod fprop;

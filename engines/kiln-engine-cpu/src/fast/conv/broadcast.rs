@@ -1,0 +1,752 @@
+//! Convolutions with the filters in the vector lanes: each input value is broadcast and
+//! multiplied with vectors of 16 to 64 filters at once (the scheme of ONNX Runtime's NCHWc
+//! kernels), so any stride and dilation reads the input where it lies and a tile's positions
+//! need not be consecutive. It takes 2-D f32 convolutions with a channels-first input and
+//! output where the kernels of [`super::direct`] (positions in the lanes) do not apply: strides
+//! above 1 and outputs narrower than a vector (`docs/engines/cpu.md`).
+//!
+//! A tile is whole rows of one image's output. Its worker copies the band of input rows they
+//! read into its slot, padded with zeros ([`super::band::Band`]), so that every tap of
+//! every position is one load. For each block of 64 filters the kernel holds `P` positions ×
+//! `F` vectors of filters in registers (6 × 4 zmm at the AVX-512 levels, 6 × 2 ymm at AVX2)
+//! and, per input channel and tap, loads `F` filter vectors and broadcasts `P` input values.
+//! The channels go in blocks whose packed filters stay in L1 while the kernel passes over every
+//! position of the tile; the partial sums wait in the slot, position-major. After the last
+//! block they are transposed into rows of filters and stored through the epilogue.
+//!
+//! The filters are packed once per execute, by the workers before they take tiles, as
+//! `[group][block of 64][channel][tap][64]` (zeros past the group's filters); every level reads
+//! that layout, so the workspace is the same at every level.
+
+use super::band::Band;
+use super::geometry::{pack_weight_row, Shape};
+use crate::fast::claims::{run_slots, Claims};
+use crate::fast::element_io::SharedPtr;
+use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, Tile};
+use crate::fast::isa::Isa;
+use kiln_core::DataType;
+
+/// Filters in a packed block, the row length of the partial sums.
+const KB: usize = 64;
+/// Output positions a tile aims for (its partial sums, 256 bytes a position, stay in L2).
+const TILE_POSITIONS: usize = 256;
+/// Bytes of packed filters a block of channels aims for (it stays in L1 while the kernel
+/// passes over the tile's positions).
+const FILTER_BLOCK_BYTES: usize = 16 * 1024;
+/// The fewest filters a group and output positions in all the default choice takes
+/// ([`preferred`]).
+const LEAST_FILTERS: usize = 16;
+const LEAST_POSITIONS: usize = 512;
+/// The most positions of any kernel.
+const MOST_POSITIONS: usize = 12;
+/// Workspace alignment of the slot's buffers, in floats.
+const ALIGN_FLOATS: usize = 16;
+
+/// A convolution that runs with the filters in the lanes (see the module).
+#[derive(Debug, Clone)]
+pub(super) struct BroadcastPlan {
+    s: Shape,
+    /// Output rows a tile takes (the last tile of an image may take fewer).
+    tile_rows: usize,
+    /// Tiles of an image, and the parts the filter blocks of a tile are split into (items are
+    /// image × group × tile × part).
+    tiles: usize,
+    parts: usize,
+    /// Padded input rows of a tile's band, and values of each (see `copy_band`).
+    band_rows: usize,
+    row_len: usize,
+    /// Input channels a kernel call takes (a block of channels).
+    channels: usize,
+    /// Workers the workspace has slots for.
+    slots: usize,
+    isa: Isa,
+}
+
+/// Whether `s` is a convolution this path can run: 2-D, f32 input with consecutive rows, no
+/// negative padding.
+pub(super) fn eligible(s: &Shape) -> bool {
+    s.input[0] == 1
+        && s.filter[0] == 1
+        && s.output[0] == 1
+        && s.x_type == DataType::F32
+        && s.xs.2[2] == 1
+        && s.pad[1] >= 0
+        && s.pad[2] >= 0
+        && s.stride[1] >= 1
+        && s.stride[2] >= 1
+        && s.dilation[1] >= 1
+        && s.dilation[2] >= 1
+        && s.positions() >= 1
+        && s.kg >= 1
+        && s.cg >= 1
+}
+
+/// Whether the default choice takes this path for an [`eligible`] `s` (whose input and output
+/// are channels-first): a strided convolution with a filter larger than 1x1, at least
+/// [`LEAST_FILTERS`] filters a group and [`LEAST_POSITIONS`] output positions in all.
+/// Elsewhere im2col measured faster (docs/engines/cpu.md): a 1x1 strided convolution's
+/// im2col is a cheap gather; with fewer filters most lanes would be empty; and fewer
+/// positions do not pay for the filters' packing at every execute.
+pub(super) fn preferred(s: &Shape) -> bool {
+    eligible(s)
+        && s.filter[1] * s.filter[2] > 1
+        && (s.stride[1] > 1 || s.stride[2] > 1)
+        && s.kg >= LEAST_FILTERS
+        && s.n * s.positions() >= LEAST_POSITIONS
+}
+
+impl BroadcastPlan {
+    /// Plans `s` (which must be [`eligible`]) for `slots` workers running `isa`.
+    pub fn new(s: &Shape, slots: usize, isa: Isa) -> Self {
+        let slots = slots.max(1);
+        let [_, oh, ow] = s.output;
+        let [_, kh, kw] = s.filter;
+        let (sh, sw) = (s.stride[1] as usize, s.stride[2] as usize);
+        let (dh, dw) = (s.dilation[1] as usize, s.dilation[2] as usize);
+        let images = s.n * s.groups;
+        // About TILE_POSITIONS positions a tile, its rows shared out evenly (28 rows in tiles
+        // of 9 would leave the last one row).
+        let tp: usize = std::env::var("KT").ok().and_then(|v| v.parse().ok()).unwrap_or(TILE_POSITIONS);
+        let even = |tiles: usize| oh.div_ceil(oh.div_ceil(tiles.clamp(1, oh)));
+        let mut tiles = even((oh * ow).div_ceil(tp));
+        // At least two items a worker: the filter blocks split into parts (a divisor of their
+        // count, so that the parts are equal), then shorter tiles.
+        let blocks = s.kg.div_ceil(KB);
+        let want = 2 * slots;
+        let parts = (1..=blocks)
+            .find(|&d| blocks % d == 0 && images * tiles * d >= want)
+            .unwrap_or(blocks);
+        while images * tiles * parts < want && tiles < oh {
+            tiles = even(tiles + 1);
+        }
+        let tile_rows = oh.div_ceil(tiles);
+        let band_rows = (tile_rows - 1) * sh + (kh - 1) * dh + 1;
+        // A padded row holds every column a position reads, and the whole vectors Band::copy's
+        // row staging writes.
+        let (pw, iw) = (s.pad[2] as usize, s.input[2]);
+        let row_len = ((ow - 1) * sw + (kw - 1) * dw + 1)
+            .max(pw + iw.next_multiple_of(32))
+            .next_multiple_of(16);
+        let fb: usize = std::env::var("KF").ok().and_then(|v| v.parse().ok()).unwrap_or(FILTER_BLOCK_BYTES);
+        let channels = (fb / (kh * kw * KB * 4)).clamp(1, s.cg);
+        BroadcastPlan {
+            s: s.clone(),
+            tile_rows,
+            tiles,
+            parts,
+            band_rows,
+            row_len,
+            channels,
+            slots,
+            isa,
+        }
+    }
+
+    /// Packed filter blocks of a group.
+    fn blocks(&self) -> usize {
+        self.s.kg.div_ceil(KB)
+    }
+
+    /// Floats of the packed filters.
+    fn filter_floats(&self) -> usize {
+        (self.s.groups * self.blocks() * self.s.patch() * KB).next_multiple_of(ALIGN_FLOATS)
+    }
+
+    /// Positions of the largest tile, rounded up to the transposes' blocks of 16.
+    fn tile_cols(&self) -> usize {
+        (self.tile_rows * self.s.output[2]).next_multiple_of(16)
+    }
+
+    /// Floats of a slot's buffers: the band, the partial sums (position-major), the output
+    /// tile (filter-major), the epilogue's scratch, and 16 filters' patches for packing.
+    fn slot_parts(&self) -> [usize; 5] {
+        let round = |v: usize| v.next_multiple_of(ALIGN_FLOATS);
+        let cols = self.tile_cols();
+        [
+            round(self.s.cg * self.band_rows * self.row_len),
+            round(cols * KB),
+            round(KB * cols),
+            round(cols.max(KB)),
+            round(16 * self.s.patch()),
+        ]
+    }
+
+    fn items(&self) -> usize {
+        self.s.n * self.s.groups * self.tiles * self.parts
+    }
+
+    /// f32 values of workspace `execute` needs (from a 64-byte aligned start), the same at
+    /// every level.
+    pub fn workspace_floats(&self) -> usize {
+        let slot: usize = self.slot_parts().iter().sum();
+        self.filter_floats() + self.slots.min(self.items()) * slot
+    }
+
+    /// Runs the convolution and the epilogue; `ws` holds [`Self::workspace_floats`] values.
+    ///
+    /// # Safety
+    /// `x` and `w` are the bound input and weight pointers of a live execute call, x 4-byte
+    /// aligned; `ptrs` come from `epilogue.pointers` for the same call; `epilogue` is bound to
+    /// the output geometry with rows = channels; the processor runs the plan's level.
+    pub unsafe fn execute(
+        &self,
+        x: SharedPtr,
+        w: SharedPtr,
+        epilogue: &BoundEpilogue,
+        ptrs: &EpiloguePtrs,
+        ws: &mut [f32],
+    ) {
+        let s = &self.s;
+        let (u, rest) = ws.split_at_mut(self.filter_floats());
+        let block_floats = s.patch() * KB;
+        let u_at = SharedPtr(u.as_mut_ptr().cast());
+        let packing = Claims::new(s.groups * self.blocks());
+        let items = Claims::new(self.items());
+        let parts = self.slot_parts();
+        let per_slot: usize = parts.iter().sum();
+        let slots = self.slots.min(self.items()).max(1);
+        run_slots(&mut rest[..slots * per_slot], per_slot, |_, buf| {
+            let (band, buf) = buf.split_at_mut(parts[0]);
+            let (part, buf) = buf.split_at_mut(parts[1]);
+            let (tile, buf) = buf.split_at_mut(parts[2]);
+            let (scratch, rows) = buf.split_at_mut(parts[3]);
+            packing.run_all_then_wait(|b| {
+                // SAFETY: block b's floats lie in u (filter_floats); each block is claimed by
+                // one worker, and nothing reads u until every block is done.
+                let dst = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        u_at.get().cast::<f32>().add(b * block_floats),
+                        block_floats,
+                    )
+                };
+                // SAFETY: w is bound for this call.
+                unsafe { self.pack_block(w, b, rows, dst) };
+            });
+            // SAFETY: every block is written (run_all_then_wait) and none is written again.
+            let u: &[f32] = unsafe {
+                std::slice::from_raw_parts(
+                    u_at.get().cast::<f32>(),
+                    s.groups * self.blocks() * block_floats,
+                )
+            };
+            let mut slot = Slot {
+                band,
+                part,
+                tile,
+                scratch,
+            };
+            while let Some(item) = items.claim() {
+                // SAFETY: forwarded contract; items cover disjoint output elements.
+                unsafe { self.run_item(item, x, u, epilogue, ptrs, &mut slot) };
+            }
+        });
+    }
+
+    /// Packs block `b` (group `b / blocks`, its filters from `64 · (b % blocks)`) into `dst`
+    /// as `[channel][tap][64]`, 16 filters at a time through `rows` (16 patches).
+    ///
+    /// # Safety
+    /// `w` is the bound weight pointer of a live execute call.
+    unsafe fn pack_block(&self, w: SharedPtr, b: usize, rows: &mut [f32], dst: &mut [f32]) {
+        let s = &self.s;
+        let patch = s.patch();
+        let (g, k0) = (b / self.blocks(), (b % self.blocks()) * KB);
+        for f0 in (0..KB).step_by(16) {
+            let rows = &mut rows[..16 * patch];
+            for (i, row) in rows.chunks_exact_mut(patch).enumerate() {
+                let k = k0 + f0 + i;
+                if k < s.kg {
+                    // SAFETY: forwarded contract; filter g·kg + k exists.
+                    unsafe { pack_weight_row(s, false, w, g * s.kg + k, row) };
+                } else {
+                    row.fill(0.0);
+                }
+            }
+            transpose_into(self.isa, rows, patch, (16, patch), &mut dst[f0..], KB);
+        }
+    }
+
+    /// Computes item `item` (image, group, tile of rows, part of the filter blocks) and stores
+    /// it through the epilogue.
+    ///
+    /// # Safety
+    /// As for [`Self::execute`]; `u` holds every packed block.
+    unsafe fn run_item(
+        &self,
+        item: usize,
+        x: SharedPtr,
+        u: &[f32],
+        epilogue: &BoundEpilogue,
+        ptrs: &EpiloguePtrs,
+        slot: &mut Slot<'_>,
+    ) {
+        let s = &self.s;
+        let (part, rest) = (item % self.parts, item / self.parts);
+        let (tile, rest) = (rest % self.tiles, rest / self.tiles);
+        let (g, n) = (rest % s.groups, rest / s.groups);
+        let [_, oh, ow] = s.output;
+        let oh0 = tile * self.tile_rows;
+        let rows = self.tile_rows.min(oh - oh0);
+        let len = rows * ow;
+        let first = (oh0 * s.stride[1] as usize) as isize - s.pad[1];
+        let band = Band::new(
+            s,
+            x,
+            (n, g),
+            first,
+            self.band_rows,
+            self.row_len,
+        );
+        // Each position's offset in the band (its first channel, tap (0, 0)).
+        let (sh, sw) = (s.stride[1] as usize, s.stride[2] as usize);
+        let offset = |p: usize| ((p / ow) * sh * self.row_len + (p % ow) * sw) as isize;
+        let walk = Walk {
+            channels: 0,
+            kh: s.filter[1],
+            kw: s.filter[2],
+            chan: (self.band_rows * self.row_len) as isize,
+            row: s.dilation[1] * self.row_len as isize,
+            col: s.dilation[2],
+        };
+        let blocks = self.blocks();
+        let block_floats = s.patch() * KB;
+        let (b0, b1) = (part * blocks / self.parts, (part + 1) * blocks / self.parts);
+        let cols = len.next_multiple_of(16);
+        let taps = s.taps();
+        // SAFETY: x is the bound f32 input (the caller's contract); the band holds cg ×
+        // band_rows × row_len values (slot_parts), row_len at least pw + iw rounded up to 32;
+        // the plan's level runs here.
+        unsafe { band.copy(self.isa, 0..s.cg, slot.band) };
+        for b in b0..b1 {
+            let k0 = b * KB;
+            let kb = KB.min(s.kg - k0);
+            let ub = &u[(g * blocks + b) * block_floats..][..block_floats];
+            for c0 in (0..s.cg).step_by(self.channels) {
+                let c1 = s.cg.min(c0 + self.channels);
+                let walk = Walk {
+                    channels: c1 - c0,
+                    ..walk
+                };
+                let x0 = slot.band[c0 * self.band_rows * self.row_len..].as_ptr();
+                let u0 = ub[c0 * taps * KB..].as_ptr();
+                // SAFETY: every position's taps lie in the band (BroadcastPlan::new sizes its
+                // rows and row length for them); u0 holds the channels' packed steps; part
+                // holds cols rows of KB; the plan's level runs here.
+                unsafe {
+                    kernels(
+                        self.isa,
+                        walk,
+                        x0,
+                        u0,
+                        kb,
+                        len,
+                        &offset,
+                        slot.part.as_mut_ptr(),
+                        c0 > 0,
+                    )
+                };
+            }
+            // Position-major partial sums to filter-major rows of the tile.
+            let tile_values = &mut slot.tile[..kb.next_multiple_of(16) * cols];
+            transpose_into(
+                self.isa,
+                slot.part,
+                KB,
+                (cols, kb.next_multiple_of(16)),
+                tile_values,
+                cols,
+            );
+            let t = Tile {
+                fixed: n,
+                row0: g * s.kg + k0,
+                col0: oh0 * ow,
+                rows: kb,
+                cols: len,
+                values: &mut tile_values[..kb * cols],
+                ld: cols,
+            };
+            // SAFETY: forwarded contract; the item owns these output elements.
+            unsafe { epilogue.apply(ptrs, t, slot.scratch) };
+        }
+    }
+}
+
+/// A worker's buffers ([`BroadcastPlan::slot_parts`]).
+struct Slot<'a> {
+    band: &'a mut [f32],
+    part: &'a mut [f32],
+    tile: &'a mut [f32],
+    scratch: &'a mut [f32],
+}
+
+/// How a kernel call walks the band from a position's first value: `channels` channels
+/// `chan` apart, `kh` filter rows `row` apart, `kw` filter columns `col` apart.
+#[derive(Clone, Copy)]
+struct Walk {
+    channels: usize,
+    kh: usize,
+    kw: usize,
+    chan: isize,
+    row: isize,
+    col: isize,
+}
+
+/// Writes the transpose of the `rows` × `cols` matrix at `src` (rows `ld_src` apart) into
+/// `dst` (rows `ld_dst` apart): `dst[j · ld_dst + i] = src[i · ld_src + j]`. Blocks of 16 × 16
+/// go through registers at the vector levels, the edges one value at a time.
+fn transpose_into(
+    isa: Isa,
+    src: &[f32],
+    ld_src: usize,
+    (rows, cols): (usize, usize),
+    dst: &mut [f32],
+    ld_dst: usize,
+) {
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    assert!(src.len() >= (rows - 1) * ld_src + cols && dst.len() >= (cols - 1) * ld_dst + rows);
+    let (whole_rows, whole_cols) = (rows - rows % 16, cols - cols % 16);
+    for j0 in (0..whole_cols).step_by(16) {
+        for i0 in (0..whole_rows).step_by(16) {
+            let (s, d) = (&src[i0 * ld_src + j0..], &mut dst[j0 * ld_dst + i0..]);
+            #[cfg(target_arch = "x86_64")]
+            match isa {
+                Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
+                    // SAFETY: 16 rows of 16 on each side (the lengths checked above); AVX-512
+                    // F (the plan's level runs here).
+                    unsafe {
+                        crate::fast::transpose::transpose16_block(
+                            s.as_ptr(),
+                            ld_src as isize,
+                            d.as_mut_ptr(),
+                            ld_dst as isize,
+                        )
+                    };
+                    continue;
+                }
+                Isa::Avx2 => {
+                    // SAFETY: as above; AVX (the level's processor has AVX2).
+                    unsafe {
+                        crate::fast::transpose::transpose16_by8(
+                            s.as_ptr(),
+                            ld_src as isize,
+                            d.as_mut_ptr(),
+                            ld_dst as isize,
+                        )
+                    };
+                    continue;
+                }
+                Isa::Portable => {}
+            }
+            for i in 0..16 {
+                for j in 0..16 {
+                    d[j * ld_dst + i] = s[i * ld_src + j];
+                }
+            }
+        }
+    }
+    let _ = isa;
+    // The edges: the last columns of every row, the last rows of the whole columns.
+    for i in 0..rows {
+        let from = if i < whole_rows { whole_cols } else { 0 };
+        for j in from..cols {
+            dst[j * ld_dst + i] = src[i * ld_src + j];
+        }
+    }
+}
+
+/// Runs the kernel over `len` positions (offsets from `offset`) for `kb` filters (1 to 64) of
+/// a packed block: the partial sums of position `p` and filter `f` at `part[p · KB + f]`,
+/// added to those there when `add` is set.
+///
+/// # Safety
+/// Every position's walk stays inside the band at `x`; `u` holds `walk.channels · kh · kw`
+/// steps of KB floats; `part` holds `len` rows of KB; the processor runs `isa`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn kernels(
+    isa: Isa,
+    walk: Walk,
+    x: *const f32,
+    u: *const f32,
+    kb: usize,
+    len: usize,
+    offset: &dyn Fn(usize) -> isize,
+    part: *mut f32,
+    add: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match isa {
+        Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
+            // SAFETY: forwarded contract.
+            return unsafe { sweep::<x86::Zmm>(walk, x, u, kb, len, offset, part, add) };
+        }
+        Isa::Avx2 => {
+            // SAFETY: forwarded contract.
+            return unsafe { sweep::<x86::Ymm>(walk, x, u, kb, len, offset, part, add) };
+        }
+        Isa::Portable => {}
+    }
+    let _ = isa;
+    // SAFETY: forwarded contract.
+    unsafe { sweep::<Plain>(walk, x, u, kb, len, offset, part, add) }
+}
+
+/// The sweep of one level: sub-blocks of `V::F` vectors of filters, each over every group of
+/// `V::P` positions.
+///
+/// # Safety
+/// As for [`kernels`], the processor running `V`'s level.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn sweep<V: Vector>(
+    walk: Walk,
+    x: *const f32,
+    u: *const f32,
+    kb: usize,
+    len: usize,
+    offset: &dyn Fn(usize) -> isize,
+    part: *mut f32,
+    add: bool,
+) {
+    let sub = V::F * V::N;
+    for f0 in (0..kb).step_by(sub) {
+        let f = (kb - f0).div_ceil(V::N).min(V::F);
+        let most = V::P[f - 1];
+        for p0 in (0..len).step_by(most) {
+            let p = most.min(len - p0);
+            let mut offs = [0isize; MOST_POSITIONS];
+            for (j, o) in offs.iter_mut().enumerate().take(p) {
+                *o = offset(p0 + j);
+            }
+            let call = Call {
+                walk,
+                x,
+                u: u.wrapping_add(f0),
+                offs,
+                part: part.wrapping_add(p0 * KB + f0),
+                add,
+            };
+            // SAFETY: forwarded contract: positions p0..p0 + p, filters f0..f0 + f · N.
+            unsafe { V::tile(f, p, &call) };
+        }
+    }
+}
+
+/// One kernel call: `P` positions (offsets `offs` from `x`) × `F` vectors of filters.
+struct Call {
+    walk: Walk,
+    x: *const f32,
+    u: *const f32,
+    offs: [isize; MOST_POSITIONS],
+    part: *mut f32,
+    add: bool,
+}
+
+/// One level's vectors and its kernel's shape.
+trait Vector {
+    type V: Copy;
+    /// Lanes of a vector.
+    const N: usize;
+    /// The most vectors of filters a kernel call takes, and the most positions for each count
+    /// of them (`P[f - 1]`).
+    const F: usize;
+    const P: [usize; 4];
+    /// # Safety
+    /// The processor runs the level (for this and every function below).
+    unsafe fn zero() -> Self::V;
+    /// # Safety
+    /// `p` addresses `N` values.
+    unsafe fn load(p: *const f32) -> Self::V;
+    unsafe fn splat(v: f32) -> Self::V;
+    /// `a · b + c`.
+    unsafe fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// # Safety
+    /// `p` addresses `N` writable values.
+    unsafe fn store(p: *mut f32, v: Self::V);
+    /// Runs [`tile`] with `f` (1 to `F`) and `p` (1 to `P`) as its constants.
+    ///
+    /// # Safety
+    /// As for [`tile`].
+    unsafe fn tile(f: usize, p: usize, call: &Call);
+}
+
+/// The kernel: `P` positions × `F` vectors of filters in registers, over the walk's channels
+/// and taps, then added to (`add`) or stored in the partial sums.
+///
+/// # Safety
+/// Every position's walk stays inside its buffer; `u` holds the walk's steps of KB floats;
+/// `part` holds `P` rows of KB from the call's first filter; the processor runs `V`'s level.
+#[inline(always)]
+unsafe fn tile<V: Vector, const F: usize, const P: usize>(c: &Call) {
+    let w = c.walk;
+    // SAFETY (every access): the caller's contract.
+    unsafe {
+        let mut acc = [[V::zero(); F]; P];
+        if c.add {
+            for (j, row) in acc.iter_mut().enumerate() {
+                for (h, a) in row.iter_mut().enumerate() {
+                    *a = V::load(c.part.add(j * KB + h * V::N));
+                }
+            }
+        }
+        let offs: [isize; P] = std::array::from_fn(|j| c.offs[j]);
+        let mut u = c.u;
+        for ch in 0..w.channels {
+            let xc = c.x.offset(ch as isize * w.chan);
+            for r in 0..w.kh {
+                let xr = xc.offset(r as isize * w.row);
+                for t in 0..w.kw {
+                    let xt = xr.offset(t as isize * w.col);
+                    let wv: [V::V; F] = std::array::from_fn(|h| V::load(u.add(h * V::N)));
+                    for (j, row) in acc.iter_mut().enumerate() {
+                        let b = V::splat(*xt.offset(offs[j]));
+                        for (a, &wh) in row.iter_mut().zip(&wv) {
+                            *a = V::fma(wh, b, *a);
+                        }
+                    }
+                    u = u.add(KB);
+                }
+            }
+        }
+        for (j, row) in acc.iter().enumerate() {
+            for (h, &a) in row.iter().enumerate() {
+                V::store(c.part.add(j * KB + h * V::N), a);
+            }
+        }
+    }
+}
+
+/// Calls `$kern::<F, P>(call)` for the `(F, P)` given by `$f` and `$p`, from the lists of
+/// positions each count of filter vectors has a kernel for.
+macro_rules! by_shape {
+    ($f:expr, $p:expr, $kern:ident, $call:expr, {$($fv:literal => [$($pv:literal)*]),*}) => {
+        match $f {
+            $($fv => by_shape!(@p $p, $kern, $call, $fv, [$($pv)*]),)*
+            _ => unreachable!("no kernel with {} vectors of filters", $f),
+        }
+    };
+    (@p $p:expr, $kern:ident, $call:expr, $fv:literal, [$($pv:literal)*]) => {
+        match $p {
+            $($pv => $kern::<$fv, $pv>($call),)*
+            _ => unreachable!("no kernel with {} vectors of filters and {} positions", $fv, $p),
+        }
+    };
+}
+
+/// The portable level: vectors of 8 plain floats (the compiler vectorises them for the
+/// baseline), 2 × 3 of them.
+struct Plain;
+
+impl Vector for Plain {
+    type V = [f32; 8];
+    const N: usize = 8;
+    const F: usize = 2;
+    const P: [usize; 4] = [4, 3, 0, 0];
+    #[inline(always)]
+    unsafe fn zero() -> Self::V {
+        [0.0; 8]
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self::V {
+        // SAFETY: the caller's contract.
+        unsafe { p.cast::<[f32; 8]>().read_unaligned() }
+    }
+    #[inline(always)]
+    unsafe fn splat(v: f32) -> Self::V {
+        [v; 8]
+    }
+    #[inline(always)]
+    unsafe fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V {
+        std::array::from_fn(|i| a[i] * b[i] + c[i])
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: Self::V) {
+        // SAFETY: the caller's contract.
+        unsafe { p.cast::<[f32; 8]>().write_unaligned(v) }
+    }
+    unsafe fn tile(f: usize, p: usize, call: &Call) {
+        /// The portable kernel.
+        ///
+        /// # Safety
+        /// As for [`tile`].
+        unsafe fn kern<const F: usize, const P: usize>(call: &Call) {
+            // SAFETY: forwarded contract.
+            unsafe { tile::<Plain, F, P>(call) }
+        }
+        // SAFETY: forwarded contract.
+        unsafe { by_shape!(f, p, kern, call, {1 => [1 2 3 4], 2 => [1 2 3]}) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{tile, Call, Vector};
+    use std::arch::x86_64::*;
+
+    /// Generates a level's [`Vector`] from its intrinsics, with its kernels compiled for its
+    /// features.
+    macro_rules! level {
+        ($(#[$doc:meta])* $name:ident, $feat:literal, $vec:ty, $n:literal, $f:literal,
+         $p:expr, $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $store:ident,
+         $shapes:tt) => {
+            $(#[$doc])*
+            pub struct $name;
+
+            impl Vector for $name {
+                type V = $vec;
+                const N: usize = $n;
+                const F: usize = $f;
+                const P: [usize; 4] = $p;
+                // SAFETY (every function): the caller's contract.
+                #[inline(always)]
+                unsafe fn zero() -> Self::V {
+                    unsafe { $zero() }
+                }
+                #[inline(always)]
+                unsafe fn load(p: *const f32) -> Self::V {
+                    unsafe { $load(p) }
+                }
+                #[inline(always)]
+                unsafe fn splat(v: f32) -> Self::V {
+                    unsafe { $set1(v) }
+                }
+                #[inline(always)]
+                unsafe fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V {
+                    unsafe { $fmadd(a, b, c) }
+                }
+                #[inline(always)]
+                unsafe fn store(p: *mut f32, v: Self::V) {
+                    unsafe { $store(p, v) }
+                }
+                unsafe fn tile(f: usize, p: usize, call: &Call) {
+                    /// The level's kernel, compiled for its features.
+                    ///
+                    /// # Safety
+                    /// As for [`tile`].
+                    #[target_feature(enable = $feat)]
+                    unsafe fn kern<const F: usize, const P: usize>(call: &Call) {
+                        // SAFETY: forwarded contract.
+                        unsafe { tile::<$name, F, P>(call) }
+                    }
+                    // SAFETY: forwarded contract.
+                    unsafe { by_shape!(f, p, kern, call, $shapes) }
+                }
+            }
+        };
+    }
+
+    level!(
+        /// The AVX-512 levels: 6 positions × 4 zmm of filters, 8 × 3, 12 × 2 or 12 × 1.
+        Zmm, "avx512f", __m512, 16, 4, [12, 12, 8, 6], _mm512_setzero_ps, _mm512_loadu_ps,
+        _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps,
+        {1 => [1 2 3 4 5 6 7 8 9 10 11 12], 2 => [1 2 3 4 5 6 7 8 9 10 11 12],
+         3 => [1 2 3 4 5 6 7 8], 4 => [1 2 3 4 5 6]}
+    );
+    level!(
+        /// The AVX2 level: 6 positions × 2 ymm of filters, or 12 × 1.
+        Ymm, "avx2,fma", __m256, 8, 2, [12, 6, 0, 0], _mm256_setzero_ps, _mm256_loadu_ps,
+        _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps,
+        {1 => [1 2 3 4 5 6 7 8 9 10 11 12], 2 => [1 2 3 4 5 6]}
+    );
+}
