@@ -29,14 +29,17 @@ use kiln_core::DataType;
 /// Filters in a packed block, the row length of the partial sums.
 const KB: usize = 64;
 /// Output positions a tile aims for (its partial sums, 256 bytes a position, stay in L2).
-const TILE_POSITIONS: usize = 256;
+const TILE_POSITIONS: usize = 1024;
 /// Bytes of packed filters a block of channels aims for (it stays in L1 while the kernel
 /// passes over the tile's positions).
 const FILTER_BLOCK_BYTES: usize = 16 * 1024;
-/// The fewest filters a group and output positions in all the default choice takes
+/// The fewest filters a group and output positions in all the default choice takes, the
+/// fewest taps of a stride-1 filter on wide rows, and the narrowest rows that are wide
 /// ([`preferred`]).
 const LEAST_FILTERS: usize = 16;
-const LEAST_POSITIONS: usize = 512;
+const LEAST_POSITIONS: usize = 256;
+const LEAST_TAPS: usize = 25;
+const NARROW: usize = 14;
 /// The most positions of any kernel.
 const MOST_POSITIONS: usize = 12;
 /// Workspace alignment of the slot's buffers, in floats.
@@ -82,17 +85,20 @@ pub(super) fn eligible(s: &Shape) -> bool {
 }
 
 /// Whether the default choice takes this path for an [`eligible`] `s` (whose input and output
-/// are channels-first): a strided convolution with a filter larger than 1x1, at least
-/// [`LEAST_FILTERS`] filters a group and [`LEAST_POSITIONS`] output positions in all.
-/// Elsewhere im2col measured faster (docs/engines/cpu.md): a 1x1 strided convolution's
-/// im2col is a cheap gather; with fewer filters most lanes would be empty; and fewer
-/// positions do not pay for the filters' packing at every execute.
+/// are channels-first, and which Winograd does not take): a filter larger than 1x1, at least
+/// [`LEAST_FILTERS`] filters a group and [`LEAST_POSITIONS`] output positions in all, and
+/// either a stride above 1, a filter of [`LEAST_TAPS`] taps or more, or rows narrower than
+/// [`NARROW`]. Elsewhere other paths measured faster (docs/engines/cpu.md): a 1x1 strided
+/// convolution's im2col is a cheap gather; with fewer filters most lanes would be empty; fewer
+/// positions do not pay for packing the filters at every execute; and stride-1 3x3
+/// convolutions of wider rows run faster with the positions in the lanes.
 pub(super) fn preferred(s: &Shape) -> bool {
+    let taps = s.filter[1] * s.filter[2];
     eligible(s)
-        && s.filter[1] * s.filter[2] > 1
-        && (s.stride[1] > 1 || s.stride[2] > 1)
+        && taps > 1
         && s.kg >= LEAST_FILTERS
         && s.n * s.positions() >= LEAST_POSITIONS
+        && (s.stride[1] > 1 || s.stride[2] > 1 || taps >= LEAST_TAPS || s.output[2] < NARROW)
 }
 
 impl BroadcastPlan {
@@ -308,6 +314,11 @@ impl BroadcastPlan {
             row: s.dilation[1] * self.row_len as isize,
             col: s.dilation[2],
         };
+        // A bias + relu epilogue (or none) into an f32 output is applied in registers as the
+        // sums are transposed into the output, at the vector levels.
+        let fused = epilogue
+            .row_bias_relu()
+            .filter(|_| !matches!(self.isa, Isa::Portable));
         let blocks = self.blocks();
         let block_floats = s.patch() * KB;
         let (b0, b1) = (part * blocks / self.parts, (part + 1) * blocks / self.parts);
@@ -345,6 +356,26 @@ impl BroadcastPlan {
                         c0 > 0,
                     )
                 };
+            }
+            #[cfg(target_arch = "x86_64")]
+            if let Some(f) = fused {
+                let mut bias = [0.0f32; KB];
+                for (r, v) in bias[..kb].iter_mut().enumerate() {
+                    // SAFETY: row g·kg + k0 + r is one of the item's filters.
+                    *v = unsafe { epilogue.row_bias(ptrs, f, n, g * s.kg + k0 + r) };
+                }
+                let store = x86::Store {
+                    out: epilogue.out_f32(ptrs, n, g * s.kg + k0, oh0 * ow),
+                    row_stride: f.row_stride,
+                    bias: f.has_bias().then_some(&bias[..kb]),
+                    relu: f.relu,
+                    filters: kb,
+                    positions: len,
+                };
+                // SAFETY: part holds cols rows of KB sums; the output rows are the item's own
+                // (len positions from col0 of each); the plan's level runs here.
+                unsafe { store.run(self.isa, slot.part) };
+                continue;
             }
             // Position-major partial sums to filter-major rows of the tile.
             let tile_values = &mut slot.tile[..kb.next_multiple_of(16) * cols];
@@ -734,6 +765,109 @@ mod x86 {
                 }
             }
         };
+    }
+
+    /// The store of a block's sums straight into an f32 output (see `run_item`): `filters`
+    /// rows from `out`, `row_stride` apart, of `positions` consecutive values each, with each
+    /// row's bias added (when given) and a relu (`x < 0 ? 0 : x`: NaN and -0 pass, as in the
+    /// epilogue).
+    pub struct Store<'a> {
+        pub out: *mut f32,
+        pub row_stride: isize,
+        pub bias: Option<&'a [f32]>,
+        pub relu: bool,
+        pub filters: usize,
+        pub positions: usize,
+    }
+
+    impl Store<'_> {
+        /// Transposes `part` (rows of `KB` sums, one a position, whole blocks of 16) into the
+        /// output.
+        ///
+        /// # Safety
+        /// `part` holds `positions` rounded up to 16 rows of `KB`; the output rows are this
+        /// caller's; the processor runs `isa` (a vector level).
+        pub unsafe fn run(&self, isa: crate::fast::isa::Isa, part: &[f32]) {
+            use crate::fast::isa::Isa;
+            assert!(part.len() >= self.positions.next_multiple_of(16) * super::KB);
+            assert!(self.filters <= super::KB);
+            // SAFETY: forwarded contract.
+            unsafe {
+                match isa {
+                    Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => self.run_avx512(part),
+                    _ => self.run_avx2(part),
+                }
+            }
+        }
+
+        /// # Safety
+        /// As for [`Self::run`], with AVX-512 F.
+        #[target_feature(enable = "avx512f")]
+        unsafe fn run_avx512(&self, part: &[f32]) {
+            let zero = _mm512_setzero_ps();
+            for q in (0..self.positions).step_by(16) {
+                let lanes = (self.positions - q).min(16);
+                let mask = ((1u32 << lanes) - 1) as __mmask16;
+                for h in (0..self.filters).step_by(16) {
+                    // SAFETY: rows q..q + 16 of part, columns h..h + 16 (asserted lengths).
+                    let rows = std::array::from_fn(|i| unsafe {
+                        _mm512_loadu_ps(part.as_ptr().add((q + i) * super::KB + h))
+                    });
+                    let cols = crate::fast::transpose::transpose16(rows);
+                    for (j, &v) in cols.iter().enumerate().take(self.filters - h) {
+                        let mut v = v;
+                        if let Some(bias) = self.bias {
+                            v = _mm512_add_ps(v, _mm512_set1_ps(bias[h + j]));
+                        }
+                        if self.relu {
+                            v = _mm512_max_ps(zero, v);
+                        }
+                        let at = self
+                            .out
+                            .wrapping_offset((h + j) as isize * self.row_stride)
+                            .wrapping_add(q);
+                        // SAFETY: positions q..q + lanes of the filter's output row.
+                        unsafe { _mm512_mask_storeu_ps(at, mask, v) };
+                    }
+                }
+            }
+        }
+
+        /// # Safety
+        /// As for [`Self::run`], with AVX2.
+        #[target_feature(enable = "avx2")]
+        unsafe fn run_avx2(&self, part: &[f32]) {
+            let zero = _mm256_setzero_ps();
+            for q in (0..self.positions).step_by(8) {
+                let lanes = (self.positions - q).min(8);
+                let mask = _mm256_cmpgt_epi32(
+                    _mm256_set1_epi32(lanes as i32),
+                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                );
+                for h in (0..self.filters).step_by(8) {
+                    // SAFETY: rows q..q + 8 of part, columns h..h + 8 (asserted lengths).
+                    let rows = std::array::from_fn(|i| unsafe {
+                        _mm256_loadu_ps(part.as_ptr().add((q + i) * super::KB + h))
+                    });
+                    let cols = crate::fast::transpose::transpose8(rows);
+                    for (j, &v) in cols.iter().enumerate().take(self.filters - h) {
+                        let mut v = v;
+                        if let Some(bias) = self.bias {
+                            v = _mm256_add_ps(v, _mm256_set1_ps(bias[h + j]));
+                        }
+                        if self.relu {
+                            v = _mm256_max_ps(zero, v);
+                        }
+                        let at = self
+                            .out
+                            .wrapping_offset((h + j) as isize * self.row_stride)
+                            .wrapping_add(q);
+                        // SAFETY: positions q..q + lanes of the filter's output row.
+                        unsafe { _mm256_maskstore_ps(at, mask, v) };
+                    }
+                }
+            }
+        }
     }
 
     level!(

@@ -38,8 +38,8 @@ pub const NAME: &str = "KILN_CPU_CONV_FPROP_GEMM_V1";
 /// stride-1 convolutions with enough channels, the filters in the lanes for strided ones,
 /// im2col otherwise), 1 = always im2col, 2 = Winograd F(2x2, 3x3) wherever it applies (3x3,
 /// stride 1, dilation 1, one group, 2-D), otherwise as 0, 3 = the filters in the lanes
-/// (`super::broadcast`) wherever it applies (2-D, f32 input, channels-first input and
-/// output), otherwise as 0.
+/// (`super::broadcast`) wherever it applies (2-D, f32 input with consecutive rows,
+/// channels-first input and output), otherwise im2col.
 pub const KNOB_ALGO: i64 = 1;
 /// Knob: output positions per tile (per block of tiles for Winograd); 0 = choose from the
 /// patch size.
