@@ -96,25 +96,6 @@ pub unsafe fn transpose16_block(src: *const f32, src_ld: isize, dst: *mut f32, d
     }
 }
 
-/// Transposes the 16 × 16 block at `src` (row stride `src_ld`) into `dst` (row stride
-/// `dst_ld`), as [`transpose16_block`] does, in four 8 × 8 blocks through AVX registers.
-///
-/// # Safety
-/// Both blocks lie inside their buffers; the processor has AVX.
-#[target_feature(enable = "avx")]
-pub unsafe fn transpose16_by8(src: *const f32, src_ld: isize, dst: *mut f32, dst_ld: isize) {
-    for (bi, bj) in [(0, 0), (0, 8), (8, 0), (8, 8)] {
-        // SAFETY: rows bi..bi + 8, columns bj..bj + 8 of the source block.
-        let rows = std::array::from_fn(|i| unsafe {
-            _mm256_loadu_ps(src.offset((bi + i) as isize * src_ld + bj as isize))
-        });
-        for (j, v) in transpose8(rows).into_iter().enumerate() {
-            // SAFETY: row bj + j, columns bi..bi + 8 of the destination block.
-            unsafe { _mm256_storeu_ps(dst.offset((bj + j) as isize * dst_ld + bi as isize), v) };
-        }
-    }
-}
-
 /// Transposes 16 rows of 16 two-byte values (row `r` at `src + r·src_rs`) into 16 rows of 16
 /// at `dst` (row stride `dst_rs`): `dst[j][r] = src[r][j]`, in four rounds of interleaves.
 ///

@@ -40,6 +40,9 @@ const LEAST_FILTERS: usize = 16;
 const LEAST_POSITIONS: usize = 256;
 const LEAST_TAPS: usize = 25;
 const NARROW: usize = 14;
+/// The most tiles of a group at which the filters are packed by each item as it goes
+/// ([`BroadcastPlan`]'s `inline`).
+const INLINE_TILES: usize = 2;
 /// The most positions of any kernel.
 const MOST_POSITIONS: usize = 12;
 /// Workspace alignment of the slot's buffers, in floats.
@@ -60,6 +63,11 @@ pub(super) struct BroadcastPlan {
     row_len: usize,
     /// Input channels a kernel call takes (a block of channels).
     channels: usize,
+    /// Each item packs the filters of each block of channels just before it reads them
+    /// (when the weights are f32, dense and aligned at execute), instead of the workers
+    /// packing all of them first: where each packed filter would serve one or two tiles,
+    /// reading the weights once beats writing and reading a packed copy.
+    inline: bool,
     /// Workers the workspace has slots for.
     slots: usize,
     isa: Isa,
@@ -97,7 +105,7 @@ pub(super) fn preferred(s: &Shape) -> bool {
     eligible(s)
         && taps > 1
         && s.kg >= LEAST_FILTERS
-        && s.n * s.positions() >= LEAST_POSITIONS
+        && (s.n * s.positions() >= LEAST_POSITIONS || (s.w_type == DataType::F32 && s.filters_dense()))
         && (s.stride[1] > 1 || s.stride[2] > 1 || taps >= LEAST_TAPS || s.output[2] < NARROW)
 }
 
@@ -143,6 +151,9 @@ impl BroadcastPlan {
             band_rows,
             row_len,
             channels,
+            inline: s.n * s.groups * tiles <= INLINE_TILES * s.groups
+                && s.w_type == DataType::F32
+                && s.filters_dense(),
             slots,
             isa,
         }
@@ -164,8 +175,9 @@ impl BroadcastPlan {
     }
 
     /// Floats of a slot's buffers: the band, the partial sums (position-major), the output
-    /// tile (filter-major), the epilogue's scratch, and 16 filters' patches for packing.
-    fn slot_parts(&self) -> [usize; 5] {
+    /// tile (filter-major), the epilogue's scratch, 16 filters' patches for packing, and one
+    /// block of channels' packed filters (for `inline`).
+    fn slot_parts(&self) -> [usize; 6] {
         let round = |v: usize| v.next_multiple_of(ALIGN_FLOATS);
         let cols = self.tile_cols();
         [
@@ -174,6 +186,7 @@ impl BroadcastPlan {
             round(KB * cols),
             round(cols.max(KB)),
             round(16 * self.s.patch()),
+            round(self.channels * self.s.taps() * KB),
         ]
     }
 
@@ -206,16 +219,24 @@ impl BroadcastPlan {
         let (u, rest) = ws.split_at_mut(self.filter_floats());
         let block_floats = s.patch() * KB;
         let u_at = SharedPtr(u.as_mut_ptr().cast());
-        let packing = Claims::new(s.groups * self.blocks());
         let items = Claims::new(self.items());
         let parts = self.slot_parts();
         let per_slot: usize = parts.iter().sum();
         let slots = self.slots.min(self.items()).max(1);
+        // SAFETY: w is bound for this call.
+        let weights = self.inline.then(|| unsafe { self.dense_weights(w) }).flatten();
+        // Without them the workers first pack every block of filters.
+        let packing = Claims::new(if weights.is_some() {
+            0
+        } else {
+            s.groups * self.blocks()
+        });
         run_slots(&mut rest[..slots * per_slot], per_slot, |_, buf| {
             let (band, buf) = buf.split_at_mut(parts[0]);
             let (part, buf) = buf.split_at_mut(parts[1]);
             let (tile, buf) = buf.split_at_mut(parts[2]);
-            let (scratch, rows) = buf.split_at_mut(parts[3]);
+            let (scratch, buf) = buf.split_at_mut(parts[3]);
+            let (rows, block) = buf.split_at_mut(parts[4]);
             packing.run_all_then_wait(|b| {
                 // SAFETY: block b's floats lie in u (filter_floats); each block is claimed by
                 // one worker, and nothing reads u until every block is done.
@@ -240,12 +261,28 @@ impl BroadcastPlan {
                 part,
                 tile,
                 scratch,
+                block,
             };
             while let Some(item) = items.claim() {
                 // SAFETY: forwarded contract; items cover disjoint output elements.
-                unsafe { self.run_item(item, x, u, epilogue, ptrs, &mut slot) };
+                unsafe { self.run_item(item, x, u, weights, epilogue, ptrs, &mut slot) };
             }
         });
+    }
+
+    /// The weights as f32 values, where they are f32, each filter one dense run in the patch
+    /// order and 4-byte aligned: filter `k`'s patch from `k · ws.0`.
+    ///
+    /// # Safety
+    /// `w` is the bound weight pointer of a live execute call.
+    unsafe fn dense_weights<'w>(&self, w: SharedPtr) -> Option<&'w [f32]> {
+        let s = &self.s;
+        let at = w.get().cast::<f32>();
+        let dense = s.w_type == DataType::F32 && s.filters_dense() && at.is_aligned();
+        let filters = s.groups * s.kg;
+        let len = (filters - 1) * s.ws.0 as usize + s.patch();
+        // SAFETY: the bound weights span every filter's patch (the caller's contract).
+        dense.then(|| unsafe { std::slice::from_raw_parts(at as *const f32, len) })
     }
 
     /// Packs block `b` (group `b / blocks`, its filters from `64 · (b % blocks)`) into `dst`
@@ -257,6 +294,18 @@ impl BroadcastPlan {
         let s = &self.s;
         let patch = s.patch();
         let (g, k0) = (b / self.blocks(), (b % self.blocks()) * KB);
+        // SAFETY: forwarded contract.
+        if let Some(weights) = unsafe { self.dense_weights(w) } {
+            let kb = KB.min(s.kg - k0);
+            let ld = s.ws.0 as usize;
+            transpose_into(self.isa, &weights[(g * s.kg + k0) * ld..], ld, (kb, patch), dst, KB);
+            if kb < KB {
+                for step in dst.chunks_exact_mut(KB) {
+                    step[kb..].fill(0.0);
+                }
+            }
+            return;
+        }
         for f0 in (0..KB).step_by(16) {
             let rows = &mut rows[..16 * patch];
             for (i, row) in rows.chunks_exact_mut(patch).enumerate() {
@@ -277,11 +326,13 @@ impl BroadcastPlan {
     ///
     /// # Safety
     /// As for [`Self::execute`]; `u` holds every packed block.
+    #[allow(clippy::too_many_arguments)]
     unsafe fn run_item(
         &self,
         item: usize,
         x: SharedPtr,
         u: &[f32],
+        weights: Option<&[f32]>,
         epilogue: &BoundEpilogue,
         ptrs: &EpiloguePtrs,
         slot: &mut Slot<'_>,
@@ -339,7 +390,23 @@ impl BroadcastPlan {
                     ..walk
                 };
                 let x0 = slot.band[c0 * self.band_rows * self.row_len..].as_ptr();
-                let u0 = ub[c0 * taps * KB..].as_ptr();
+                let u0 = match weights {
+                    Some(w) => {
+                        // This block of filters and channels, packed from the weights.
+                        let at = (g * s.kg + k0) * s.ws.0 as usize + c0 * taps;
+                        let block = &mut slot.block[..(c1 - c0) * taps * KB];
+                        transpose_into(
+                            self.isa,
+                            &w[at..],
+                            s.ws.0 as usize,
+                            (kb, (c1 - c0) * taps),
+                            block,
+                            KB,
+                        );
+                        block.as_ptr()
+                    }
+                    None => ub[c0 * taps * KB..].as_ptr(),
+                };
                 // SAFETY: every position's taps lie in the band (BroadcastPlan::new sizes its
                 // rows and row length for them); u0 holds the channels' packed steps; part
                 // holds cols rows of KB; the plan's level runs here.
@@ -408,6 +475,7 @@ struct Slot<'a> {
     part: &'a mut [f32],
     tile: &'a mut [f32],
     scratch: &'a mut [f32],
+    block: &'a mut [f32],
 }
 
 /// How a kernel call walks the band from a position's first value: `channels` channels
@@ -423,8 +491,9 @@ struct Walk {
 }
 
 /// Writes the transpose of the `rows` × `cols` matrix at `src` (rows `ld_src` apart) into
-/// `dst` (rows `ld_dst` apart): `dst[j · ld_dst + i] = src[i · ld_src + j]`. Blocks of 16 × 16
-/// go through registers at the vector levels, the edges one value at a time.
+/// `dst` (rows `ld_dst` apart): `dst[j · ld_dst + i] = src[i · ld_src + j]`, in blocks of
+/// 16 × 16 through registers at the vector levels (the edges' blocks loaded and stored with
+/// masks), one value at a time at the portable level.
 fn transpose_into(
     isa: Isa,
     src: &[f32],
@@ -437,51 +506,21 @@ fn transpose_into(
         return;
     }
     assert!(src.len() >= (rows - 1) * ld_src + cols && dst.len() >= (cols - 1) * ld_dst + rows);
-    let (whole_rows, whole_cols) = (rows - rows % 16, cols - cols % 16);
-    for j0 in (0..whole_cols).step_by(16) {
-        for i0 in (0..whole_rows).step_by(16) {
-            let (s, d) = (&src[i0 * ld_src + j0..], &mut dst[j0 * ld_dst + i0..]);
-            #[cfg(target_arch = "x86_64")]
-            match isa {
-                Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
-                    // SAFETY: 16 rows of 16 on each side (the lengths checked above); AVX-512
-                    // F (the plan's level runs here).
-                    unsafe {
-                        crate::fast::transpose::transpose16_block(
-                            s.as_ptr(),
-                            ld_src as isize,
-                            d.as_mut_ptr(),
-                            ld_dst as isize,
-                        )
-                    };
-                    continue;
-                }
-                Isa::Avx2 => {
-                    // SAFETY: as above; AVX (the level's processor has AVX2).
-                    unsafe {
-                        crate::fast::transpose::transpose16_by8(
-                            s.as_ptr(),
-                            ld_src as isize,
-                            d.as_mut_ptr(),
-                            ld_dst as isize,
-                        )
-                    };
-                    continue;
-                }
-                Isa::Portable => {}
-            }
-            for i in 0..16 {
-                for j in 0..16 {
-                    d[j * ld_dst + i] = s[i * ld_src + j];
-                }
-            }
+    #[cfg(target_arch = "x86_64")]
+    match isa {
+        Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
+            // SAFETY: the lengths checked above; AVX-512 F (the plan's level runs here).
+            return unsafe { x86::transpose_avx512(src, ld_src, (rows, cols), dst, ld_dst) };
         }
+        Isa::Avx2 => {
+            // SAFETY: as above; the level's processor has AVX2.
+            return unsafe { x86::transpose_avx2(src, ld_src, (rows, cols), dst, ld_dst) };
+        }
+        Isa::Portable => {}
     }
     let _ = isa;
-    // The edges: the last columns of every row, the last rows of the whole columns.
     for i in 0..rows {
-        let from = if i < whole_rows { whole_cols } else { 0 };
-        for j in from..cols {
+        for j in 0..cols {
             dst[j * ld_dst + i] = src[i * ld_src + j];
         }
     }
@@ -840,10 +879,7 @@ mod x86 {
             let zero = _mm256_setzero_ps();
             for q in (0..self.positions).step_by(8) {
                 let lanes = (self.positions - q).min(8);
-                let mask = _mm256_cmpgt_epi32(
-                    _mm256_set1_epi32(lanes as i32),
-                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                );
+                let mask = self::lanes(lanes);
                 for h in (0..self.filters).step_by(8) {
                     // SAFETY: rows q..q + 8 of part, columns h..h + 8 (asserted lengths).
                     let rows = std::array::from_fn(|i| unsafe {
@@ -865,6 +901,105 @@ mod x86 {
                         // SAFETY: positions q..q + lanes of the filter's output row.
                         unsafe { _mm256_maskstore_ps(at, mask, v) };
                     }
+                }
+            }
+        }
+    }
+
+    /// [`super::transpose_into`] at AVX-512: blocks of 16 × 16, each row of an edge block
+    /// loaded with a mask of its columns (rows past the matrix as zeros), each of its columns
+    /// stored with a mask of its rows.
+    ///
+    /// # Safety
+    /// `src` holds `(rows - 1) · ld_src + cols` values, `dst` `(cols - 1) · ld_dst + rows`;
+    /// the processor has AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn transpose_avx512(
+        src: &[f32],
+        ld_src: usize,
+        (rows, cols): (usize, usize),
+        dst: &mut [f32],
+        ld_dst: usize,
+    ) {
+        let mask = |n: usize| ((1u32 << n) - 1) as __mmask16;
+        for j0 in (0..cols).step_by(16) {
+            let cw = (cols - j0).min(16);
+            for i0 in (0..rows).step_by(16) {
+                let rh = (rows - i0).min(16);
+                let block = std::array::from_fn(|i| {
+                    if i < rh {
+                        // SAFETY: columns j0..j0 + cw of row i0 + i (the caller's contract).
+                        unsafe {
+                            _mm512_maskz_loadu_ps(
+                                mask(cw),
+                                src.as_ptr().add((i0 + i) * ld_src + j0),
+                            )
+                        }
+                    } else {
+                        _mm512_setzero_ps()
+                    }
+                });
+                let out = crate::fast::transpose::transpose16(block);
+                for (j, &v) in out.iter().enumerate().take(cw) {
+                    // SAFETY: rows i0..i0 + rh of column j0 + j (the caller's contract).
+                    unsafe {
+                        _mm512_mask_storeu_ps(
+                            dst.as_mut_ptr().add((j0 + j) * ld_dst + i0),
+                            mask(rh),
+                            v,
+                        )
+                    };
+                }
+            }
+        }
+    }
+
+    /// Lanes 0..n (n <= 8) set, the mask of AVX2's masked loads and stores.
+    #[target_feature(enable = "avx2")]
+    fn lanes(n: usize) -> __m256i {
+        _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(n as i32),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        )
+    }
+
+    /// [`super::transpose_into`] at AVX2, as [`transpose_avx512`] in blocks of 8 × 8.
+    ///
+    /// # Safety
+    /// As for [`transpose_avx512`], the processor having AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn transpose_avx2(
+        src: &[f32],
+        ld_src: usize,
+        (rows, cols): (usize, usize),
+        dst: &mut [f32],
+        ld_dst: usize,
+    ) {
+        for j0 in (0..cols).step_by(8) {
+            let cw = (cols - j0).min(8);
+            for i0 in (0..rows).step_by(8) {
+                let rh = (rows - i0).min(8);
+                let block = std::array::from_fn(|i| {
+                    if i < rh {
+                        // SAFETY: columns j0..j0 + cw of row i0 + i (the caller's contract;
+                        // masked lanes are not read).
+                        unsafe {
+                            _mm256_maskload_ps(src.as_ptr().add((i0 + i) * ld_src + j0), lanes(cw))
+                        }
+                    } else {
+                        _mm256_setzero_ps()
+                    }
+                });
+                let out = crate::fast::transpose::transpose8(block);
+                for (j, &v) in out.iter().enumerate().take(cw) {
+                    // SAFETY: rows i0..i0 + rh of column j0 + j (the caller's contract).
+                    unsafe {
+                        _mm256_maskstore_ps(
+                            dst.as_mut_ptr().add((j0 + j) * ld_dst + i0),
+                            lanes(rh),
+                            v,
+                        )
+                    };
                 }
             }
         }
