@@ -122,7 +122,7 @@ impl BroadcastPlan {
         // of 9 would leave the last one row).
         let tp: usize = std::env::var("KT").ok().and_then(|v| v.parse().ok()).unwrap_or(TILE_POSITIONS);
         let even = |tiles: usize| oh.div_ceil(oh.div_ceil(tiles.clamp(1, oh)));
-        let mut tiles = even((oh * ow).div_ceil(tp));
+        let tiles = even((oh * ow).div_ceil(tp));
         // At least two items a worker: the filter blocks split into parts (a divisor of their
         // count, so that the parts are equal), then shorter tiles.
         let blocks = s.kg.div_ceil(KB);
@@ -130,9 +130,11 @@ impl BroadcastPlan {
         let parts = (1..=blocks)
             .find(|&d| blocks % d == 0 && images * tiles * d >= want)
             .unwrap_or(blocks);
-        while images * tiles * parts < want && tiles < oh {
-            tiles = even(tiles + 1);
+        let mut tile_rows = oh.div_ceil(tiles);
+        while images * oh.div_ceil(tile_rows) * parts < want && tile_rows > 1 {
+            tile_rows -= 1;
         }
+        let tiles = oh.div_ceil(tile_rows);
         let tile_rows = oh.div_ceil(tiles);
         let band_rows = (tile_rows - 1) * sh + (kh - 1) * dh + 1;
         // A padded row holds every column a position reads, and the whole vectors Band::copy's
@@ -1018,4 +1020,54 @@ mod x86 {
         _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps,
         {1 => [1 2 3 4 5 6 7 8 9 10 11 12], 2 => [1 2 3 4 5 6]}
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BroadcastPlan, Shape, KB};
+    use crate::fast::isa::Isa;
+    use kiln_core::DataType;
+
+    /// A 3x3 stride-1 convolution of `n` images of `oh × ow`, `kg` filters.
+    fn shape(n: usize, kg: usize, oh: usize, ow: usize) -> Shape {
+        let (c, spatial) = (5isize, (oh * ow) as isize);
+        Shape {
+            n,
+            groups: 1,
+            cg: 5,
+            kg,
+            input: [1, oh, ow],
+            filter: [1, 3, 3],
+            output: [1, oh, ow],
+            pad: [0, 1, 1],
+            stride: [1, 1, 1],
+            dilation: [1, 1, 1],
+            xs: (c * spatial, spatial, [spatial, ow as isize, 1]),
+            ws: (c * 9, 9, [9, 3, 1]),
+            x_type: DataType::F32,
+            w_type: DataType::F32,
+        }
+    }
+
+    /// Every plan's tiles cover the output's rows with none empty, and its parts split the
+    /// filter blocks evenly, whatever the rows, images, filters and workers (a row count the
+    /// tiles could not be spread over evenly once kept the planning loop from ending).
+    #[test]
+    fn tiles_cover_every_row_and_parts_divide_the_blocks() {
+        for oh in 1..=40 {
+            for ow in [1, 5, 14, 60] {
+                for n in 1..=3 {
+                    for slots in 1..=8 {
+                        for kg in [1, 16, 64, 200] {
+                            let p = BroadcastPlan::new(&shape(n, kg, oh, ow), slots, Isa::Portable);
+                            let at = format!("oh {oh} ow {ow} n {n} slots {slots} kg {kg}");
+                            assert!(p.tiles * p.tile_rows >= oh, "{at}");
+                            assert!((p.tiles - 1) * p.tile_rows < oh, "{at}");
+                            assert!(p.parts >= 1 && kg.div_ceil(KB) % p.parts == 0, "{at}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
