@@ -1428,6 +1428,21 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
         }
     }
     assert!(runs >= 24, "only {runs} broadcast cases ran");
+    // An output of 4 MB, which the fused store writes around the caches.
+    let large = case(2, 3, 64, [90, 90], [5, 5], ([2, 2], [2, 2]), [1, 1], [1, 1], 1, nchw);
+    for level in super::isa::Isa::ALL.iter().filter(|l| l.is_available()) {
+        let g = conv_graph(&large, &chains[1], DataType::F32);
+        let knobs = [0, 0, 2, *level as i64];
+        assert!(super::conv::fprop::plans_broadcast(&g, &knobs));
+        check(
+            &ConvFpropEngine,
+            g,
+            &knobs,
+            tol_of(DataType::F32),
+            (3.0f64 * 25.0).sqrt(),
+            990,
+        );
+    }
     // The default choice.
     let strided = case(8, 16, 32, [16, 16], [3, 3], ([1, 1], [1, 1]), [2, 2], [1, 1], 1, nchw);
     let g = conv_graph(&strided, &[], DataType::F32);

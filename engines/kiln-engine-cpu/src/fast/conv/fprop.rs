@@ -189,7 +189,7 @@ impl ConvFpropEngine {
             graph,
             conv,
             &epilogue,
-            std::env::var("KA").ok().and_then(|v| v.parse().ok()).unwrap_or(knob(KNOB_ALGO)),
+            knob(KNOB_ALGO),
             knob(KNOB_TILE_POSITIONS) as usize,
             crate::fast::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS),
             isa_to_run(NAME, knobs, KNOB_ISA),
