@@ -1351,14 +1351,102 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
     };
     let nchw = Layout::Nchw;
     let cases = [
-        case(2, 3, 70, [23, 21], [7, 7], ([3, 3], [3, 3]), [2, 2], [1, 1], 1, nchw),
-        case(1, 40, 13, [15, 17], [3, 3], ([1, 1], [1, 1]), [2, 2], [1, 1], 1, nchw),
-        case(2, 12, 130, [9, 10], [3, 2], ([2, 0], [0, 3]), [3, 2], [1, 1], 2, nchw),
-        case(1, 9, 5, [11, 12], [3, 3], ([2, 2], [2, 2]), [1, 2], [2, 2], 1, Layout::Odd),
-        case(3, 20, 33, [8, 30], [5, 5], ([2, 2], [2, 2]), [1, 1], [1, 1], 1, nchw),
-        case(2, 16, 24, [6, 6], [3, 3], ([1, 1], [1, 1]), [1, 1], [1, 1], 1, nchw),
-        case(1, 8, 256, [7, 5], [3, 3], ([1, 1], [1, 1]), [2, 1], [1, 1], 1, nchw),
-        case(2, 24, 40, [13, 14], [1, 1], ([0, 0], [0, 0]), [2, 2], [1, 1], 1, nchw),
+        case(
+            2,
+            3,
+            70,
+            [23, 21],
+            [7, 7],
+            ([3, 3], [3, 3]),
+            [2, 2],
+            [1, 1],
+            1,
+            nchw,
+        ),
+        case(
+            1,
+            40,
+            13,
+            [15, 17],
+            [3, 3],
+            ([1, 1], [1, 1]),
+            [2, 2],
+            [1, 1],
+            1,
+            nchw,
+        ),
+        case(
+            2,
+            12,
+            130,
+            [9, 10],
+            [3, 2],
+            ([2, 0], [0, 3]),
+            [3, 2],
+            [1, 1],
+            2,
+            nchw,
+        ),
+        case(
+            1,
+            9,
+            5,
+            [11, 12],
+            [3, 3],
+            ([2, 2], [2, 2]),
+            [1, 2],
+            [2, 2],
+            1,
+            Layout::Odd,
+        ),
+        case(
+            3,
+            20,
+            33,
+            [8, 30],
+            [5, 5],
+            ([2, 2], [2, 2]),
+            [1, 1],
+            [1, 1],
+            1,
+            nchw,
+        ),
+        case(
+            2,
+            16,
+            24,
+            [6, 6],
+            [3, 3],
+            ([1, 1], [1, 1]),
+            [1, 1],
+            [1, 1],
+            1,
+            nchw,
+        ),
+        case(
+            1,
+            8,
+            256,
+            [7, 5],
+            [3, 3],
+            ([1, 1], [1, 1]),
+            [2, 1],
+            [1, 1],
+            1,
+            nchw,
+        ),
+        case(
+            2,
+            24,
+            40,
+            [13, 14],
+            [1, 1],
+            ([0, 0], [0, 0]),
+            [2, 2],
+            [1, 1],
+            1,
+            nchw,
+        ),
     ];
     let chains: [Vec<(M, Other)>; 3] = [
         vec![],
@@ -1380,7 +1468,8 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
                 let seed = (900 + 10 * i + j) as u64;
                 if (i + j) % 3 == 1 {
                     // x moved one byte off its alignment.
-                    let mut all: Vec<i64> = ConvFpropEngine.knobs().iter().map(|k| k.default).collect();
+                    let mut all: Vec<i64> =
+                        ConvFpropEngine.knobs().iter().map(|k| k.default).collect();
                     all[..knobs.len()].copy_from_slice(&knobs);
                     check_run(
                         &ConvFpropEngine,
@@ -1429,7 +1518,18 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
     }
     assert!(runs >= 24, "only {runs} broadcast cases ran");
     // An output of 4 MB, which the fused store writes around the caches.
-    let large = case(2, 3, 64, [90, 90], [5, 5], ([2, 2], [2, 2]), [1, 1], [1, 1], 1, nchw);
+    let large = case(
+        2,
+        3,
+        64,
+        [90, 90],
+        [5, 5],
+        ([2, 2], [2, 2]),
+        [1, 1],
+        [1, 1],
+        1,
+        nchw,
+    );
     for level in super::isa::Isa::ALL.iter().filter(|l| l.is_available()) {
         let g = conv_graph(&large, &chains[1], DataType::F32);
         let knobs = [0, 0, 2, *level as i64];
@@ -1444,7 +1544,18 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
         );
     }
     // The default choice.
-    let strided = case(8, 16, 32, [16, 16], [3, 3], ([1, 1], [1, 1]), [2, 2], [1, 1], 1, nchw);
+    let strided = case(
+        8,
+        16,
+        32,
+        [16, 16],
+        [3, 3],
+        ([1, 1], [1, 1]),
+        [2, 2],
+        [1, 1],
+        1,
+        nchw,
+    );
     let g = conv_graph(&strided, &[], DataType::F32);
     assert!(super::conv::fprop::plans_broadcast(&g, &[0, 0, 2]));
     assert!(!super::conv::fprop::plans_broadcast(&g, &[1, 0, 2]));

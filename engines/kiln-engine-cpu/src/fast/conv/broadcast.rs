@@ -111,7 +111,8 @@ pub(super) fn preferred(s: &Shape) -> bool {
     eligible(s)
         && taps > 1
         && s.kg >= LEAST_FILTERS
-        && (s.n * s.positions() >= LEAST_POSITIONS || (s.w_type == DataType::F32 && s.filters_dense()))
+        && (s.n * s.positions() >= LEAST_POSITIONS
+            || (s.w_type == DataType::F32 && s.filters_dense()))
         && (s.stride[1] > 1 || s.stride[2] > 1 || taps >= LEAST_TAPS || s.output[2] < NARROW)
 }
 
@@ -133,7 +134,7 @@ impl BroadcastPlan {
         let blocks = s.kg.div_ceil(KB);
         let want = 2 * slots;
         let parts = (1..=blocks)
-            .find(|&d| blocks % d == 0 && images * tiles * d >= want)
+            .find(|&d| blocks.is_multiple_of(d) && images * tiles * d >= want)
             .unwrap_or(blocks);
         let mut tile_rows = oh.div_ceil(tiles);
         while images * oh.div_ceil(tile_rows) * parts < want && tile_rows > 1 {
@@ -230,7 +231,10 @@ impl BroadcastPlan {
         let per_slot: usize = parts.iter().sum();
         let slots = self.slots.min(self.items()).max(1);
         // SAFETY: w is bound for this call.
-        let weights = self.inline.then(|| unsafe { self.dense_weights(w) }).flatten();
+        let weights = self
+            .inline
+            .then(|| unsafe { self.dense_weights(w) })
+            .flatten();
         // Without them the workers first pack every block of filters.
         let packing = Claims::new(if weights.is_some() {
             0
@@ -304,7 +308,14 @@ impl BroadcastPlan {
         if let Some(weights) = unsafe { self.dense_weights(w) } {
             let kb = KB.min(s.kg - k0);
             let ld = s.ws.0 as usize;
-            transpose_into(self.isa, &weights[(g * s.kg + k0) * ld..], ld, (kb, patch), dst, KB);
+            transpose_into(
+                self.isa,
+                &weights[(g * s.kg + k0) * ld..],
+                ld,
+                (kb, patch),
+                dst,
+                KB,
+            );
             if kb < KB {
                 for step in dst.chunks_exact_mut(KB) {
                     step[kb..].fill(0.0);
@@ -352,14 +363,7 @@ impl BroadcastPlan {
         let rows = self.tile_rows.min(oh - oh0);
         let len = rows * ow;
         let first = (oh0 * s.stride[1] as usize) as isize - s.pad[1];
-        let band = Band::new(
-            s,
-            x,
-            (n, g),
-            first,
-            self.band_rows,
-            self.row_len,
-        );
+        let band = Band::new(s, x, (n, g), first, self.band_rows, self.row_len);
         // Each position's offset in the band (its first channel, tap (0, 0)).
         let (sh, sw) = (s.stride[1] as usize, s.stride[2] as usize);
         let offset = |p: usize| ((p / ow) * sh * self.row_len + (p % ow) * sw) as isize;
@@ -1025,7 +1029,10 @@ mod x86 {
                         // SAFETY: columns j0..j0 + cw of row i0 + i (the caller's contract;
                         // masked lanes are not read).
                         unsafe {
-                            _mm256_maskload_ps(src.as_ptr().add((i0 + i) * ld_src + j0), lanes_mask(cw))
+                            _mm256_maskload_ps(
+                                src.as_ptr().add((i0 + i) * ld_src + j0),
+                                lanes_mask(cw),
+                            )
                         }
                     } else {
                         _mm256_setzero_ps()
@@ -1103,7 +1110,10 @@ mod tests {
                             let at = format!("oh {oh} ow {ow} n {n} slots {slots} kg {kg}");
                             assert!(p.tiles * p.tile_rows >= oh, "{at}");
                             assert!((p.tiles - 1) * p.tile_rows < oh, "{at}");
-                            assert!(p.parts >= 1 && kg.div_ceil(KB) % p.parts == 0, "{at}");
+                            assert!(
+                                p.parts >= 1 && kg.div_ceil(KB).is_multiple_of(p.parts),
+                                "{at}"
+                            );
                         }
                     }
                 }

@@ -12,10 +12,10 @@
 //! as Winograd F(2x2, 3x3) instead (see the `conv_winograd` module): always with `conv_algo = 2`,
 //! and by default when it has enough channels to be faster.
 
-use super::direct::{self, DirectTile};
-use super::geometry::{im2col, pack_weight_row, pack_weights, Shape};
 use super::band::Band;
 use super::broadcast::{self, BroadcastPlan};
+use super::direct::{self, DirectTile};
+use super::geometry::{im2col, pack_weight_row, pack_weights, Shape};
 use super::winograd::{self, WinogradPlan};
 use crate::engine::{CpuEngine, Prepared};
 use crate::fast::claims::{run_slots, Claims};
@@ -1441,8 +1441,15 @@ impl Prepared for ConvPlan {
                     // SAFETY: x is the bound f32 input, aligned (checked above); the band
                     // holds band_floats values (slot_floats); the plan's level runs here.
                     unsafe {
-                        Band::new(s, x, (n, g), oh0 as isize - s.pad[1], ph.band_rows, ph.row_len)
-                            .copy(self.isa, 0..s.cg, band)
+                        Band::new(
+                            s,
+                            x,
+                            (n, g),
+                            oh0 as isize - s.pad[1],
+                            ph.band_rows,
+                            ph.row_len,
+                        )
+                        .copy(self.isa, 0..s.cg, band)
                     };
                     // The tile's rows of the output one at a time (a tile is whole rows).
                     debug_assert!(p0 % ow == 0 && len % ow == 0);
