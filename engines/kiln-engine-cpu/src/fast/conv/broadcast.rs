@@ -762,6 +762,7 @@ impl Vector for Plain {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::super::direct::x86::lanes;
     use super::{tile, Call, Vector};
     use std::arch::x86_64::*;
 
@@ -906,11 +907,8 @@ mod x86 {
             // row gets a whole line at once (a streaming store of half a line would go to
             // memory as a partial write).
             for q in (0..self.positions).step_by(16) {
-                let lanes = (self.positions - q).min(16);
-                let masks = [
-                    lanes_mask(lanes.min(8)),
-                    lanes_mask(lanes.saturating_sub(8)),
-                ];
+                let count = (self.positions - q).min(16);
+                let masks = [lanes(count.min(8)), lanes(count.saturating_sub(8))];
                 for h in (0..self.filters).step_by(8) {
                     let halves: [[__m256; 8]; 2] = std::array::from_fn(|half| {
                         // SAFETY: rows q + 8·half.. of part (whole blocks of 16 rows),
@@ -925,8 +923,8 @@ mod x86 {
                             .out
                             .wrapping_offset((h + j) as isize * self.row_stride)
                             .wrapping_add(q);
-                        let whole = self.stream && lanes == 16 && (at as usize).is_multiple_of(64);
-                        for (half, mask) in masks.iter().enumerate().take(lanes.div_ceil(8)) {
+                        let whole = self.stream && count == 16 && (at as usize).is_multiple_of(64);
+                        for (half, mask) in masks.iter().enumerate().take(count.div_ceil(8)) {
                             let mut v = halves[half][j];
                             if let Some(bias) = self.bias {
                                 v = _mm256_add_ps(v, _mm256_set1_ps(bias[h + j]));
@@ -999,15 +997,6 @@ mod x86 {
         }
     }
 
-    /// Lanes 0..n (n <= 8) set, the mask of AVX2's masked loads and stores.
-    #[target_feature(enable = "avx2")]
-    fn lanes_mask(n: usize) -> __m256i {
-        _mm256_cmpgt_epi32(
-            _mm256_set1_epi32(n as i32),
-            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-        )
-    }
-
     /// [`super::transpose_into`] at AVX2, as [`transpose_avx512`] in blocks of 8 × 8.
     ///
     /// # Safety
@@ -1029,10 +1018,7 @@ mod x86 {
                         // SAFETY: columns j0..j0 + cw of row i0 + i (the caller's contract;
                         // masked lanes are not read).
                         unsafe {
-                            _mm256_maskload_ps(
-                                src.as_ptr().add((i0 + i) * ld_src + j0),
-                                lanes_mask(cw),
-                            )
+                            _mm256_maskload_ps(src.as_ptr().add((i0 + i) * ld_src + j0), lanes(cw))
                         }
                     } else {
                         _mm256_setzero_ps()
@@ -1044,7 +1030,7 @@ mod x86 {
                     unsafe {
                         _mm256_maskstore_ps(
                             dst.as_mut_ptr().add((j0 + j) * ld_dst + i0),
-                            lanes_mask(rh),
+                            lanes(rh),
                             v,
                         )
                     };

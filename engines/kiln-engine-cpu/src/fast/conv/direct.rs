@@ -234,7 +234,7 @@ pub(super) unsafe fn run(
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(super) mod x86 {
     use super::{MR, MR_AVX2, MR_AVX512, NR, NR_AVX2};
     use std::arch::x86_64::*;
 
@@ -344,7 +344,7 @@ mod x86 {
 
     /// Lanes 0..n (n <= 8) set, the mask of AVX2's masked loads and stores.
     #[target_feature(enable = "avx2")]
-    fn lanes(n: usize) -> __m256i {
+    pub(in crate::fast::conv) fn lanes(n: usize) -> __m256i {
         _mm256_cmpgt_epi32(
             _mm256_set1_epi32(n as i32),
             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
