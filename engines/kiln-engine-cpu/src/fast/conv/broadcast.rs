@@ -2,21 +2,25 @@
 //! multiplied with vectors of 16 to 64 filters at once (the scheme of ONNX Runtime's NCHWc
 //! kernels), so any stride and dilation reads the input where it lies and a tile's positions
 //! need not be consecutive. It takes 2-D f32 convolutions with a channels-first input and
-//! output where the kernels of [`super::direct`] (positions in the lanes) do not apply: strides
-//! above 1 and outputs narrower than a vector (`docs/engines/cpu.md`).
+//! output: by default strided ones, 5x5 and larger filters, and rows narrower than the
+//! positions-in-the-lanes kernels of [`super::direct`] fill ([`preferred`],
+//! `docs/engines/cpu.md`).
 //!
 //! A tile is whole rows of one image's output. Its worker copies the band of input rows they
 //! read into its slot, padded with zeros ([`super::band::Band`]), so that every tap of
 //! every position is one load. For each block of 64 filters the kernel holds `P` positions ×
-//! `F` vectors of filters in registers (6 × 4 zmm at the AVX-512 levels, 6 × 2 ymm at AVX2)
-//! and, per input channel and tap, loads `F` filter vectors and broadcasts `P` input values.
-//! The channels go in blocks whose packed filters stay in L1 while the kernel passes over every
-//! position of the tile; the partial sums wait in the slot, position-major. After the last
-//! block they are transposed into rows of filters and stored through the epilogue.
+//! `F` vectors of filters in registers (6 × 4 zmm at the AVX-512 levels, 6 × 2 ymm at AVX2;
+//! more positions for fewer filters) and, per input channel and tap, loads `F` filter vectors
+//! and broadcasts `P` input values. The channels go in blocks whose packed filters stay in L1
+//! while the kernel passes over every position of the tile; the partial sums wait in the slot,
+//! position-major. After the last block they are transposed into rows of filters and stored:
+//! a bias + relu (or no) epilogue into an f32 output in registers, any other through the
+//! epilogue's tile.
 //!
-//! The filters are packed once per execute, by the workers before they take tiles, as
-//! `[group][block of 64][channel][tap][64]` (zeros past the group's filters); every level reads
-//! that layout, so the workspace is the same at every level.
+//! The filters are packed as `[group][block of 64][channel][tap][64]` (zeros past the group's
+//! filters): by the workers before they take tiles, or, where each group has one or two tiles
+//! and the weights are f32 and dense, a block of channels at a time by each item just before
+//! it reads them. Every level reads that layout, so the workspace is the same at every level.
 
 use super::band::Band;
 use super::geometry::{pack_weight_row, Shape};
@@ -158,9 +162,7 @@ impl BroadcastPlan {
             band_rows,
             row_len,
             channels,
-            inline: s.n * s.groups * tiles <= INLINE_TILES * s.groups
-                && s.w_type == DataType::F32
-                && s.filters_dense(),
+            inline: s.n * tiles <= INLINE_TILES && s.w_type == DataType::F32 && s.filters_dense(),
             slots,
             isa,
         }
@@ -211,9 +213,9 @@ impl BroadcastPlan {
     /// Runs the convolution and the epilogue; `ws` holds [`Self::workspace_floats`] values.
     ///
     /// # Safety
-    /// `x` and `w` are the bound input and weight pointers of a live execute call, x 4-byte
-    /// aligned; `ptrs` come from `epilogue.pointers` for the same call; `epilogue` is bound to
-    /// the output geometry with rows = channels; the processor runs the plan's level.
+    /// `x` and `w` are the bound input and weight pointers of a live execute call (any
+    /// alignment); `ptrs` come from `epilogue.pointers` for the same call; `epilogue` is bound
+    /// to the output geometry with rows = channels; the processor runs the plan's level.
     pub unsafe fn execute(
         &self,
         x: SharedPtr,
@@ -281,14 +283,17 @@ impl BroadcastPlan {
     }
 
     /// The weights as f32 values, where they are f32, each filter one dense run in the patch
-    /// order and 4-byte aligned: filter `k`'s patch from `k · ws.0`.
+    /// order after the one before and 4-byte aligned: filter `k`'s patch from `k · ws.0`.
     ///
     /// # Safety
     /// `w` is the bound weight pointer of a live execute call.
     unsafe fn dense_weights<'w>(&self, w: SharedPtr) -> Option<&'w [f32]> {
         let s = &self.s;
         let at = w.get().cast::<f32>();
-        let dense = s.w_type == DataType::F32 && s.filters_dense() && at.is_aligned();
+        let dense = s.w_type == DataType::F32
+            && s.filters_dense()
+            && s.ws.0 >= s.patch() as isize
+            && at.is_aligned();
         let filters = s.groups * s.kg;
         let len = (filters - 1) * s.ws.0 as usize + s.patch();
         // SAFETY: the bound weights span every filter's patch (the caller's contract).

@@ -10,7 +10,9 @@
 //! strides go through the same strided loads. A 1x1, stride-1, unpadded convolution of an f32
 //! input multiplies the input in place, with no im2col. A 3x3, stride-1 2-D convolution can run
 //! as Winograd F(2x2, 3x3) instead (see the `conv_winograd` module): always with `conv_algo = 2`,
-//! and by default when it has enough channels to be faster.
+//! and by default when it has enough channels to be faster. Strided convolutions, 5x5 and
+//! larger filters and narrow rows run with the filters in the vector lanes instead (the
+//! `broadcast` module; `conv_algo = 3` wherever it applies).
 
 use super::band::Band;
 use super::broadcast::{self, BroadcastPlan};
@@ -35,8 +37,8 @@ use rayon::prelude::*;
 pub const NAME: &str = "KILN_CPU_CONV_FPROP_GEMM_V1";
 
 /// Knob: 0 = choose (direct GEMM on the input for eligible 1x1 convolutions, Winograd for 3x3
-/// stride-1 convolutions with enough channels, the filters in the lanes for strided ones,
-/// im2col otherwise), 1 = always im2col, 2 = Winograd F(2x2, 3x3) wherever it applies (3x3,
+/// stride-1 convolutions with enough channels, the filters in the lanes for strided ones, 5x5
+/// and larger filters and narrow rows, im2col otherwise), 1 = always im2col, 2 = Winograd F(2x2, 3x3) wherever it applies (3x3,
 /// stride 1, dilation 1, one group, 2-D), otherwise as 0, 3 = the filters in the lanes
 /// (`super::broadcast`) wherever it applies (2-D, f32 input with consecutive rows,
 /// channels-first input and output), otherwise im2col.
@@ -491,9 +493,9 @@ impl ConvPlan {
         };
         let winograd =
             use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots, isa));
-        // Convolutions with the filters in the lanes (super::broadcast): by default strided
-        // ones with a channels-first input and output, any eligible one with the knob's
-        // value 3.
+        // Convolutions with the filters in the lanes (super::broadcast): by default those
+        // broadcast::preferred names (strided ones, 5x5 and larger filters, narrow rows) with a
+        // channels-first input and output, any eligible one with the knob's value 3.
         let use_broadcast = !amx_layout
             && !depthwise
             && !use_winograd
