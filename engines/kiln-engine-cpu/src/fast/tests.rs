@@ -404,6 +404,36 @@ enum Layout {
 }
 
 impl ConvCase {
+    /// A 2-D NCHW case of `n` images of `c` channels and `input` rows × columns, `k` filters of
+    /// `filter` in `groups` groups, padded by `pad` (before, after), stride and dilation 1.
+    fn plane(
+        (n, c, k): (i64, i64, i64),
+        input: [i64; 2],
+        filter: [i64; 2],
+        pad: ([i64; 2], [i64; 2]),
+        groups: i64,
+    ) -> ConvCase {
+        ConvCase {
+            n,
+            c,
+            k,
+            input: input.to_vec(),
+            filter: filter.to_vec(),
+            pad: (pad.0.to_vec(), pad.1.to_vec()),
+            groups,
+            ..ConvCase::basic()
+        }
+    }
+
+    /// This case with `stride` and `dilation`.
+    fn strided(self, stride: [i64; 2], dilation: [i64; 2]) -> ConvCase {
+        ConvCase {
+            stride: stride.to_vec(),
+            dilation: dilation.to_vec(),
+            ..self
+        }
+    }
+
     fn basic() -> ConvCase {
         ConvCase {
             n: 2,
@@ -1249,22 +1279,8 @@ fn conv_fprop_direct_1x1_matches_the_reference_at_every_level() {
 #[test]
 fn conv_fprop_banded_matches_the_reference_at_every_level() {
     use PointwiseMode as M;
-    let b = ConvCase::basic();
-    let case = |n: i64,
-                c: i64,
-                k: i64,
-                input: [i64; 2],
-                filter: [i64; 2],
-                pad: ([i64; 2], [i64; 2]),
-                groups: i64| ConvCase {
-        n,
-        c,
-        k,
-        input: input.to_vec(),
-        filter: filter.to_vec(),
-        pad: (pad.0.to_vec(), pad.1.to_vec()),
-        groups,
-        ..b.clone()
+    let case = |n, c, k, input, filter, pad, groups| {
+        ConvCase::plane((n, c, k), input, filter, pad, groups)
     };
     let cases = [
         case(2, 3, 8, [9, 20], [5, 5], ([2, 2], [2, 2]), 1),
@@ -1327,126 +1343,22 @@ fn conv_fprop_banded_matches_the_reference_at_every_level() {
 #[test]
 fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
     use PointwiseMode as M;
-    #[allow(clippy::too_many_arguments)]
-    let case = |n: i64,
-                c: i64,
-                k: i64,
-                input: [i64; 2],
-                filter: [i64; 2],
-                pad: ([i64; 2], [i64; 2]),
-                stride: [i64; 2],
-                dilation: [i64; 2],
-                groups: i64,
-                layout: Layout| ConvCase {
-        n,
-        c,
-        k,
-        input: input.to_vec(),
-        filter: filter.to_vec(),
-        pad: (pad.0.to_vec(), pad.1.to_vec()),
-        stride: stride.to_vec(),
-        dilation: dilation.to_vec(),
-        groups,
-        layout,
+    let case = |n, c, k, input, filter, pad, groups| {
+        ConvCase::plane((n, c, k), input, filter, pad, groups)
     };
-    let nchw = Layout::Nchw;
+    let (one, two) = ([1, 1], [2, 2]);
     let cases = [
-        case(
-            2,
-            3,
-            70,
-            [23, 21],
-            [7, 7],
-            ([3, 3], [3, 3]),
-            [2, 2],
-            [1, 1],
-            1,
-            nchw,
-        ),
-        case(
-            1,
-            40,
-            13,
-            [15, 17],
-            [3, 3],
-            ([1, 1], [1, 1]),
-            [2, 2],
-            [1, 1],
-            1,
-            nchw,
-        ),
-        case(
-            2,
-            12,
-            130,
-            [9, 10],
-            [3, 2],
-            ([2, 0], [0, 3]),
-            [3, 2],
-            [1, 1],
-            2,
-            nchw,
-        ),
-        case(
-            1,
-            9,
-            5,
-            [11, 12],
-            [3, 3],
-            ([2, 2], [2, 2]),
-            [1, 2],
-            [2, 2],
-            1,
-            Layout::Odd,
-        ),
-        case(
-            3,
-            20,
-            33,
-            [8, 30],
-            [5, 5],
-            ([2, 2], [2, 2]),
-            [1, 1],
-            [1, 1],
-            1,
-            nchw,
-        ),
-        case(
-            2,
-            16,
-            24,
-            [6, 6],
-            [3, 3],
-            ([1, 1], [1, 1]),
-            [1, 1],
-            [1, 1],
-            1,
-            nchw,
-        ),
-        case(
-            1,
-            8,
-            256,
-            [7, 5],
-            [3, 3],
-            ([1, 1], [1, 1]),
-            [2, 1],
-            [1, 1],
-            1,
-            nchw,
-        ),
-        case(
-            2,
-            24,
-            40,
-            [13, 14],
-            [1, 1],
-            ([0, 0], [0, 0]),
-            [2, 2],
-            [1, 1],
-            1,
-            nchw,
-        ),
+        case(2, 3, 70, [23, 21], [7, 7], ([3, 3], [3, 3]), 1).strided(two, one),
+        case(1, 40, 13, [15, 17], [3, 3], ([1, 1], [1, 1]), 1).strided(two, one),
+        case(2, 12, 130, [9, 10], [3, 2], ([2, 0], [0, 3]), 2).strided([3, 2], one),
+        ConvCase {
+            layout: Layout::Odd,
+            ..case(1, 9, 5, [11, 12], [3, 3], ([2, 2], [2, 2]), 1).strided([1, 2], two)
+        },
+        case(3, 20, 33, [8, 30], [5, 5], ([2, 2], [2, 2]), 1),
+        case(2, 16, 24, [6, 6], [3, 3], ([1, 1], [1, 1]), 1),
+        case(1, 8, 256, [7, 5], [3, 3], ([1, 1], [1, 1]), 1).strided([2, 1], one),
+        case(2, 24, 40, [13, 14], [1, 1], ([0, 0], [0, 0]), 1).strided(two, one),
     ];
     let chains: [Vec<(M, Other)>; 3] = [
         vec![],
@@ -1518,18 +1430,7 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
     }
     assert!(runs >= 24, "only {runs} broadcast cases ran");
     // An output of 4 MB, which the fused store writes around the caches.
-    let large = case(
-        2,
-        3,
-        64,
-        [90, 90],
-        [5, 5],
-        ([2, 2], [2, 2]),
-        [1, 1],
-        [1, 1],
-        1,
-        nchw,
-    );
+    let large = case(2, 3, 64, [90, 90], [5, 5], ([2, 2], [2, 2]), 1);
     for level in super::isa::Isa::ALL.iter().filter(|l| l.is_available()) {
         let g = conv_graph(&large, &chains[1], DataType::F32);
         let knobs = [0, 0, 2, *level as i64];
@@ -1544,18 +1445,7 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
         );
     }
     // The default choice.
-    let strided = case(
-        8,
-        16,
-        32,
-        [16, 16],
-        [3, 3],
-        ([1, 1], [1, 1]),
-        [2, 2],
-        [1, 1],
-        1,
-        nchw,
-    );
+    let strided = case(8, 16, 32, [16, 16], [3, 3], ([1, 1], [1, 1]), 1).strided(two, one);
     let g = conv_graph(&strided, &[], DataType::F32);
     assert!(super::conv::fprop::plans_broadcast(&g, &[0, 0, 2]));
     assert!(!super::conv::fprop::plans_broadcast(&g, &[1, 0, 2]));
