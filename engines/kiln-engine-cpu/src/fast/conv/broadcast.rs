@@ -1064,27 +1064,10 @@ mod x86 {
 mod tests {
     use super::{BroadcastPlan, Shape, KB};
     use crate::fast::isa::Isa;
-    use kiln_core::DataType;
 
-    /// A 3x3 stride-1 convolution of `n` images of `oh × ow`, `kg` filters.
+    /// A 3x3 stride-1 convolution of `n` images of `oh × ow`, 5 channels, `kg` filters.
     fn shape(n: usize, kg: usize, oh: usize, ow: usize) -> Shape {
-        let (c, spatial) = (5isize, (oh * ow) as isize);
-        Shape {
-            n,
-            groups: 1,
-            cg: 5,
-            kg,
-            input: [1, oh, ow],
-            filter: [1, 3, 3],
-            output: [1, oh, ow],
-            pad: [0, 1, 1],
-            stride: [1, 1, 1],
-            dilation: [1, 1, 1],
-            xs: (c * spatial, spatial, [spatial, ow as isize, 1]),
-            ws: (c * 9, 9, [9, 3, 1]),
-            x_type: DataType::F32,
-            w_type: DataType::F32,
-        }
+        Shape::nchw_3x3(n, 5, kg, oh, ow)
     }
 
     /// Every plan's tiles cover the output's rows with none empty, and its parts split the

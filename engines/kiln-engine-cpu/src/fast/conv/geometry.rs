@@ -78,6 +78,29 @@ impl Shape {
     pub fn taps(&self) -> usize {
         self.filter.iter().product()
     }
+
+    /// A dense NCHW f32 3x3 convolution with padding 1 of `n`×`c`×`h`×`w` to `k` channels (the
+    /// engines' unit tests).
+    #[cfg(test)]
+    pub fn nchw_3x3(n: usize, c: usize, k: usize, h: usize, w: usize) -> Shape {
+        let (hw, i) = ((h * w) as isize, |v: usize| v as isize);
+        Shape {
+            n,
+            groups: 1,
+            cg: c,
+            kg: k,
+            input: [1, h, w],
+            filter: [1, 3, 3],
+            output: [1, h, w],
+            pad: [0, 1, 1],
+            stride: [1, 1, 1],
+            dilation: [1, 1, 1],
+            xs: (i(c) * hw, hw, [hw, i(w), 1]),
+            ws: (i(c * 9), 9, [9, 3, 1]),
+            x_type: DataType::F32,
+            w_type: DataType::F32,
+        }
+    }
     pub fn patch(&self) -> usize {
         self.cg * self.taps()
     }

@@ -1869,27 +1869,6 @@ mod tests {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
-    /// A dense NCHW f32 3x3 convolution with padding 1 of `n`×`c`×`h`×`w` to `k` channels.
-    fn nchw(n: usize, c: usize, k: usize, h: usize, w: usize) -> Shape {
-        let (hw, i) = ((h * w) as isize, |v: usize| v as isize);
-        Shape {
-            n,
-            groups: 1,
-            cg: c,
-            kg: k,
-            input: [1, h, w],
-            filter: [1, 3, 3],
-            output: [1, h, w],
-            pad: [0, 1, 1],
-            stride: [1, 1, 1],
-            dilation: [1, 1, 1],
-            xs: (i(c) * hw, hw, [hw, i(w), 1]),
-            ws: (i(c * 9), 9, [9, 3, 1]),
-            x_type: DataType::F32,
-            w_type: DataType::F32,
-        }
-    }
-
     #[test]
     fn the_wide_kernel_runs_where_it_fills_its_columns() {
         // 7 rows of 7 tiles in blocks of 4 rows: 28 and 21 tiles, each padded to 32.
@@ -1900,10 +1879,10 @@ mod tests {
         for level in Isa::ALL.into_iter().filter(|l| l.is_available()) {
             let wide = Packed::wide_dims_of(level).is_some();
             // Two rows of 24 tiles (a 4x48 image): one block of 48 tiles.
-            let plan = WinogradPlan::new(&nchw(1, 8, 66, 4, 48), false, 0, 2, level);
+            let plan = WinogradPlan::new(&Shape::nchw_3x3(1, 8, 66, 4, 48), false, 0, 2, level);
             assert_eq!(plan.kernel.nr == 48, wide, "{level}: 4x48");
             // One 14x14 image: 49 tiles fill 32-column slivers better.
-            let plan = WinogradPlan::new(&nchw(1, 256, 256, 14, 14), false, 0, 2, level);
+            let plan = WinogradPlan::new(&Shape::nchw_3x3(1, 256, 256, 14, 14), false, 0, 2, level);
             assert_ne!(plan.kernel.nr, 48, "{level}: 14x14");
             // The workspace asked for covers every level's layout with either kernel.
             let mine = WinogradPlan::layout(&plan.s, false, 0, 2, level, (8, 48));
