@@ -211,6 +211,27 @@ pub fn describe_knob(value: i64) -> String {
     }
 }
 
+/// Lane masks for the x86 kernels' masked loads and stores of a partial vector.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod masks {
+    use std::arch::x86_64::*;
+
+    /// Lanes 0..n (n <= 8) set: the mask of AVX2's masked loads and stores.
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn ymm_lanes(n: usize) -> __m256i {
+        _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(n as i32),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        )
+    }
+
+    /// Lanes 0..n (n <= 16) set: the mask of AVX-512's masked loads and stores.
+    #[target_feature(enable = "avx512f")]
+    pub(crate) fn zmm_lanes(n: usize) -> __mmask16 {
+        ((1u32 << n) - 1) as __mmask16
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

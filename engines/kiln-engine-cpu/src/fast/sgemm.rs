@@ -993,6 +993,7 @@ impl Kernel for Portable {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::Kernel;
+    use crate::fast::isa::masks::{ymm_lanes, zmm_lanes};
     use std::arch::x86_64::*;
 
     /// `acc[j] = Σ_p xs[p]·mat[p][j]` for a matrix laid out along the outputs (column stride
@@ -1100,7 +1101,7 @@ mod x86 {
     #[target_feature(enable = "avx512f")]
     unsafe fn load_first_zmm(p: *const f32, n: usize) -> __m512 {
         // SAFETY: the masked lanes are not read.
-        unsafe { _mm512_maskz_loadu_ps(((1u32 << n) - 1) as __mmask16, p) }
+        unsafe { _mm512_maskz_loadu_ps(zmm_lanes(n), p) }
     }
 
     /// Stores the first `n` (< 16) lanes of `v` at `p`.
@@ -1110,16 +1111,7 @@ mod x86 {
     #[target_feature(enable = "avx512f")]
     unsafe fn store_first_zmm(p: *mut f32, v: __m512, n: usize) {
         // SAFETY: the masked lanes are not written.
-        unsafe { _mm512_mask_storeu_ps(p, ((1u32 << n) - 1) as __mmask16, v) }
-    }
-
-    /// A lane mask of the first `n` (< 8) lanes, for AVX2's masked loads and stores.
-    #[target_feature(enable = "avx2")]
-    fn first_lanes(n: usize) -> __m256i {
-        _mm256_cmpgt_epi32(
-            _mm256_set1_epi32(n as i32),
-            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-        )
+        unsafe { _mm512_mask_storeu_ps(p, zmm_lanes(n), v) }
     }
 
     /// The first `n` (< 8) floats at `p` in a vector, zeros after them.
@@ -1129,7 +1121,7 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     unsafe fn load_first_ymm(p: *const f32, n: usize) -> __m256 {
         // SAFETY: the masked lanes are not read.
-        unsafe { _mm256_maskload_ps(p, first_lanes(n)) }
+        unsafe { _mm256_maskload_ps(p, ymm_lanes(n)) }
     }
 
     /// Stores the first `n` (< 8) lanes of `v` at `p`.
@@ -1139,7 +1131,7 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     unsafe fn store_first_ymm(p: *mut f32, v: __m256, n: usize) {
         // SAFETY: the masked lanes are not written.
-        unsafe { _mm256_maskstore_ps(p, first_lanes(n), v) }
+        unsafe { _mm256_maskstore_ps(p, ymm_lanes(n), v) }
     }
 
     /// `acc[j]` = the dot product of `xs` with column `j` at `mat` (row stride 1, so each column

@@ -767,8 +767,8 @@ impl Vector for Plain {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::super::direct::x86::lanes;
     use super::{tile, Call, Vector};
+    use crate::fast::isa::masks::ymm_lanes;
     use std::arch::x86_64::*;
 
     /// Generates a level's [`Vector`] from its intrinsics, with its kernels compiled for its
@@ -913,7 +913,7 @@ mod x86 {
             // memory as a partial write).
             for q in (0..self.positions).step_by(16) {
                 let count = (self.positions - q).min(16);
-                let masks = [lanes(count.min(8)), lanes(count.saturating_sub(8))];
+                let masks = [ymm_lanes(count.min(8)), ymm_lanes(count.saturating_sub(8))];
                 for h in (0..self.filters).step_by(8) {
                     let halves: [[__m256; 8]; 2] = std::array::from_fn(|half| {
                         // SAFETY: rows q + 8·half.. of part (whole blocks of 16 rows),
@@ -1023,7 +1023,10 @@ mod x86 {
                         // SAFETY: columns j0..j0 + cw of row i0 + i (the caller's contract;
                         // masked lanes are not read).
                         unsafe {
-                            _mm256_maskload_ps(src.as_ptr().add((i0 + i) * ld_src + j0), lanes(cw))
+                            _mm256_maskload_ps(
+                                src.as_ptr().add((i0 + i) * ld_src + j0),
+                                ymm_lanes(cw),
+                            )
                         }
                     } else {
                         _mm256_setzero_ps()
@@ -1035,7 +1038,7 @@ mod x86 {
                     unsafe {
                         _mm256_maskstore_ps(
                             dst.as_mut_ptr().add((j0 + j) * ld_dst + i0),
-                            lanes(rh),
+                            ymm_lanes(rh),
                             v,
                         )
                     };

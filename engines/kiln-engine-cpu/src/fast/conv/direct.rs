@@ -236,6 +236,7 @@ pub(super) unsafe fn run(
 #[cfg(target_arch = "x86_64")]
 pub(super) mod x86 {
     use super::{MR, MR_AVX2, MR_AVX512, NR, NR_AVX2};
+    use crate::fast::isa::masks::{ymm_lanes, zmm_lanes};
     use std::arch::x86_64::*;
 
     /// Steps of the kernels' channel loop per iteration.
@@ -342,15 +343,6 @@ pub(super) mod x86 {
         }
     }
 
-    /// Lanes 0..n (n <= 8) set, the mask of AVX2's masked loads and stores.
-    #[target_feature(enable = "avx2")]
-    pub(in crate::fast::conv) fn lanes(n: usize) -> __m256i {
-        _mm256_cmpgt_epi32(
-            _mm256_set1_epi32(n as i32),
-            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-        )
-    }
-
     /// Copies `kc` rows of `cols` (1 to 16) floats, at `rows` from `src`, into rows of
     /// `NR_AVX2` at `dst`, zeros past `cols`.
     ///
@@ -365,7 +357,7 @@ pub(super) mod x86 {
         cols: usize,
         dst: *mut f32,
     ) {
-        let masks = [lanes(cols.min(8)), lanes(cols.saturating_sub(8))];
+        let masks = [ymm_lanes(cols.min(8)), ymm_lanes(cols.saturating_sub(8))];
         for c in 0..kc {
             let row = src.wrapping_offset(rows.of(c));
             for (h, &m) in masks.iter().enumerate() {
@@ -541,12 +533,6 @@ pub(super) mod x86 {
         };
     }
 
-    /// Lanes 0..n (n <= 16) set, the mask of AVX-512's masked stores.
-    #[target_feature(enable = "avx512f")]
-    fn first_lanes(n: usize) -> __mmask16 {
-        ((1u32 << n) - 1) as __mmask16
-    }
-
     direct_tile!(
         /// The AVX-512 kernel: `R` × `cols` in `R × V` zmm accumulators, `b` and `c` in rows
         /// of `NR` (see `direct_tile!`).
@@ -557,7 +543,7 @@ pub(super) mod x86 {
         /// when given, has `rows == R` and each of its first `R` outputs addresses `cols`
         /// floats.
         tile_v, "avx512f", __m512, 16, NR, MR_AVX512, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps,
-        _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps, _mm512_max_ps, first_lanes,
+        _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps, _mm512_max_ps, zmm_lanes,
         _mm512_mask_storeu_ps
     );
 
@@ -571,7 +557,7 @@ pub(super) mod x86 {
         /// `finish`, when given, has `rows == R` and each of its first `R` outputs addresses
         /// `cols` floats.
         tile_avx2_v, "avx2,fma", __m256, 8, NR_AVX2, MR_AVX2, _mm256_setzero_ps, _mm256_loadu_ps,
-        _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps, _mm256_max_ps, lanes,
+        _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps, _mm256_max_ps, ymm_lanes,
         _mm256_maskstore_ps
     );
 }
