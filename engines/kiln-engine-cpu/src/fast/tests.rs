@@ -853,6 +853,42 @@ fn depthwise_convolutions_match_reference() {
     }
 }
 
+/// A 3-D convolution of one input slice of depth whose one output slice is read through the
+/// depth padding (a stride of 2 skips the slice): every output is the epilogue of 0. The 2-D
+/// paths (the depthwise planes, the filters in the lanes) took such a case for a 2-D one and
+/// read the slice; found by the conformance suite's fused test (its regression file).
+#[test]
+fn conv_reading_only_depth_padding_matches_the_reference() {
+    for (pre, groups, algo) in [(1, 1, 3), (1, 3, 0), (1, 1, 0), (0, 1, 3), (0, 3, 0)] {
+        let case = ConvCase {
+            n: 2,
+            c: 3,
+            k: 3,
+            input: vec![1, 6, 7],
+            filter: vec![1, 3, 3],
+            pad: (vec![pre, 1, 1], vec![1 - pre, 1, 1]),
+            stride: vec![2, 1, 1],
+            dilation: vec![1, 1, 1],
+            groups,
+            layout: Layout::Nchw,
+        };
+        for isa in super::isa::Isa::ALL
+            .into_iter()
+            .filter(|l| l.is_available())
+        {
+            let g = conv_graph(&case, &epilogues()[2], DataType::F32);
+            check(
+                &ConvFpropEngine,
+                g,
+                &[algo, 0, 0, isa as i64],
+                tol_of(DataType::F32),
+                3.0,
+                7,
+            );
+        }
+    }
+}
+
 #[test]
 fn conv_dgrad_and_wgrad_match_reference() {
     let mut cases = conv_cases();

@@ -83,12 +83,14 @@ pub(super) struct BroadcastPlan {
     isa: Isa,
 }
 
-/// Whether `s` is a convolution this path can run: 2-D, f32 input with consecutive rows, no
-/// negative padding.
+/// Whether `s` is a convolution this path can run: 2-D (or 3-D with one input and output slice
+/// of depth, read with no depth padding), f32 input with consecutive rows, no negative
+/// padding.
 pub(super) fn eligible(s: &Shape) -> bool {
     s.input[0] == 1
         && s.filter[0] == 1
         && s.output[0] == 1
+        && s.pad[0] == 0
         && s.x_type == DataType::F32
         && s.xs.2[2] == 1
         && s.pad[1] >= 0

@@ -207,7 +207,9 @@ pub(crate) unsafe fn plane(
     scratch: &mut [f32],
     out: &mut [f32],
 ) -> bool {
-    let two_d = s.filter[0] == 1 && s.input[0] == 1 && s.output[0] == 1;
+    // A depth of 1 whose one output reads the input's one slice (with depth padding it reads
+    // padding, and the general tile computes it).
+    let two_d = s.filter[0] == 1 && s.input[0] == 1 && s.output[0] == 1 && s.pad[0] == 0;
     let positive = (1..3).all(|d| s.stride[d] >= 1 && s.dilation[d] >= 1);
     if !two_d || !positive {
         return false;
