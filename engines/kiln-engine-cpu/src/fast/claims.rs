@@ -1,6 +1,7 @@
 //! Work shared out inside one parallel region: the workers of a region claim numbered jobs in
 //! turn, so that a worker that wakes late costs only the jobs it does not get to.
 
+use super::pool;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `count` jobs that the workers of one parallel region claim in turn, and a count of those
@@ -51,48 +52,39 @@ impl Claims {
     }
 }
 
-/// Runs `work(i, slot)` for each slot of `per_slot` floats of `bufs` (the last may be
-/// shorter): the first on the calling thread at once, the others as jobs of the thread pool.
-/// The caller does not wait for a pool thread to wake before work starts (tens of microseconds
-/// on a busy machine); with work claimed in turn ([`Claims`]), a helper that wakes late only
-/// gets less of it. Returns when every slot's work has returned.
+/// Runs `work(i, slot)` for each slot of `per_slot` items of `bufs` (the last may be
+/// shorter), on the calling thread and the pool's helpers ([`pool::for_each_chunk_mut`]): the
+/// caller starts on the first slot at once and does not wait for a helper to start (with
+/// work claimed in turn, [`Claims`], a helper that comes late only gets less of it). Returns
+/// when every slot's work has returned.
 pub(crate) fn run_slots<T: Send>(
     bufs: &mut [T],
     per_slot: usize,
     work: impl Fn(usize, &mut [T]) + Sync,
 ) {
-    let mut slots = bufs.chunks_mut(per_slot.max(1)).enumerate();
-    let Some((_, first)) = slots.next() else {
-        return;
-    };
-    let work = &work;
-    rayon::in_place_scope(|scope| {
-        for (i, slot) in slots {
-            scope.spawn(move |_| work(i, slot));
-        }
-        work(0, first);
-    });
+    pool::for_each_chunk_mut(bufs, per_slot, work);
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{run_slots, Claims};
-    use rayon::prelude::*;
+    use super::{pool, run_slots, Claims};
     use std::sync::atomic::{AtomicU32, Ordering};
 
     #[test]
     fn every_job_runs_once_and_is_seen_done_by_every_worker() {
         let flags: Vec<AtomicU32> = (0..1000).map(|_| AtomicU32::new(0)).collect();
         let jobs = Claims::new(flags.len());
-        let seen: Vec<u32> = (0..8)
-            .into_par_iter()
-            .map(|_| {
+        let seen: Vec<u32> = pool::map_init(
+            8,
+            1,
+            || (),
+            |_, _| {
                 jobs.run_all_then_wait(|j| {
                     flags[j].fetch_add(1, Ordering::Relaxed);
                 });
                 flags.iter().map(|f| f.load(Ordering::Relaxed)).sum()
-            })
-            .collect();
+            },
+        );
         assert!(flags.iter().all(|f| f.load(Ordering::Relaxed) == 1));
         assert!(seen.iter().all(|&s| s == 1000), "{seen:?}");
         assert_eq!(jobs.claim(), None);

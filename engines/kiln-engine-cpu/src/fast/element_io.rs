@@ -1,5 +1,5 @@
 //! Runs of tensor elements of any data type read into, and written from, f32 buffers, plus the
-//! raw-pointer wrapper the engines share across rayon workers.
+//! raw-pointer wrapper the engines share across the threads of a parallel region.
 
 use half::{bf16, f16};
 use kiln_core::DataType;

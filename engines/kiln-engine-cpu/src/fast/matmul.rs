@@ -12,13 +12,13 @@
 use super::element_io::{load, SharedPtr};
 use super::epilogue::{check_data_type, BoundEpilogue, Epilogue, Geometry, Tile};
 use super::isa::{isa_knob, isa_to_run, recorded_isa, resolve_isa_knob, Isa};
+use super::pool;
 use super::sgemm::{sgemm, MatMut, MatRef};
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::{for_each_offset, TensorMap};
 use kiln_core::{DataType, Op, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The engine's unique name.
@@ -307,12 +307,11 @@ impl Operand {
         let (outer_dims, outer_strides) = (&self.dims[..r - 1], &self.strides[..r - 1]);
         for_each_offset(outer_dims, outer_strides, |o| row_offsets.push(o as isize));
         let cs = self.strides[r - 1] as isize;
-        out.par_chunks_mut(cols)
-            .zip(row_offsets.par_iter())
-            .for_each(|(row, &off)| {
-                // SAFETY: a row of the tensor's own layout.
-                unsafe { load(ptr.get(), self.data_type, off, cs, row) }
-            });
+        let rows = (row_offsets.len() * cols).min(out.len());
+        pool::for_each_chunk_mut(&mut out[..rows], cols, |r, row| {
+            // SAFETY: a row of the tensor's own layout.
+            unsafe { load(ptr.get(), self.data_type, row_offsets[r], cs, row) }
+        });
     }
 }
 
@@ -425,7 +424,7 @@ impl MatmulPlan {
             if parts == 1 {
                 run(0);
             } else {
-                (0..parts).into_par_iter().for_each(run);
+                pool::for_each(parts, run);
             }
             return;
         }
@@ -500,51 +499,43 @@ impl MatmulPlan {
             // widened values instead (the packing is then wasted, which finite data never pays).
             let not_finite = AtomicBool::new(false);
             let a_blocks = amx::padded(m) / 32;
-            out_a
-                .par_chunks_mut(block)
-                .enumerate()
-                .for_each(|(c, out)| {
-                    let (f, i) = (c / a_blocks, c % a_blocks);
-                    let (rs, cs) = (self.a.rs, self.a.cs);
-                    let first = (a_ptr.get() as *const bf16).wrapping_offset(
-                        self.a.batch.get(f).copied().unwrap_or(0) + (32 * i) as isize * rs,
-                    );
-                    let rows = m.saturating_sub(32 * i);
-                    // SAFETY: rows 32·i.. of batch f's A (fewer than 32 at the end are padded),
-                    // f16 when the packing splits, else bf16.
-                    unsafe {
-                        if pk.split {
-                            let bad =
-                                amx::pack_a_f16_split(first.cast::<f16>(), rows, k, rs, cs, out);
-                            not_finite.fetch_or(bad, Ordering::Relaxed);
-                        } else {
-                            amx::pack_a(first, rows, k, rs, cs, out)
-                        }
-                    };
-                });
+            pool::for_each_chunk_mut(out_a, block, |c, out| {
+                let (f, i) = (c / a_blocks, c % a_blocks);
+                let (rs, cs) = (self.a.rs, self.a.cs);
+                let first = (a_ptr.get() as *const bf16).wrapping_offset(
+                    self.a.batch.get(f).copied().unwrap_or(0) + (32 * i) as isize * rs,
+                );
+                let rows = m.saturating_sub(32 * i);
+                // SAFETY: rows 32·i.. of batch f's A (fewer than 32 at the end are padded),
+                // f16 when the packing splits, else bf16.
+                unsafe {
+                    if pk.split {
+                        let bad = amx::pack_a_f16_split(first.cast::<f16>(), rows, k, rs, cs, out);
+                        not_finite.fetch_or(bad, Ordering::Relaxed);
+                    } else {
+                        amx::pack_a(first, rows, k, rs, cs, out)
+                    }
+                };
+            });
             let b_blocks = amx::padded(n) / 32;
-            out_b
-                .par_chunks_mut(block)
-                .enumerate()
-                .for_each(|(c, out)| {
-                    let (f, j) = (c / b_blocks, c % b_blocks);
-                    let (rs, cs) = (self.b.rs, self.b.cs);
-                    let first = (b_ptr.get() as *const bf16).wrapping_offset(
-                        self.b.batch.get(f).copied().unwrap_or(0) + (32 * j) as isize * cs,
-                    );
-                    let cols = n.saturating_sub(32 * j);
-                    // SAFETY: columns 32·j.. of batch f's B (fewer at the end are padded), f16
-                    // when the packing splits, else bf16.
-                    unsafe {
-                        if pk.split {
-                            let bad =
-                                amx::pack_b_f16_split(first.cast::<f16>(), k, cols, rs, cs, out);
-                            not_finite.fetch_or(bad, Ordering::Relaxed);
-                        } else {
-                            amx::pack_b(first, k, cols, rs, cs, out)
-                        }
-                    };
-                });
+            pool::for_each_chunk_mut(out_b, block, |c, out| {
+                let (f, j) = (c / b_blocks, c % b_blocks);
+                let (rs, cs) = (self.b.rs, self.b.cs);
+                let first = (b_ptr.get() as *const bf16).wrapping_offset(
+                    self.b.batch.get(f).copied().unwrap_or(0) + (32 * j) as isize * cs,
+                );
+                let cols = n.saturating_sub(32 * j);
+                // SAFETY: columns 32·j.. of batch f's B (fewer at the end are padded), f16
+                // when the packing splits, else bf16.
+                unsafe {
+                    if pk.split {
+                        let bad = amx::pack_b_f16_split(first.cast::<f16>(), k, cols, rs, cs, out);
+                        not_finite.fetch_or(bad, Ordering::Relaxed);
+                    } else {
+                        amx::pack_b(first, k, cols, rs, cs, out)
+                    }
+                };
+            });
             if not_finite.load(Ordering::Relaxed) {
                 return Ok(None);
             }
@@ -642,10 +633,10 @@ impl Prepared for MatmulPlan {
                 )
             };
             // No scratch here, so the GEMMs use whatever threads this machine has.
-            let threads = rayon::current_num_threads().max(1);
+            let threads = pool::threads();
             let across_batches = self.split == 0 && self.batches >= threads && threads > 1;
             if across_batches {
-                (0..self.batches).into_par_iter().for_each(|f| {
+                pool::for_each(self.batches, |f| {
                     // SAFETY: batch f's matrices; outputs of distinct batches are disjoint.
                     unsafe { self.gemm(packed, f, (0, m), (0, n), dst(f), lhs(f), rhs(f), 1) }
                 });
@@ -661,24 +652,16 @@ impl Prepared for MatmulPlan {
                 let slots = self.regions.min(rows).max(1);
                 let per_slot = self.tile_floats();
                 let bufs = &mut tiles[..slots * per_slot];
-                bufs.par_chunks_mut(per_slot)
-                    .enumerate()
-                    .for_each(|(slot, buf)| {
-                        let (row_buf, scratch) = buf.split_at_mut(n);
-                        for r in (slot * rows / slots)..((slot + 1) * rows / slots) {
-                            // SAFETY: pointers from this call; each worker owns its rows.
-                            unsafe {
-                                self.epilogue.apply_in_output(
-                                    &ptrs,
-                                    r / m,
-                                    r % m,
-                                    0,
-                                    row_buf,
-                                    scratch,
-                                )
-                            };
-                        }
-                    });
+                pool::for_each_chunk_mut(bufs, per_slot, |slot, buf| {
+                    let (row_buf, scratch) = buf.split_at_mut(n);
+                    for r in (slot * rows / slots)..((slot + 1) * rows / slots) {
+                        // SAFETY: pointers from this call; each worker owns its rows.
+                        unsafe {
+                            self.epilogue
+                                .apply_in_output(&ptrs, r / m, r % m, 0, row_buf, scratch)
+                        };
+                    }
+                });
             }
             return Ok(());
         }
@@ -726,7 +709,7 @@ impl Prepared for MatmulPlan {
         if slots == 1 {
             run_slot((0, bufs));
         } else {
-            bufs.par_chunks_mut(per_slot).enumerate().for_each(run_slot);
+            pool::for_each_chunk_mut(bufs, per_slot, |slot, buf| run_slot((slot, buf)));
         }
         Ok(())
     }

@@ -15,6 +15,7 @@ pub mod matmul;
 pub mod norm;
 pub mod pointwise;
 mod pointwise_math;
+mod pool;
 pub mod resample;
 pub mod resample_backward;
 pub mod sdpa;

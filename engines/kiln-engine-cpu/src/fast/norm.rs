@@ -4,9 +4,9 @@
 //!
 //! Inputs of any layout and of f32, f16 or bf16 are read into f32 buffers, computed in f32 and
 //! stored once, rounded to their type; statistics and parameter gradients accumulate in f64.
-//! - **Per sample** (layernorm, rmsnorm): rayon over rows (samples); a row is read once into a
-//!   buffer that stays in cache, its mean and variance are two passes over that buffer, and `y`
-//!   goes through the epilogue chain straight from it into the output.
+//! - **Per sample** (layernorm, rmsnorm): the engine's thread pool over rows (samples); a row is
+//!   read once into a buffer that stays in cache, its mean and variance are two passes over
+//!   that buffer, and `y` goes through the epilogue chain straight from it into the output.
 //! - **Per channel** (batchnorm): the tensor is walked in runs, along the channels when they are
 //!   innermost in `x` (NHWC: a run is one position's channels) and along the spatial dims
 //!   otherwise (NCHW: a run is one sample's plane of one channel). The statistics are one pass
@@ -28,6 +28,7 @@
 
 use super::element_io::SharedPtr;
 use super::epilogue::{check_data_type, Addr, BoundEpilogue, Epilogue, Geometry, Tile};
+use super::pool;
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
 use kiln_core::ops::batchnorm::BatchnormOp;
@@ -38,12 +39,11 @@ use kiln_core::ops::rmsnorm::RmsnormOp;
 use kiln_core::{GenericOp, Op, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{PluginError, PluginResult};
-use rayon::prelude::*;
 
 /// The engine's unique name.
 pub const NAME: &str = "KILN_CPU_NORM_V1";
 
-/// Elements a rayon task should cover at least, so that small rows are batched.
+/// Elements a parallel task should cover at least, so that small rows are batched.
 const TASK_ELEMENTS: usize = 16 * 1024;
 
 /// The normalization engine.
@@ -135,7 +135,7 @@ impl Walk {
         self.segments() * self.cols / self.channels.max(1)
     }
 
-    /// Segments per rayon task.
+    /// Segments per parallel task.
     fn min_len(&self) -> usize {
         (TASK_ELEMENTS / self.cols.max(1)).max(1)
     }
@@ -858,10 +858,11 @@ impl NormPlan {
         };
         let stats: Vec<(f32, f32)> = if let Some((d, yp)) = direct {
             let isa = super::isa::best_available();
-            (0..rows)
-                .into_par_iter()
-                .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
-                .map(|r| {
+            pool::map_init(
+                rows,
+                (TASK_ELEMENTS / inner.max(1)).max(1),
+                || (),
+                |_, r| {
                     // SAFETY: rows of x and y are `inner` contiguous f32 elements at their row
                     // strides (row_stride), inside their tensors; this task alone writes row r
                     // of y, and a graph never writes the x it reads.
@@ -878,55 +879,53 @@ impl NormPlan {
                         )
                     };
                     norm_row(xr, yr, &scale, bias.as_deref(), rms, eps, isa)
-                })
-                .collect()
+                },
+            )
         } else {
             let ptrs = epilogue.pointers(tensors)?;
-            (0..rows)
-                .into_par_iter()
-                .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
-                .map_init(
-                    || Buffers::new(inner),
-                    |buf, r| {
-                        let v = &mut buf.a[..];
-                        // SAFETY: row r of x, inside its dims.
-                        unsafe { x.addr.load_run(xp, x.addr.row_base(0, r), 0, v) };
-                        let n = inner as f64;
-                        // Centred on the row's first value, so that the deviations keep their
-                        // precision when the mean is large against them.
-                        let p = if rms { 0.0 } else { v[0] };
-                        let dm = if rms { 0.0 } else { lane_sum_shifted(v, p) / n };
-                        let off = dm as f32;
-                        let var = lane_sum_sq(v, p, off) / n;
-                        let iv = (1.0 / (var + f64::from(eps)).sqrt()) as f32;
-                        match &bias {
-                            Some(b) => {
-                                for ((o, &s), &b) in v.iter_mut().zip(&scale).zip(b) {
-                                    *o = ((*o - p) - off) * iv * s + b;
-                                }
-                            }
-                            None => {
-                                for (o, &s) in v.iter_mut().zip(&scale) {
-                                    *o = ((*o - p) - off) * iv * s;
-                                }
+            pool::map_init(
+                rows,
+                (TASK_ELEMENTS / inner.max(1)).max(1),
+                || Buffers::new(inner),
+                |buf, r| {
+                    let v = &mut buf.a[..];
+                    // SAFETY: row r of x, inside its dims.
+                    unsafe { x.addr.load_run(xp, x.addr.row_base(0, r), 0, v) };
+                    let n = inner as f64;
+                    // Centred on the row's first value, so that the deviations keep their
+                    // precision when the mean is large against them.
+                    let p = if rms { 0.0 } else { v[0] };
+                    let dm = if rms { 0.0 } else { lane_sum_shifted(v, p) / n };
+                    let off = dm as f32;
+                    let var = lane_sum_sq(v, p, off) / n;
+                    let iv = (1.0 / (var + f64::from(eps)).sqrt()) as f32;
+                    match &bias {
+                        Some(b) => {
+                            for ((o, &s), &b) in v.iter_mut().zip(&scale).zip(b) {
+                                *o = ((*o - p) - off) * iv * s + b;
                             }
                         }
-                        let mu = (f64::from(p) + dm) as f32;
-                        let tile = Tile {
-                            fixed: 0,
-                            row0: r,
-                            col0: 0,
-                            rows: 1,
-                            cols: inner,
-                            values: v,
-                            ld: inner,
-                        };
-                        // SAFETY: this task owns row r of the output.
-                        unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
-                        (mu, iv)
-                    },
-                )
-                .collect()
+                        None => {
+                            for (o, &s) in v.iter_mut().zip(&scale) {
+                                *o = ((*o - p) - off) * iv * s;
+                            }
+                        }
+                    }
+                    let mu = (f64::from(p) + dm) as f32;
+                    let tile = Tile {
+                        fixed: 0,
+                        row0: r,
+                        col0: 0,
+                        rows: 1,
+                        cols: inner,
+                        values: v,
+                        ld: inner,
+                    };
+                    // SAFETY: this task owns row r of the output.
+                    unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
+                    (mu, iv)
+                },
+            )
         };
         if let Some(m) = mean {
             tensors.scatter_f32(*m, &stats.iter().map(|s| s.0).collect::<Vec<_>>())?;
@@ -1025,10 +1024,11 @@ impl NormPlan {
                 })
                 .collect();
             let yp = ptr(tensors, y)?;
-            (0..w.segments())
-                .into_par_iter()
-                .with_min_len(w.min_len())
-                .for_each(|s| {
+            pool::for_each_init(
+                w.segments(),
+                w.min_len(),
+                || (),
+                |_, s| {
                     let (f, r) = (s / w.rows, s % w.rows);
                     // SAFETY: x and y are f32 with contiguous runs (direct_runs), so segment
                     // (f, r) is `cols` consecutive f32 at its row base in each, inside their
@@ -1051,45 +1051,45 @@ impl NormPlan {
                     } else {
                         scale_shift_run(src, dst, ScaleShift::One(a[f], shift[f]));
                     }
-                });
-            return Ok(());
-        }
-        (0..w.segments())
-            .into_par_iter()
-            .with_min_len(w.min_len())
-            .for_each_init(
-                || Buffers::new(w.cols),
-                |buf, s| {
-                    let (f, r) = (s / w.rows, s % w.rows);
-                    let (v, src) = (&mut buf.a[..], &mut buf.b[..]);
-                    if *x_direct {
-                        // SAFETY: x is f32 with contiguous runs: segment (f, r) is `cols`
-                        // consecutive f32 at its row base, inside its dims, only read.
-                        let src = unsafe {
-                            std::slice::from_raw_parts(
-                                (xp.get() as *const f32).offset(x.addr.row_base(f, r)),
-                                w.cols,
-                            )
-                        };
-                        affine_run(src, v, params(f));
-                    } else {
-                        // SAFETY: segment (f, r) of x.
-                        unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, src) };
-                        affine_run(src, v, params(f));
-                    }
-                    let tile = Tile {
-                        fixed: f,
-                        row0: r,
-                        col0: 0,
-                        rows: 1,
-                        cols: w.cols,
-                        values: v,
-                        ld: w.cols,
-                    };
-                    // SAFETY: this task owns segment (f, r) of the output.
-                    unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
                 },
             );
+            return Ok(());
+        }
+        pool::for_each_init(
+            w.segments(),
+            w.min_len(),
+            || Buffers::new(w.cols),
+            |buf, s| {
+                let (f, r) = (s / w.rows, s % w.rows);
+                let (v, src) = (&mut buf.a[..], &mut buf.b[..]);
+                if *x_direct {
+                    // SAFETY: x is f32 with contiguous runs: segment (f, r) is `cols`
+                    // consecutive f32 at its row base, inside its dims, only read.
+                    let src = unsafe {
+                        std::slice::from_raw_parts(
+                            (xp.get() as *const f32).offset(x.addr.row_base(f, r)),
+                            w.cols,
+                        )
+                    };
+                    affine_run(src, v, params(f));
+                } else {
+                    // SAFETY: segment (f, r) of x.
+                    unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, src) };
+                    affine_run(src, v, params(f));
+                }
+                let tile = Tile {
+                    fixed: f,
+                    row0: r,
+                    col0: 0,
+                    rows: 1,
+                    cols: w.cols,
+                    values: v,
+                    ld: w.cols,
+                };
+                // SAFETY: this task owns segment (f, r) of the output.
+                unsafe { epilogue.apply(&ptrs, tile, &mut buf.scratch) };
+            },
+        );
         Ok(())
     }
 
@@ -1120,42 +1120,41 @@ impl NormPlan {
         };
         let inv = tensors.gather_f32(*inv)?;
         let (dyp, xp, dxp) = (ptr(tensors, dy)?, ptr(tensors, x)?, ptr(tensors, dx)?);
-        let sums = (0..rows)
-            .into_par_iter()
-            .with_min_len((TASK_ELEMENTS / inner.max(1)).max(1))
-            .fold(
-                || (Sums::new(inner), Buffers::new(inner)),
-                |(mut acc, mut buf), r| {
-                    let (xv, dyv) = (&mut buf.a[..], &mut buf.b[..]);
-                    // SAFETY: row r of x and dy.
-                    unsafe {
-                        x.addr.load_run(xp, x.addr.row_base(0, r), 0, xv);
-                        dy.addr.load_run(dyp, dy.addr.row_base(0, r), 0, dyv);
-                    }
-                    let (mu, iv) = (mean[r], inv[r]);
-                    let (mut sg, mut sgx) = (0f32, 0f32);
-                    for i in 0..inner {
-                        let xh = (xv[i] - mu) * iv;
-                        let g = dyv[i] * scale[i];
-                        sg += g;
-                        sgx += g * xh;
-                        acc.s1[i] += f64::from(dyv[i] * xh);
-                        acc.s2[i] += f64::from(dyv[i]);
-                        xv[i] = xh;
-                    }
-                    let n = inner as f32;
-                    let mg = if rms { 0.0 } else { sg / n };
-                    let mgx = sgx / n;
-                    for i in 0..inner {
-                        xv[i] = iv * (dyv[i] * scale[i] - mg - xv[i] * mgx);
-                    }
-                    // SAFETY: this task owns row r of dx.
-                    unsafe { dx.addr.store_run(dxp, dx.addr.row_base(0, r), 0, xv) };
-                    (acc, buf)
-                },
-            )
-            .map(|(acc, _)| acc)
-            .reduce(|| Sums::new(inner), Sums::merge);
+        let sums = pool::fold(
+            rows,
+            (TASK_ELEMENTS / inner.max(1)).max(1),
+            || (Sums::new(inner), Buffers::new(inner)),
+            |(acc, buf), r| {
+                let (xv, dyv) = (&mut buf.a[..], &mut buf.b[..]);
+                // SAFETY: row r of x and dy.
+                unsafe {
+                    x.addr.load_run(xp, x.addr.row_base(0, r), 0, xv);
+                    dy.addr.load_run(dyp, dy.addr.row_base(0, r), 0, dyv);
+                }
+                let (mu, iv) = (mean[r], inv[r]);
+                let (mut sg, mut sgx) = (0f32, 0f32);
+                for i in 0..inner {
+                    let xh = (xv[i] - mu) * iv;
+                    let g = dyv[i] * scale[i];
+                    sg += g;
+                    sgx += g * xh;
+                    acc.s1[i] += f64::from(dyv[i] * xh);
+                    acc.s2[i] += f64::from(dyv[i]);
+                    xv[i] = xh;
+                }
+                let n = inner as f32;
+                let mg = if rms { 0.0 } else { sg / n };
+                let mgx = sgx / n;
+                for i in 0..inner {
+                    xv[i] = iv * (dyv[i] * scale[i] - mg - xv[i] * mgx);
+                }
+                // SAFETY: this task owns row r of dx.
+                unsafe { dx.addr.store_run(dxp, dx.addr.row_base(0, r), 0, xv) };
+            },
+        )
+        .into_iter()
+        .map(|(acc, _)| acc)
+        .fold(Sums::new(inner), Sums::merge);
         tensors.scatter_f64(*dscale, &sums.s1)?;
         if let Some(b) = dbias {
             tensors.scatter_f64(*b, &sums.s2)?;
@@ -1192,35 +1191,34 @@ impl NormPlan {
                 dy.addr.load_run(dyp, dy.addr.row_base(f, r), 0, &mut buf.b);
             }
         };
-        let sums = (0..w.segments())
-            .into_par_iter()
-            .with_min_len(w.min_len())
-            .fold(
-                || (Sums::new(w.channels), Buffers::new(w.cols)),
-                |(mut acc, mut buf), s| {
-                    let (f, r) = (s / w.rows, s % w.rows);
-                    load(&mut buf, f, r);
-                    if w.inner {
-                        for c in 0..w.cols {
-                            let xh = (buf.a[c] - mean[c]) * inv[c];
-                            acc.s1[c] += f64::from(buf.b[c] * xh);
-                            acc.s2[c] += f64::from(buf.b[c]);
-                        }
-                    } else {
-                        let (m, iv) = (mean[f], inv[f]);
-                        let (mut s1, mut s2) = (0f32, 0f32);
-                        for (&xv, &d) in buf.a.iter().zip(&buf.b) {
-                            s1 += d * (xv - m) * iv;
-                            s2 += d;
-                        }
-                        acc.s1[f] += f64::from(s1);
-                        acc.s2[f] += f64::from(s2);
+        let sums = pool::fold(
+            w.segments(),
+            w.min_len(),
+            || (Sums::new(w.channels), Buffers::new(w.cols)),
+            |(acc, buf), s| {
+                let (f, r) = (s / w.rows, s % w.rows);
+                load(buf, f, r);
+                if w.inner {
+                    for c in 0..w.cols {
+                        let xh = (buf.a[c] - mean[c]) * inv[c];
+                        acc.s1[c] += f64::from(buf.b[c] * xh);
+                        acc.s2[c] += f64::from(buf.b[c]);
                     }
-                    (acc, buf)
-                },
-            )
-            .map(|(acc, _)| acc)
-            .reduce(|| Sums::new(w.channels), Sums::merge);
+                } else {
+                    let (m, iv) = (mean[f], inv[f]);
+                    let (mut s1, mut s2) = (0f32, 0f32);
+                    for (&xv, &d) in buf.a.iter().zip(&buf.b) {
+                        s1 += d * (xv - m) * iv;
+                        s2 += d;
+                    }
+                    acc.s1[f] += f64::from(s1);
+                    acc.s2[f] += f64::from(s2);
+                }
+            },
+        )
+        .into_iter()
+        .map(|(acc, _)| acc)
+        .fold(Sums::new(w.channels), Sums::merge);
         tensors.scatter_f64(*dscale, &sums.s1)?;
         if let Some(b) = dbias {
             tensors.scatter_f64(*b, &sums.s2)?;
@@ -1230,23 +1228,22 @@ impl NormPlan {
         let k: Vec<f32> = inv.iter().zip(&scale).map(|(i, s)| i * s).collect();
         let mb: Vec<f32> = sums.s2.iter().map(|v| (v / m) as f32).collect();
         let ms: Vec<f32> = sums.s1.iter().map(|v| (v / m) as f32).collect();
-        (0..w.segments())
-            .into_par_iter()
-            .with_min_len(w.min_len())
-            .for_each_init(
-                || Buffers::new(w.cols),
-                |buf, s| {
-                    let (f, r) = (s / w.rows, s % w.rows);
-                    load(buf, f, r);
-                    for j in 0..w.cols {
-                        let c = if w.inner { j } else { f };
-                        let xh = (buf.a[j] - mean[c]) * inv[c];
-                        buf.a[j] = k[c] * (buf.b[j] - mb[c] - xh * ms[c]);
-                    }
-                    // SAFETY: this task owns segment (f, r) of dx.
-                    unsafe { dx.addr.store_run(dxp, dx.addr.row_base(f, r), 0, &buf.a) };
-                },
-            );
+        pool::for_each_init(
+            w.segments(),
+            w.min_len(),
+            || Buffers::new(w.cols),
+            |buf, s| {
+                let (f, r) = (s / w.rows, s % w.rows);
+                load(buf, f, r);
+                for j in 0..w.cols {
+                    let c = if w.inner { j } else { f };
+                    let xh = (buf.a[j] - mean[c]) * inv[c];
+                    buf.a[j] = k[c] * (buf.b[j] - mb[c] - xh * ms[c]);
+                }
+                // SAFETY: this task owns segment (f, r) of dx.
+                unsafe { dx.addr.store_run(dxp, dx.addr.row_base(f, r), 0, &buf.a) };
+            },
+        );
         Ok(())
     }
 }
@@ -1269,31 +1266,30 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<
             pivot[f] = v;
         }
     }
-    let sums = (0..w.segments())
-        .into_par_iter()
-        .with_min_len(w.min_len())
-        .fold(
-            || (Sums::new(w.channels), vec![0f32; w.cols]),
-            |(mut acc, mut buf), s| {
-                let (f, r) = (s / w.rows, s % w.rows);
-                // SAFETY: segment (f, r) of x.
-                unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, &mut buf) };
-                if w.inner {
-                    for c in 0..w.cols {
-                        let d = f64::from(buf[c] - pivot[c]);
-                        acc.s1[c] += d;
-                        acc.s2[c] += d * d;
-                    }
-                } else {
-                    let p = pivot[f];
-                    acc.s1[f] += lane_sum_shifted(&buf, p);
-                    acc.s2[f] += lane_sum_sq(&buf, p, 0.0);
+    let sums = pool::fold(
+        w.segments(),
+        w.min_len(),
+        || (Sums::new(w.channels), vec![0f32; w.cols]),
+        |(acc, buf), s| {
+            let (f, r) = (s / w.rows, s % w.rows);
+            // SAFETY: segment (f, r) of x.
+            unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, buf) };
+            if w.inner {
+                for c in 0..w.cols {
+                    let d = f64::from(buf[c] - pivot[c]);
+                    acc.s1[c] += d;
+                    acc.s2[c] += d * d;
                 }
-                (acc, buf)
-            },
-        )
-        .map(|(acc, _)| acc)
-        .reduce(|| Sums::new(w.channels), Sums::merge);
+            } else {
+                let p = pivot[f];
+                acc.s1[f] += lane_sum_shifted(buf, p);
+                acc.s2[f] += lane_sum_sq(buf, p, 0.0);
+            }
+        },
+    )
+    .into_iter()
+    .map(|(acc, _)| acc)
+    .fold(Sums::new(w.channels), Sums::merge);
     let m = w.per_channel() as f64;
     let mut offset = Vec::with_capacity(w.channels);
     let mut var = Vec::with_capacity(w.channels);

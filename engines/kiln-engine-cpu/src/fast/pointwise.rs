@@ -2,17 +2,18 @@
 //!
 //! The whole graph is evaluated per block of elements of its iteration space (the broadcast of
 //! all its tensors' dims) in f32 buffers that stay in L1/L2: inputs are loaded once per block,
-//! every node runs over the block, outputs are stored. Blocks run in parallel on rayon. Dims
-//! that every tensor walks contiguously are merged first, so packed tensors move as whole rows.
+//! every node runs over the block, outputs are stored. Blocks run in parallel on the engine's
+//! thread pool. Dims that every tensor walks contiguously are merged first, so packed tensors
+//! move as whole rows.
 
 use super::element_io::{load, store, SharedPtr};
 use super::pointwise_math::{Operand, Pointwise};
+use super::pool;
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
 use kiln_core::{DataType, Op, OpGraph, PointwiseMode};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{PluginError, PluginResult};
-use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// The engine's unique name.
@@ -425,7 +426,7 @@ impl Prepared for FusedPlan {
         if blocks <= 1 {
             run(&mut new_slots(), 0);
         } else {
-            (0..blocks).into_par_iter().for_each_init(new_slots, run);
+            pool::for_each_init(blocks, 1, new_slots, run);
         }
         Ok(())
     }

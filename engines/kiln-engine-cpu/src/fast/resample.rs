@@ -1,4 +1,5 @@
-//! `KILN_CPU_RESAMPLE_V1`: pooling (a graph of one `resample` node) in f32, on rayon.
+//! `KILN_CPU_RESAMPLE_V1`: pooling (a graph of one `resample` node) in f32, on the engine's
+//! thread pool.
 //!
 //! The outputs are folded 16 at a time in vector registers (AVX-512, two AVX2 registers, or
 //! plain loops), each vector folding every tap of its window before it is stored once. Two
@@ -23,13 +24,13 @@
 use super::element_io::{load, store, SharedPtr};
 use super::epilogue::check_data_type;
 use super::isa::Isa;
+use super::pool;
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
 use kiln_core::ops::resample::{ResampleGeometry, ResampleMode, ResampleOp};
 use kiln_core::{DataType, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{PluginError, PluginResult};
-use rayon::prelude::*;
 
 /// The engine's unique name.
 pub const NAME: &str = "KILN_CPU_RESAMPLE_V1";
@@ -1528,13 +1529,11 @@ impl Pooling {
         // scheduling.
         let per_row = (width * if self.channels_inner { ow } else { 1 }).max(1);
         let chunk = (4096 / per_row).clamp(1, rows.max(1));
-        (0..rows.div_ceil(chunk))
-            .into_par_iter()
-            .for_each_init(scratch, |s, i| {
-                let r0 = i * chunk;
-                // SAFETY: run's contract; tasks own distinct output rows.
-                unsafe { self.pool_rows(ptrs, r0..(r0 + chunk).min(rows), s) }
-            });
+        pool::for_each_init(rows.div_ceil(chunk), 1, scratch, |s, i| {
+            let r0 = i * chunk;
+            // SAFETY: run's contract; tasks own distinct output rows.
+            unsafe { self.pool_rows(ptrs, r0..(r0 + chunk).min(rows), s) }
+        });
     }
 }
 

@@ -1,5 +1,5 @@
 //! `KILN_CPU_RESAMPLE_BACKWARD_V1`: pooling's backward (a graph of one `resample_backward`
-//! node) in f32, on rayon.
+//! node) in f32, on the engine's thread pool.
 //!
 //! dx is gathered, never scattered: each dx element sums, in row-major order of the output
 //! positions, the dy of the windows that cover it (per spatial dim the outputs `o` with
@@ -22,6 +22,7 @@
 use super::element_io::{load, store, SharedPtr};
 use super::epilogue::check_data_type;
 use super::isa::Isa;
+use super::pool;
 use super::resample::{channels_innermost, Argmax};
 use crate::engine::{CpuEngine, Prepared};
 use crate::tensor_map::TensorMap;
@@ -29,7 +30,6 @@ use kiln_core::ops::resample::{ResampleMode, ResampleOp};
 use kiln_core::{DataType, GenericOp, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{PluginError, PluginResult};
-use rayon::prelude::*;
 
 /// The engine's unique name.
 pub const NAME: &str = "KILN_CPU_RESAMPLE_BACKWARD_V1";
@@ -688,7 +688,9 @@ impl Prepared for Backward {
         };
         if self.channels_inner {
             let positions = Self::positions(&self.input);
-            (0..self.n * positions).into_par_iter().for_each_init(
+            pool::for_each_init(
+                self.n * positions,
+                1,
                 || self.scratch(),
                 |s, task| {
                     // SAFETY: execute's contract; tasks own distinct dx positions.
@@ -696,7 +698,9 @@ impl Prepared for Backward {
                 },
             );
         } else {
-            (0..self.n * self.c).into_par_iter().for_each_init(
+            pool::for_each_init(
+                self.n * self.c,
+                1,
                 || self.plane_scratch(),
                 |s, task| {
                     // SAFETY: execute's contract; tasks own distinct dx planes.

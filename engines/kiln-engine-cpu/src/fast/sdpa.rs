@@ -1,5 +1,5 @@
 //! `KILN_CPU_SDPA_FLASH_V1`: scaled dot-product attention, forward and backward, in
-//! FlashAttention's tiled form on rayon.
+//! FlashAttention's tiled form on the engine's thread pool ([`super::pool`]).
 //!
 //! Forward: one task per (batch, query head, block of query rows). The task keeps its query
 //! block, an f32 output accumulator and each row's running max and sum, and walks the key/value
@@ -17,6 +17,7 @@
 //! f16/bf16 operands are widened to f32 per tile; all arithmetic is f32. No workspace.
 
 use super::element_io::{load, store, SharedPtr};
+use super::pool;
 use crate::engine::{CpuEngine, Prepared};
 use crate::reference::sdpa::clamp_len;
 use crate::tensor_map::TensorMap;
@@ -24,7 +25,6 @@ use kiln_core::ops::sdpa::{AttnScale, SdpaBackwardOp, SdpaMask, SdpaOp, SdpaShap
 use kiln_core::{DataType, Op, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
-use rayon::prelude::*;
 use std::ops::Range;
 
 /// The engine's unique name.
@@ -744,14 +744,12 @@ impl Prepared for SdpaPlan {
             Kind::Forward { o, stats } => {
                 let o = Bound::new(tensors, o)?;
                 let stats = stats.as_ref().map(|s| Bound::new(tensors, s)).transpose()?;
-                (0..sh.batch * sh.heads_q * q_blocks)
-                    .into_par_iter()
-                    .for_each(|t| {
-                        let (bh, qb) = (t / q_blocks, t % q_blocks);
-                        let i0 = qb * bq;
-                        let i1 = (i0 + bq).min(sh.seq_q);
-                        run.forward_block(bh / sh.heads_q, bh % sh.heads_q, i0, i1, o, stats);
-                    });
+                pool::for_each(sh.batch * sh.heads_q * q_blocks, |t| {
+                    let (bh, qb) = (t / q_blocks, t % q_blocks);
+                    let i0 = qb * bq;
+                    let i1 = (i0 + bq).min(sh.seq_q);
+                    run.forward_block(bh / sh.heads_q, bh % sh.heads_q, i0, i1, o, stats);
+                });
             }
             Kind::Backward {
                 o,
@@ -771,17 +769,18 @@ impl Prepared for SdpaPlan {
                         lse.len()
                     )));
                 }
-                let delta: Vec<f32> = (0..rows)
-                    .into_par_iter()
-                    .map(|row| {
+                let delta: Vec<f32> = pool::map_init(
+                    rows,
+                    1,
+                    || (vec![0f32; sh.dim_v], vec![0f32; sh.dim_v]),
+                    |(a, c), row| {
                         let (bh, i) = (row / sh.seq_q, row % sh.seq_q);
                         let (b, h) = (bh / sh.heads_q, bh % sh.heads_q);
-                        let (mut a, mut c) = (vec![0f32; sh.dim_v], vec![0f32; sh.dim_v]);
-                        o.load_rows(b, h, i, 0, sh.dim_v, &mut a);
-                        d_o.load_rows(b, h, i, 0, sh.dim_v, &mut c);
-                        a.iter().zip(&c).map(|(x, y)| x * y).sum()
-                    })
-                    .collect();
+                        o.load_rows(b, h, i, 0, sh.dim_v, a);
+                        d_o.load_rows(b, h, i, 0, sh.dim_v, c);
+                        a.iter().zip(c.iter()).map(|(x, y)| x * y).sum()
+                    },
+                );
                 let g = Grad { d_o, lse, delta };
                 let (dq, dk, dv) = (
                     Bound::new(tensors, dq)?,
@@ -790,27 +789,23 @@ impl Prepared for SdpaPlan {
                 );
                 let bk = self.block_kv;
                 let kv_blocks = sh.seq_kv.div_ceil(bk);
-                (0..sh.batch * sh.heads_kv * kv_blocks)
-                    .into_par_iter()
-                    .for_each(|t| {
-                        let (bh, kb) = (t / kv_blocks, t % kv_blocks);
-                        let (b, hk) = (bh / sh.heads_kv, bh % sh.heads_kv);
-                        let j0 = kb * bk;
-                        let j1 = (j0 + bk).min(sh.seq_kv);
-                        let (gk, gv) = run.key_block(&g, b, hk, j0, j1);
-                        dk.store_rows(b, hk, j0, &gk);
-                        dv.store_rows(b, hk, j0, &gv);
-                    });
-                (0..sh.batch * sh.heads_q * q_blocks)
-                    .into_par_iter()
-                    .for_each(|t| {
-                        let (bh, qb) = (t / q_blocks, t % q_blocks);
-                        let (b, h) = (bh / sh.heads_q, bh % sh.heads_q);
-                        let i0 = qb * bq;
-                        let i1 = (i0 + bq).min(sh.seq_q);
-                        let gq = run.query_block(&g, b, h, i0, i1);
-                        dq.store_rows(b, h, i0, &gq);
-                    });
+                pool::for_each(sh.batch * sh.heads_kv * kv_blocks, |t| {
+                    let (bh, kb) = (t / kv_blocks, t % kv_blocks);
+                    let (b, hk) = (bh / sh.heads_kv, bh % sh.heads_kv);
+                    let j0 = kb * bk;
+                    let j1 = (j0 + bk).min(sh.seq_kv);
+                    let (gk, gv) = run.key_block(&g, b, hk, j0, j1);
+                    dk.store_rows(b, hk, j0, &gk);
+                    dv.store_rows(b, hk, j0, &gv);
+                });
+                pool::for_each(sh.batch * sh.heads_q * q_blocks, |t| {
+                    let (bh, qb) = (t / q_blocks, t % q_blocks);
+                    let (b, h) = (bh / sh.heads_q, bh % sh.heads_q);
+                    let i0 = qb * bq;
+                    let i1 = (i0 + bq).min(sh.seq_q);
+                    let gq = run.query_block(&g, b, h, i0, i1);
+                    dq.store_rows(b, h, i0, &gq);
+                });
             }
         }
         Ok(())

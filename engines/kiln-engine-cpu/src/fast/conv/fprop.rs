@@ -26,12 +26,12 @@ use crate::fast::epilogue::{
     check_data_type, BoundEpilogue, Epilogue, EpiloguePtrs, Geometry, Tile,
 };
 use crate::fast::isa::{isa_knob, isa_to_run, recorded_isa, resolve_isa_knob, Isa};
+use crate::fast::pool;
 use crate::fast::sgemm::{sgemm, Packed};
 use crate::tensor_map::TensorMap;
 use kiln_core::{ConvDirection, DataType, Op, OpGraph, TensorDesc};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
-use rayon::prelude::*;
 
 /// The engine's unique name.
 pub const NAME: &str = "KILN_CPU_CONV_FPROP_GEMM_V1";
@@ -692,7 +692,7 @@ impl ConvPlan {
         if parts <= 1 {
             return rows_of(0, rows, t.values, scratch);
         }
-        (0..parts).into_par_iter().for_each(|part| {
+        pool::for_each(parts, |part| {
             let mut run = vec![0.0f32; 2 * cols];
             let (buf, scratch) = run.split_at_mut(cols);
             rows_of(part * rows / parts, (part + 1) * rows / parts, buf, scratch);
@@ -714,14 +714,15 @@ impl ConvPlan {
     fn pack_filter_slivers(&self, mr: usize, wpack: &[f32], u: &mut [f32]) {
         let (kg, patch) = (self.s.kg, self.s.patch());
         let per_group = kg.div_ceil(mr);
-        u[..self.s.groups * per_group * patch * mr]
-            .par_chunks_mut(patch * mr)
-            .enumerate()
-            .for_each(|(i, sliver)| {
+        pool::for_each_chunk_mut(
+            &mut u[..self.s.groups * per_group * patch * mr],
+            patch * mr,
+            |i, sliver| {
                 let (g, rows) = self.sliver_rows(mr, i);
                 let wg = &wpack[g * kg * patch..];
                 write_sliver(mr, patch, &wg[rows.start * patch..rows.end * patch], sliver);
-            });
+            },
+        );
     }
 
     /// Packs left sliver `i` of [`Self::pack_filter_slivers`]' layout straight from the
@@ -863,30 +864,29 @@ impl ConvPlan {
             };
             // One packed block: 32 filters (columns of B, or rows of A) over the whole patch.
             let blocks = kg.div_ceil(32);
-            out.par_chunks_mut(amx::block_len(patch))
-                .take(self.s.groups * blocks)
-                .enumerate()
-                .for_each(|(c, dst)| {
-                    let (g, j) = (c / blocks, c % blocks);
-                    let first = g * kg + 32 * j;
-                    let count = kg - 32 * j;
-                    // SAFETY: filters first.. of group g (fewer than 32 at the end are padded):
-                    // in w, filter f's patch is the run at f·ws.0 (filters_direct); in wpack the
-                    // [kg, patch] rows of all groups, row-major.
-                    unsafe {
-                        if direct {
-                            let src = (w.get() as *const half::bf16)
-                                .wrapping_offset(first as isize * self.s.ws.0);
-                            amx::pack_b(src, patch, count, 1, self.s.ws.0, dst)
-                        } else if a.positions_as_rows {
-                            let src = wpack[first * patch..].as_ptr();
-                            amx::pack_b(src, patch, count, 1, patch as isize, dst)
-                        } else {
-                            let src = wpack[first * patch..].as_ptr();
-                            amx::pack_a(src, count, patch, patch as isize, 1, dst)
-                        }
-                    };
-                });
+            let len = amx::block_len(patch);
+            let packed = (self.s.groups * blocks * len).min(out.len());
+            pool::for_each_chunk_mut(&mut out[..packed], len, |c, dst| {
+                let (g, j) = (c / blocks, c % blocks);
+                let first = g * kg + 32 * j;
+                let count = kg - 32 * j;
+                // SAFETY: filters first.. of group g (fewer than 32 at the end are padded):
+                // in w, filter f's patch is the run at f·ws.0 (filters_direct); in wpack the
+                // [kg, patch] rows of all groups, row-major.
+                unsafe {
+                    if direct {
+                        let src = (w.get() as *const half::bf16)
+                            .wrapping_offset(first as isize * self.s.ws.0);
+                        amx::pack_b(src, patch, count, 1, self.s.ws.0, dst)
+                    } else if a.positions_as_rows {
+                        let src = wpack[first * patch..].as_ptr();
+                        amx::pack_b(src, patch, count, 1, patch as isize, dst)
+                    } else {
+                        let src = wpack[first * patch..].as_ptr();
+                        amx::pack_a(src, count, patch, patch as isize, 1, dst)
+                    }
+                };
+            });
         }
     }
 
@@ -1322,7 +1322,7 @@ impl Prepared for ConvPlan {
         let slots = self.regions.min(items).max(1);
         let patch = s.patch();
         // Fewer tiles than threads (one small image, say): each tile's GEMM gets the others.
-        let gemm_threads = (rayon::current_num_threads() / items).max(1);
+        let gemm_threads = (pool::threads() / items).max(1);
         // Workers claim items in turn rather than taking a fixed share each: a worker that
         // wakes late (tens of microseconds on a busy machine) then costs only the items it
         // does not get to, instead of its whole share running after the others'.
@@ -1671,9 +1671,15 @@ impl Prepared for ConvPlan {
             }
         };
         let per_slot = col_f + tile_f + scratch_f;
-        run_slots(&mut rest[..slots * per_slot], per_slot, |i, buf| {
-            run_slot((i, buf))
-        });
+        if gemm_threads > 1 {
+            // Fewer items than threads: one after another on this thread, each GEMM on all
+            // of them (a parallel region opened inside another runs on its thread alone).
+            run_slot((0, &mut rest[..per_slot]));
+        } else {
+            run_slots(&mut rest[..slots * per_slot], per_slot, |i, buf| {
+                run_slot((i, buf))
+            });
+        }
         Ok(())
     }
 }
@@ -1702,7 +1708,7 @@ unsafe fn copy_channels_last(s: &Shape, x: SharedPtr, out: &mut [f32]) -> (Share
     const PB: usize = 32;
     #[cfg(target_arch = "x86_64")]
     let fast = s.xs.2[2] == 1 && std::arch::is_x86_feature_detected!("avx2");
-    copy.par_chunks_mut(row).enumerate().for_each(|(r, dst)| {
+    pool::for_each_chunk_mut(copy, row, |r, dst| {
         let (n, i0, i1) = (r / (d0 * d1), (r / d1) % d0, r % d1);
         let base = (x.get() as *const bf16).wrapping_offset(
             n as isize * s.xs.0 + i0 as isize * s.xs.2[0] + i1 as isize * s.xs.2[1],

@@ -3,9 +3,9 @@
 //! columns of a matrix, for any layout and data type).
 
 use crate::fast::element_io::{load, load_one, SharedPtr};
+use crate::fast::pool;
 use kiln_core::{ConvOp, DataType, OpGraph};
 use kiln_plugin_sdk::{PluginError, PluginResult};
-use rayon::prelude::*;
 
 /// Sizes and strides normalized to three spatial dims (missing leading dims have size 1).
 #[derive(Debug, Clone)]
@@ -136,7 +136,7 @@ fn spatial3<T: Copy>(v: &[T], fill: T) -> [T; 3] {
 pub(crate) unsafe fn pack_weights(s: &Shape, channels_last: bool, w: SharedPtr, out: &mut [f32]) {
     let patch = s.patch();
     let out = &mut out[..s.weight_floats()];
-    out.par_chunks_mut(patch).enumerate().for_each(|(k, row)| {
+    pool::for_each_chunk_mut(out, patch, |k, row| {
         // SAFETY: forwarded contract; k < K.
         unsafe { pack_weight_row(s, channels_last, w, k, row) }
     });

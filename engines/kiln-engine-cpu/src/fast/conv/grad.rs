@@ -12,12 +12,12 @@ use crate::engine::{CpuEngine, Prepared};
 use crate::fast::element_io::{gather, load, store, SharedPtr};
 use crate::fast::epilogue::check_data_type;
 use crate::fast::isa::{isa_knob, isa_to_run, resolve_isa_knob, Isa};
+use crate::fast::pool;
 use crate::fast::sgemm::sgemm;
 use crate::tensor_map::TensorMap;
 use kiln_core::{ConvDirection, ConvOp, Op, OpGraph};
 use kiln_plugin_abi::{KILN_BEHAVIOR_DETERMINISTIC, KILN_BEHAVIOR_SUPPORTS_PLAN_SERIALIZATION};
 use kiln_plugin_sdk::{KnobDescriptor, PluginError, PluginResult};
-use rayon::prelude::*;
 
 /// The data-gradient engine's unique name.
 pub const DGRAD_NAME: &str = "KILN_CPU_CONV_DGRAD_GEMM_V1";
@@ -350,62 +350,59 @@ impl GradPlan {
         let slots = self.regions.min(s.n).max(1);
         let patch = s.patch();
         let in_pos = self.in_positions();
-        bufs[..slots * per_slot]
-            .par_chunks_mut(per_slot)
-            .enumerate()
-            .for_each(|(slot, buf)| {
-                let (img, rest) = buf.split_at_mut(acc_f);
-                let (col, tile) = rest.split_at_mut(col_f);
-                for n in (slot * s.n / slots)..((slot + 1) * s.n / slots) {
-                    img.fill(0.0);
-                    for g in 0..s.groups {
-                        for chunk in 0..self.chunks {
-                            let p0 = chunk * self.tile_positions;
-                            let len = self.tile_positions.min(s.positions() - p0);
-                            // SAFETY: dy is bound for this call.
-                            unsafe { self.load_dy(y, n, g, p0, len, tile) };
-                            // SAFETY: col = W_g^T [patch, kg] * dy tile [kg, len], all in the
-                            // worker's buffers and the packed weights.
+        pool::for_each_chunk_mut(&mut bufs[..slots * per_slot], per_slot, |slot, buf| {
+            let (img, rest) = buf.split_at_mut(acc_f);
+            let (col, tile) = rest.split_at_mut(col_f);
+            for n in (slot * s.n / slots)..((slot + 1) * s.n / slots) {
+                img.fill(0.0);
+                for g in 0..s.groups {
+                    for chunk in 0..self.chunks {
+                        let p0 = chunk * self.tile_positions;
+                        let len = self.tile_positions.min(s.positions() - p0);
+                        // SAFETY: dy is bound for this call.
+                        unsafe { self.load_dy(y, n, g, p0, len, tile) };
+                        // SAFETY: col = W_g^T [patch, kg] * dy tile [kg, len], all in the
+                        // worker's buffers and the packed weights.
+                        unsafe {
+                            sgemm(
+                                self.isa,
+                                patch,
+                                len,
+                                s.kg,
+                                (col.as_mut_ptr(), len as isize, 1),
+                                (wpack.as_ptr().add(g * s.kg * patch), 1, patch as isize),
+                                (tile.as_ptr(), len as isize, 1),
+                                false,
+                                1,
+                            )
+                        };
+                        self.col2im(g, p0, len, &col[..patch * len], img);
+                    }
+                }
+                for c in 0..s.cg * s.groups {
+                    for a in 0..s.input[0] {
+                        for b in 0..s.input[1] {
+                            let off = n as isize * s.xs.0
+                                + c as isize * s.xs.1
+                                + a as isize * s.xs.2[0]
+                                + b as isize * s.xs.2[1];
+                            let start = c * in_pos + (a * s.input[1] + b) * s.input[2];
+                            // SAFETY: one row of image n of dx; images are owned by one
+                            // worker each.
                             unsafe {
-                                sgemm(
-                                    self.isa,
-                                    patch,
-                                    len,
-                                    s.kg,
-                                    (col.as_mut_ptr(), len as isize, 1),
-                                    (wpack.as_ptr().add(g * s.kg * patch), 1, patch as isize),
-                                    (tile.as_ptr(), len as isize, 1),
-                                    false,
-                                    1,
+                                store(
+                                    x.get(),
+                                    s.x_type,
+                                    off,
+                                    s.xs.2[2],
+                                    &img[start..start + s.input[2]],
                                 )
                             };
-                            self.col2im(g, p0, len, &col[..patch * len], img);
-                        }
-                    }
-                    for c in 0..s.cg * s.groups {
-                        for a in 0..s.input[0] {
-                            for b in 0..s.input[1] {
-                                let off = n as isize * s.xs.0
-                                    + c as isize * s.xs.1
-                                    + a as isize * s.xs.2[0]
-                                    + b as isize * s.xs.2[1];
-                                let start = c * in_pos + (a * s.input[1] + b) * s.input[2];
-                                // SAFETY: one row of image n of dx; images are owned by one
-                                // worker each.
-                                unsafe {
-                                    store(
-                                        x.get(),
-                                        s.x_type,
-                                        off,
-                                        s.xs.2[2],
-                                        &img[start..start + s.input[2]],
-                                    )
-                                };
-                            }
                         }
                     }
                 }
-            });
+            }
+        });
         Ok(())
     }
 
@@ -424,42 +421,40 @@ impl GradPlan {
         let slots = self.regions.min(items).max(1);
         let patch = s.patch();
         let bufs = &mut bufs[..slots * per_slot];
-        bufs.par_chunks_mut(per_slot)
-            .enumerate()
-            .for_each(|(slot, buf)| {
-                let (acc, rest) = buf.split_at_mut(acc_f);
-                let (col, tile) = rest.split_at_mut(col_f);
-                acc.fill(0.0);
-                for item in (slot * items / slots)..((slot + 1) * items / slots) {
-                    let (n, g, chunk) = (
-                        item / (s.groups * self.chunks),
-                        (item / self.chunks) % s.groups,
-                        item % self.chunks,
-                    );
-                    let p0 = chunk * self.tile_positions;
-                    let len = self.tile_positions.min(s.positions() - p0);
-                    // SAFETY: x and dy are bound for this call.
-                    unsafe {
-                        im2col(s, false, x, n, g, p0, len, col);
-                        self.load_dy(y, n, g, p0, len, tile);
-                    }
-                    // SAFETY: acc_g [kg, patch] += dy tile [kg, len] * col^T [len, patch], all in
-                    // the worker's buffers.
-                    unsafe {
-                        sgemm(
-                            self.isa,
-                            s.kg,
-                            patch,
-                            len,
-                            (acc.as_mut_ptr().add(g * s.kg * patch), patch as isize, 1),
-                            (tile.as_ptr(), len as isize, 1),
-                            (col.as_ptr(), 1, len as isize),
-                            true,
-                            1,
-                        )
-                    };
+        pool::for_each_chunk_mut(bufs, per_slot, |slot, buf| {
+            let (acc, rest) = buf.split_at_mut(acc_f);
+            let (col, tile) = rest.split_at_mut(col_f);
+            acc.fill(0.0);
+            for item in (slot * items / slots)..((slot + 1) * items / slots) {
+                let (n, g, chunk) = (
+                    item / (s.groups * self.chunks),
+                    (item / self.chunks) % s.groups,
+                    item % self.chunks,
+                );
+                let p0 = chunk * self.tile_positions;
+                let len = self.tile_positions.min(s.positions() - p0);
+                // SAFETY: x and dy are bound for this call.
+                unsafe {
+                    im2col(s, false, x, n, g, p0, len, col);
+                    self.load_dy(y, n, g, p0, len, tile);
                 }
-            });
+                // SAFETY: acc_g [kg, patch] += dy tile [kg, len] * col^T [len, patch], all in
+                // the worker's buffers.
+                unsafe {
+                    sgemm(
+                        self.isa,
+                        s.kg,
+                        patch,
+                        len,
+                        (acc.as_mut_ptr().add(g * s.kg * patch), patch as isize, 1),
+                        (tile.as_ptr(), len as isize, 1),
+                        (col.as_ptr(), 1, len as isize),
+                        true,
+                        1,
+                    )
+                };
+            }
+        });
         // Sum the workers' copies into the first and store it.
         let (first, others) = bufs.split_at_mut(per_slot);
         let total = &mut first[..s.weight_floats()];
