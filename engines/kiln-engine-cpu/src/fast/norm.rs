@@ -45,6 +45,23 @@ pub const NAME: &str = "KILN_CPU_NORM_V1";
 
 /// Elements a parallel task should cover at least, so that small rows are batched.
 const TASK_ELEMENTS: usize = 16 * 1024;
+/// Most groups of items whose f64 sums are kept apart ([`fold_groups`]).
+const FOLD_GROUPS: usize = 64;
+/// Most bytes of those groups' sums together.
+const FOLD_BYTES: usize = 8 << 20;
+
+/// How many groups the sums over `items` items (each worth a task's work every `min_len`) are
+/// split into for `pool::fold`: one a task's work, at most [`FOLD_GROUPS`], and at most as many
+/// as keep the groups' two f64 sums of `channels` values within [`FOLD_BYTES`]. It depends on
+/// the graph alone, so the sums are the same at every execute and thread count.
+fn fold_groups(items: usize, min_len: usize, channels: usize) -> usize {
+    let by_memory = (FOLD_BYTES / (16 * channels.max(1))).max(1);
+    items
+        .div_ceil(min_len.max(1))
+        .min(FOLD_GROUPS)
+        .min(by_memory)
+        .max(1)
+}
 
 /// The normalization engine.
 pub struct NormEngine;
@@ -1122,7 +1139,7 @@ impl NormPlan {
         let (dyp, xp, dxp) = (ptr(tensors, dy)?, ptr(tensors, x)?, ptr(tensors, dx)?);
         let sums = pool::fold(
             rows,
-            (TASK_ELEMENTS / inner.max(1)).max(1),
+            fold_groups(rows, (TASK_ELEMENTS / inner.max(1)).max(1), inner),
             || (Sums::new(inner), Buffers::new(inner)),
             |(acc, buf), r| {
                 let (xv, dyv) = (&mut buf.a[..], &mut buf.b[..]);
@@ -1193,7 +1210,7 @@ impl NormPlan {
         };
         let sums = pool::fold(
             w.segments(),
-            w.min_len(),
+            fold_groups(w.segments(), w.min_len(), w.channels),
             || (Sums::new(w.channels), Buffers::new(w.cols)),
             |(acc, buf), s| {
                 let (f, r) = (s / w.rows, s % w.rows);
@@ -1268,7 +1285,7 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<
     }
     let sums = pool::fold(
         w.segments(),
-        w.min_len(),
+        fold_groups(w.segments(), w.min_len(), w.channels),
         || (Sums::new(w.channels), vec![0f32; w.cols]),
         |(acc, buf), s| {
             let (f, r) = (s / w.rows, s % w.rows);

@@ -10,8 +10,10 @@
 //!
 //! A region ([`run`]) runs a body once on each participant (the caller and the helpers that
 //! arrive while it is open); the body claims numbered items from a shared counter
-//! ([`for_each`], [`for_each_init`]), so a helper that arrives late only gets fewer items, and
-//! what an item computes never depends on which thread runs it or on how many do.
+//! ([`for_each`], [`for_each_init`], [`map_init`], [`for_each_chunk_mut`]), so a helper that
+//! arrives late only gets fewer items, and what an item computes never depends on which thread
+//! runs it or on how many do. Sums over items ([`fold`]) are kept per fixed group of items and
+//! added in order, for the same reason.
 //!
 //! - One region at a time: a region opened while another is running (another thread's
 //!   execute) or from inside a region runs its body on the calling thread alone.
@@ -268,44 +270,12 @@ pub(crate) fn for_each_init<S>(
     init: impl Fn() -> S + Sync,
     f: impl Fn(&mut S, usize) + Sync,
 ) {
-    share(n, min_len, init, f, |_, _| {});
-}
-
-/// As [`for_each_init`], and returns the value each thread that took items made and passed
-/// to its items (an accumulator: the caller adds them up). Which items each value saw depends
-/// on the threads' timing.
-pub(crate) fn fold<S: Send>(
-    n: usize,
-    min_len: usize,
-    init: impl Fn() -> S + Sync,
-    f: impl Fn(&mut S, usize) + Sync,
-) -> Vec<S> {
-    let kept = Mutex::new(Vec::new());
-    share(n, min_len, init, f, |seat, state| {
-        kept.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((seat, state))
-    });
-    let mut kept = kept.into_inner().unwrap_or_else(|e| e.into_inner());
-    kept.sort_by_key(|&(seat, _)| seat);
-    kept.into_iter().map(|(_, s)| s).collect()
-}
-
-/// [`for_each_init`] and [`fold`]: each thread that took items ends with `done(seat, value)`.
-fn share<S>(
-    n: usize,
-    min_len: usize,
-    init: impl Fn() -> S + Sync,
-    f: impl Fn(&mut S, usize) + Sync,
-    done: impl Fn(usize, S) + Sync,
-) {
     let min_len = min_len.max(1);
     let seats = seats().min(n / min_len);
     if seats <= 1 {
         if n > 0 {
             let mut state = init();
             (0..n).for_each(|i| f(&mut state, i));
-            done(0, state);
         }
         return;
     }
@@ -328,10 +298,34 @@ fn share<S>(
                 (i..(i + grain).min(starts[s + 1])).for_each(|i| f(state, i));
             }
         }
-        if let Some(state) = state {
-            done(seat, state);
-        }
     });
+}
+
+/// Runs `f(state, i)` for every `i` in `0..n`, the indices cut into `groups` runs of consecutive
+/// indices (at least 1, at most `n`), each run in order on one thread and with a state of its
+/// own made by `init()`; returns the runs' states in order. What each state sees depends only
+/// on `n` and `groups`, never on the threads, so sums that the caller adds up from them in
+/// order come out the same at every execute.
+pub(crate) fn fold<S: Send>(
+    n: usize,
+    groups: usize,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize) + Sync,
+) -> Vec<S> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let groups = groups.clamp(1, n);
+    map_init(
+        groups,
+        1,
+        || (),
+        |_, g| {
+            let mut state = init();
+            (n * g / groups..n * (g + 1) / groups).for_each(|i| f(&mut state, i));
+            state
+        },
+    )
 }
 
 /// `f(i)` for every `i` in `0..n`, in order, computed as [`for_each_init`] computes them.
@@ -470,6 +464,31 @@ mod tests {
             });
             assert_eq!(data, (0..n).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn fold_groups_do_not_depend_on_the_threads() {
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let seen = |i: usize| (i as f32).sqrt() * 1e-3 + 1e4;
+        let sums = || {
+            fold(100_003, 13, || 0f32, |acc, i| *acc += seen(i))
+                .into_iter()
+                .fold(0f32, |a, b| a + b)
+        };
+        let alone = one.install(sums);
+        for _ in 0..20 {
+            assert_eq!(sums().to_bits(), alone.to_bits());
+        }
+        let groups = fold(10, 4, Vec::new, |v, i| v.push(i));
+        assert_eq!(
+            groups,
+            [vec![0, 1], vec![2, 3, 4], vec![5, 6], vec![7, 8, 9]]
+        );
+        assert!(fold(0, 4, || 0, |_, _| ()).is_empty());
+        assert_eq!(fold(3, 9, || 0, |c, _| *c += 1), [1, 1, 1]);
     }
 
     #[test]
