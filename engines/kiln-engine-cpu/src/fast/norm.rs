@@ -250,6 +250,9 @@ enum Work {
     },
     SampleBackward {
         rms: bool,
+        /// Row strides (elements) of dy, x and dx when all three are f32 with contiguous rows:
+        /// rows are then read and written where they lie, not through buffers.
+        direct: Option<[isize; 3]>,
         dy: Walked,
         x: Walked,
         dx: Walked,
@@ -262,6 +265,9 @@ enum Work {
         dbias: Option<i64>,
     },
     ChannelBackward {
+        /// Whether dy, x and dx are f32 with contiguous runs (`direct_runs`): runs are then
+        /// read and written where they lie, not through buffers.
+        direct: bool,
         dy: Walked,
         x: Walked,
         dx: Walked,
@@ -412,6 +418,9 @@ impl NormPlan {
                 if b.kind.per_channel() {
                     let (walk, g) = Walk::of(xt);
                     Work::ChannelBackward {
+                        direct: direct_runs(x_of(b.dy)?, walk)
+                            && direct_runs(xt, walk)
+                            && direct_runs(x_of(b.dx)?, walk),
                         dy: Walked::new(graph, b.dy, &g)?,
                         x: Walked::new(graph, b.x, &g)?,
                         dx: Walked::new(graph, b.dx, &g)?,
@@ -425,8 +434,17 @@ impl NormPlan {
                 } else {
                     let g = sample_geometry(xt);
                     let rows = xt.dims[0] as usize;
+                    let direct = match (
+                        row_stride(x_of(b.dy)?),
+                        row_stride(xt),
+                        row_stride(x_of(b.dx)?),
+                    ) {
+                        (Some(dy), Some(x), Some(dx)) => Some([dy, x, dx]),
+                        _ => None,
+                    };
                     Work::SampleBackward {
                         rms: b.mean.is_none(),
+                        direct,
                         dy: Walked::new(graph, b.dy, &g)?,
                         x: Walked::new(graph, b.x, &g)?,
                         dx: Walked::new(graph, b.dx, &g)?,
@@ -475,6 +493,46 @@ fn row_stride(t: &TensorDesc) -> Option<isize> {
     }
 }
 
+/// Defines `$name(isa, args)`, which runs `$body(args)` (an `#[inline(always)]` function)
+/// compiled for `isa`, a level this processor runs (from `isa::best_available`): inlined into a
+/// function built with that level's features, its loops are vectorized for it. The arithmetic
+/// is the same at every level (nothing is fused or reordered), and so are the bits.
+macro_rules! by_level {
+    ($(#[$m:meta])* fn $name:ident($($a:ident: $t:ty),*) $(-> $r:ty)? = $body:path) => {
+        $(#[$m])*
+        #[allow(clippy::too_many_arguments)]
+        fn $name(isa: super::isa::Isa, $($a: $t),*) $(-> $r)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                /// # Safety
+                /// The processor has AVX-512 F, AVX2 and FMA.
+                #[target_feature(enable = "avx512f,avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn avx512($($a: $t),*) $(-> $r)? {
+                    $body($($a),*)
+                }
+                /// # Safety
+                /// The processor has AVX2 and FMA.
+                #[target_feature(enable = "avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn avx2($($a: $t),*) $(-> $r)? {
+                    $body($($a),*)
+                }
+                use super::isa::Isa;
+                match isa {
+                    // SAFETY: `isa` is a level this processor runs (the caller's contract).
+                    Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => return unsafe { avx512($($a),*) },
+                    // SAFETY: as above.
+                    Isa::Avx2 => return unsafe { avx2($($a),*) },
+                    Isa::Portable => {}
+                }
+            }
+            let _ = isa;
+            $body($($a),*)
+        }
+    };
+}
+
 /// Lanes of the direct rows' sums: four 8-lane or two 16-lane accumulators per sum, so that
 /// the adds of consecutive chunks do not wait on each other.
 const ROW_LANES: usize = 32;
@@ -482,72 +540,23 @@ const ROW_LANES: usize = 32;
 /// Values the pivot of a direct layernorm row is the mean of.
 const PIVOT_VALUES: usize = 32;
 
-/// One row of a direct layernorm (`rms` false) or rmsnorm into `y`; returns (mean, inverse
-/// standard deviation or inverse rms). The statistics are one pass: sums of `v - p` and of its
-/// square in f32 lanes (combined in f64), `p` the mean of the row's first values, so that a
-/// large mean does not cancel; when the row's mean still lies more than one standard deviation
-/// from `p`, the variance is taken again as the mean square deviation from the mean (a second
-/// pass, from cache). y is `((v - p) - d) * inv * scale + bias`, `d` the mean less `p`.
-#[inline]
-fn norm_row(
-    x: &[f32],
-    y: &mut [f32],
-    scale: &[f32],
-    bias: Option<&[f32]>,
-    rms: bool,
-    eps: f32,
-    isa: super::isa::Isa,
-) -> (f32, f32) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use super::isa::Isa;
-        match isa {
-            // SAFETY: `isa` is a level this processor runs (isa::best_available).
-            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
-                return unsafe { norm_row_avx512(x, y, scale, bias, rms, eps) }
-            }
-            // SAFETY: as above.
-            Isa::Avx2 => return unsafe { norm_row_avx2(x, y, scale, bias, rms, eps) },
-            Isa::Portable => {}
-        }
-    }
-    let _ = isa;
-    norm_row_portable(x, y, scale, bias, rms, eps)
-}
-
-/// [`norm_row_portable`] compiled for AVX-512 F.
-///
-/// # Safety
-/// The processor must have AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn norm_row_avx512(
-    x: &[f32],
-    y: &mut [f32],
-    scale: &[f32],
-    bias: Option<&[f32]>,
-    rms: bool,
-    eps: f32,
-) -> (f32, f32) {
-    norm_row_portable(x, y, scale, bias, rms, eps)
-}
-
-/// [`norm_row_portable`] compiled for AVX2 and FMA.
-///
-/// # Safety
-/// The processor must have AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn norm_row_avx2(
-    x: &[f32],
-    y: &mut [f32],
-    scale: &[f32],
-    bias: Option<&[f32]>,
-    rms: bool,
-    eps: f32,
-) -> (f32, f32) {
-    norm_row_portable(x, y, scale, bias, rms, eps)
-}
+by_level!(
+    /// One row of a direct layernorm (`rms` false) or rmsnorm into `y`; returns (mean, inverse
+    /// standard deviation or inverse rms). The statistics are one pass: sums of `v - p` and of its
+    /// square in f32 lanes (combined in f64), `p` the mean of the row's first values, so that a
+    /// large mean does not cancel; when the row's mean still lies more than one standard deviation
+    /// from `p`, the variance is taken again as the mean square deviation from the mean (a second
+    /// pass, from cache). y is `((v - p) - d) * inv * scale + bias`, `d` the mean less `p`.
+    #[inline]
+    fn norm_row(
+        x: &[f32],
+        y: &mut [f32],
+        scale: &[f32],
+        bias: Option<&[f32]>,
+        rms: bool,
+        eps: f32
+    ) -> (f32, f32) = norm_row_portable
+);
 
 #[inline(always)]
 fn norm_row_portable(
@@ -773,6 +782,199 @@ fn lane_sum_sq(v: &[f32], p: f32, off: f32) -> f64 {
     acc.iter().map(|&x| f64::from(x)).sum::<f64>() + rest
 }
 
+/// Σ dy·(x - m)·iv and Σ dy over one run of a channel's plane, each in [`ROW_LANES`] f32
+/// lanes added up in a fixed order (and the values past the last whole lane group in f64).
+#[inline(always)]
+fn plane_sums(x: &[f32], dy: &[f32], m: f32, iv: f32) -> (f64, f64) {
+    let n = x.len().min(dy.len());
+    let whole = n - n % ROW_LANES;
+    let (mut a1, mut a2) = ([0f32; ROW_LANES], [0f32; ROW_LANES]);
+    let chunks = x[..whole]
+        .chunks_exact(ROW_LANES)
+        .zip(dy[..whole].chunks_exact(ROW_LANES));
+    for (x, dy) in chunks {
+        for k in 0..ROW_LANES {
+            a1[k] += dy[k] * (x[k] - m) * iv;
+            a2[k] += dy[k];
+        }
+    }
+    let (mut t1, mut t2) = (0f64, 0f64);
+    for i in whole..n {
+        t1 += f64::from(dy[i] * (x[i] - m) * iv);
+        t2 += f64::from(dy[i]);
+    }
+    let lanes = |v: &[f32; ROW_LANES], t: f64| v.iter().map(|&a| f64::from(a)).sum::<f64>() + t;
+    (lanes(&a1, t1), lanes(&a2, t2))
+}
+
+by_level!(
+    /// [`BackwardRow::run`] at a level.
+    fn backward_row(row: &BackwardRow<'_>, dy: &[f32], x: &[f32], dx: &mut [f32], acc: &mut Sums)
+        = BackwardRow::portable
+);
+
+by_level!(
+    /// [`plane_sums`] at a level.
+    fn plane_sums_at(x: &[f32], dy: &[f32], m: f32, iv: f32) -> (f64, f64) = plane_sums
+);
+
+by_level!(
+    /// [`channel_sums_portable`] at a level.
+    fn channel_sums(
+        x: &[f32],
+        dy: &[f32],
+        mean: &[f32],
+        inv: &[f32],
+        s1: &mut [f64],
+        s2: &mut [f64]
+    ) = channel_sums_portable
+);
+
+by_level!(
+    /// [`channel_dx_portable`] at a level.
+    fn channel_dx(x: &[f32], dy: &[f32], p: ChannelDx<'_>, out: &mut [f32]) = channel_dx_portable
+);
+
+/// Adds dy·x̂ and dy to `s1` and `s2` for a run along the channels (x̂ = (x - mean)·inv per
+/// channel).
+#[inline(always)]
+fn channel_sums_portable(
+    x: &[f32],
+    dy: &[f32],
+    mean: &[f32],
+    inv: &[f32],
+    s1: &mut [f64],
+    s2: &mut [f64],
+) {
+    let n = x.len();
+    let (dy, mean, inv, s1, s2) = (&dy[..n], &mean[..n], &inv[..n], &mut s1[..n], &mut s2[..n]);
+    for c in 0..n {
+        let xh = (x[c] - mean[c]) * inv[c];
+        s1[c] += f64::from(dy[c] * xh);
+        s2[c] += f64::from(dy[c]);
+    }
+}
+
+/// The per-channel factors of batchnorm's dx = k·(dy - mb - x̂·ms), x̂ = (x - mean)·inv: per
+/// value of a run along the channels, or one for a run in a channel's plane.
+#[derive(Clone, Copy)]
+enum ChannelDx<'a> {
+    Along {
+        mean: &'a [f32],
+        inv: &'a [f32],
+        k: &'a [f32],
+        mb: &'a [f32],
+        ms: &'a [f32],
+    },
+    Plane {
+        mean: f32,
+        inv: f32,
+        k: f32,
+        mb: f32,
+        ms: f32,
+    },
+}
+
+/// dx of one run ([`ChannelDx`]).
+#[inline(always)]
+fn channel_dx_portable(x: &[f32], dy: &[f32], p: ChannelDx<'_>, out: &mut [f32]) {
+    let n = x.len();
+    let (dy, out) = (&dy[..n], &mut out[..n]);
+    match p {
+        ChannelDx::Along {
+            mean,
+            inv,
+            k,
+            mb,
+            ms,
+        } => {
+            let (mean, inv, k, mb, ms) = (&mean[..n], &inv[..n], &k[..n], &mb[..n], &ms[..n]);
+            for j in 0..n {
+                let xh = (x[j] - mean[j]) * inv[j];
+                out[j] = k[j] * (dy[j] - mb[j] - xh * ms[j]);
+            }
+        }
+        ChannelDx::Plane {
+            mean,
+            inv,
+            k,
+            mb,
+            ms,
+        } => {
+            for j in 0..n {
+                let xh = (x[j] - mean) * inv;
+                out[j] = k * (dy[j] - mb - xh * ms);
+            }
+        }
+    }
+}
+
+/// The per-row values of the per-sample backward: the scale and the row's statistics.
+struct BackwardRow<'a> {
+    scale: &'a [f32],
+    mu: f32,
+    iv: f32,
+    rms: bool,
+}
+
+impl BackwardRow<'_> {
+    /// `dx` of one row from its `dy` and `x`, adding dy·x̂ and dy to the parameter gradients'
+    /// sums `acc`: x̂ = (x - mean)·iv, g = dy·scale, dx = iv·(g - mean(g) - x̂·mean(g·x̂))
+    /// (rmsnorm: without mean(g)). The row's two sums run in [`ROW_LANES`] lanes added up in a
+    /// fixed order, compiled for `isa` (the same bits at every level).
+    fn run(&self, isa: super::isa::Isa, dy: &[f32], x: &[f32], dx: &mut [f32], acc: &mut Sums) {
+        backward_row(isa, self, dy, x, dx, acc)
+    }
+
+    #[inline(always)]
+    fn portable(&self, dy: &[f32], x: &[f32], dx: &mut [f32], acc: &mut Sums) {
+        let n = x.len();
+        let (dy, scale, dx) = (&dy[..n], &self.scale[..n], &mut dx[..n]);
+        let (s1, s2) = (&mut acc.s1[..n], &mut acc.s2[..n]);
+        let (mu, iv) = (self.mu, self.iv);
+        // dx holds x̂ until the sums are known.
+        let (mut sg, mut sgx) = ([0f32; ROW_LANES], [0f32; ROW_LANES]);
+        let whole = n - n % ROW_LANES;
+        let chunks = x[..whole]
+            .chunks_exact(ROW_LANES)
+            .zip(dy[..whole].chunks_exact(ROW_LANES))
+            .zip(scale[..whole].chunks_exact(ROW_LANES))
+            .zip(dx[..whole].chunks_exact_mut(ROW_LANES));
+        for (((x, dy), scale), dx) in chunks {
+            for k in 0..ROW_LANES {
+                let xh = (x[k] - mu) * iv;
+                let g = dy[k] * scale[k];
+                sg[k] += g;
+                sgx[k] += g * xh;
+                dx[k] = xh;
+            }
+        }
+        let (mut tg, mut tgx) = (0f64, 0f64);
+        for i in whole..n {
+            let xh = (x[i] - mu) * iv;
+            let g = dy[i] * scale[i];
+            tg += f64::from(g);
+            tgx += f64::from(g * xh);
+            dx[i] = xh;
+        }
+        for i in 0..n {
+            s1[i] += f64::from(dy[i] * dx[i]);
+            s2[i] += f64::from(dy[i]);
+        }
+        let lanes = |v: &[f32; ROW_LANES], t: f64| v.iter().map(|&a| f64::from(a)).sum::<f64>() + t;
+        let rows = n as f64;
+        let mg = if self.rms {
+            0.0
+        } else {
+            (lanes(&sg, tg) / rows) as f32
+        };
+        let mgx = (lanes(&sgx, tgx) / rows) as f32;
+        for i in 0..n {
+            dx[i] = iv * (dy[i] * scale[i] - mg - dx[i] * mgx);
+        }
+    }
+}
+
 /// The pointers of a walked tensor.
 fn ptr(tensors: &TensorMap<'_>, w: &Walked) -> PluginResult<SharedPtr> {
     tensors.ptr(w.uid).map(SharedPtr)
@@ -895,7 +1097,7 @@ impl NormPlan {
                             ),
                         )
                     };
-                    norm_row(xr, yr, &scale, bias.as_deref(), rms, eps, isa)
+                    norm_row(isa, xr, yr, &scale, bias.as_deref(), rms, eps)
                 },
             )
         } else {
@@ -1115,6 +1317,7 @@ impl NormPlan {
     unsafe fn sample_backward(&self, tensors: &TensorMap<'_>) -> PluginResult<()> {
         let Work::SampleBackward {
             rms,
+            direct,
             dy,
             x,
             dx,
@@ -1137,40 +1340,54 @@ impl NormPlan {
         };
         let inv = tensors.gather_f32(*inv)?;
         let (dyp, xp, dxp) = (ptr(tensors, dy)?, ptr(tensors, x)?, ptr(tensors, dx)?);
+        // Rows read and written where they lie: f32 rows (direct) at aligned pointers.
+        let aligned = |p: SharedPtr| p.get().cast::<f32>().is_aligned();
+        let direct = direct.filter(|_| aligned(dyp) && aligned(xp) && aligned(dxp));
+        let isa = super::isa::best_available();
         let sums = pool::fold(
             rows,
             fold_groups(rows, (TASK_ELEMENTS / inner.max(1)).max(1), inner),
-            || (Sums::new(inner), Buffers::new(inner)),
-            |(acc, buf), r| {
+            || Buffers::new(if direct.is_some() { 0 } else { inner }),
+            || Sums::new(inner),
+            |buf, acc, r| {
+                let (mu, iv) = (mean[r], inv[r]);
+                let row = BackwardRow {
+                    scale: &scale,
+                    mu,
+                    iv,
+                    rms,
+                };
+                if let Some([dy_row, x_row, dx_row]) = direct {
+                    // SAFETY: dy, x and dx are f32 with contiguous rows at these strides
+                    // (row_stride) and aligned (checked above); row r lies inside each; this
+                    // task alone writes row r of dx, which overlaps no input (execute's
+                    // contract).
+                    let (dyv, xv, dxv) = unsafe {
+                        let at = |p: SharedPtr, stride: isize| {
+                            p.get().cast::<f32>().offset(r as isize * stride)
+                        };
+                        (
+                            std::slice::from_raw_parts(at(dyp, dy_row), inner),
+                            std::slice::from_raw_parts(at(xp, x_row), inner),
+                            std::slice::from_raw_parts_mut(at(dxp, dx_row), inner),
+                        )
+                    };
+                    row.run(isa, dyv, xv, dxv, acc);
+                    return;
+                }
                 let (xv, dyv) = (&mut buf.a[..], &mut buf.b[..]);
                 // SAFETY: row r of x and dy.
                 unsafe {
                     x.addr.load_run(xp, x.addr.row_base(0, r), 0, xv);
                     dy.addr.load_run(dyp, dy.addr.row_base(0, r), 0, dyv);
                 }
-                let (mu, iv) = (mean[r], inv[r]);
-                let (mut sg, mut sgx) = (0f32, 0f32);
-                for i in 0..inner {
-                    let xh = (xv[i] - mu) * iv;
-                    let g = dyv[i] * scale[i];
-                    sg += g;
-                    sgx += g * xh;
-                    acc.s1[i] += f64::from(dyv[i] * xh);
-                    acc.s2[i] += f64::from(dyv[i]);
-                    xv[i] = xh;
-                }
-                let n = inner as f32;
-                let mg = if rms { 0.0 } else { sg / n };
-                let mgx = sgx / n;
-                for i in 0..inner {
-                    xv[i] = iv * (dyv[i] * scale[i] - mg - xv[i] * mgx);
-                }
+                let dxv = &mut buf.scratch[..inner];
+                row.run(isa, dyv, xv, dxv, acc);
                 // SAFETY: this task owns row r of dx.
-                unsafe { dx.addr.store_run(dxp, dx.addr.row_base(0, r), 0, xv) };
+                unsafe { dx.addr.store_run(dxp, dx.addr.row_base(0, r), 0, dxv) };
             },
         )
         .into_iter()
-        .map(|(acc, _)| acc)
         .fold(Sums::new(inner), Sums::merge);
         tensors.scatter_f64(*dscale, &sums.s1)?;
         if let Some(b) = dbias {
@@ -1183,6 +1400,7 @@ impl NormPlan {
     /// As for [`Prepared::execute`].
     unsafe fn channel_backward(&self, tensors: &TensorMap<'_>) -> PluginResult<()> {
         let Work::ChannelBackward {
+            direct,
             dy,
             x,
             dx,
@@ -1201,40 +1419,52 @@ impl NormPlan {
         let mean = tensors.gather_f32(*mean)?;
         let inv = tensors.gather_f32(*inv)?;
         let (dyp, xp, dxp) = (ptr(tensors, dy)?, ptr(tensors, x)?, ptr(tensors, dx)?);
-        let load = |buf: &mut Buffers, f: usize, r: usize| {
+        // Runs read and written where they lie: f32 runs (direct) at aligned pointers.
+        let aligned = |p: SharedPtr| p.get().cast::<f32>().is_aligned();
+        let direct = *direct && aligned(dyp) && aligned(xp) && aligned(dxp);
+        let isa = super::isa::best_available();
+        // Segment (f, r) of x and dy: in place, or loaded into `buf`.
+        let runs = |buf: &'_ mut Buffers, f: usize, r: usize| -> (*const f32, *const f32) {
+            if direct {
+                let at = |p: SharedPtr, t: &Walked| {
+                    (p.get() as *const f32).wrapping_offset(t.addr.row_base(f, r))
+                };
+                return (at(xp, x), at(dyp, dy));
+            }
             // SAFETY: segment (f, r) of x and dy.
             unsafe {
                 x.addr.load_run(xp, x.addr.row_base(f, r), 0, &mut buf.a);
                 dy.addr.load_run(dyp, dy.addr.row_base(f, r), 0, &mut buf.b);
             }
+            (buf.a.as_ptr(), buf.b.as_ptr())
         };
+        let cols = w.cols;
         let sums = pool::fold(
             w.segments(),
             fold_groups(w.segments(), w.min_len(), w.channels),
-            || (Sums::new(w.channels), Buffers::new(w.cols)),
-            |(acc, buf), s| {
+            || Buffers::new(if direct { 0 } else { cols }),
+            || Sums::new(w.channels),
+            |buf, acc, s| {
                 let (f, r) = (s / w.rows, s % w.rows);
-                load(buf, f, r);
+                let (xr, dyr) = runs(buf, f, r);
+                // SAFETY: `runs` gives `cols` values of each, in place (direct: f32 runs
+                // inside their tensors, only read) or in `buf`.
+                let (xr, dyr) = unsafe {
+                    (
+                        std::slice::from_raw_parts(xr, cols),
+                        std::slice::from_raw_parts(dyr, cols),
+                    )
+                };
                 if w.inner {
-                    for c in 0..w.cols {
-                        let xh = (buf.a[c] - mean[c]) * inv[c];
-                        acc.s1[c] += f64::from(buf.b[c] * xh);
-                        acc.s2[c] += f64::from(buf.b[c]);
-                    }
+                    channel_sums(isa, xr, dyr, &mean, &inv, &mut acc.s1, &mut acc.s2);
                 } else {
-                    let (m, iv) = (mean[f], inv[f]);
-                    let (mut s1, mut s2) = (0f32, 0f32);
-                    for (&xv, &d) in buf.a.iter().zip(&buf.b) {
-                        s1 += d * (xv - m) * iv;
-                        s2 += d;
-                    }
-                    acc.s1[f] += f64::from(s1);
-                    acc.s2[f] += f64::from(s2);
+                    let (t1, t2) = plane_sums_at(isa, xr, dyr, mean[f], inv[f]);
+                    acc.s1[f] += t1;
+                    acc.s2[f] += t2;
                 }
             },
         )
         .into_iter()
-        .map(|(acc, _)| acc)
         .fold(Sums::new(w.channels), Sums::merge);
         tensors.scatter_f64(*dscale, &sums.s1)?;
         if let Some(b) = dbias {
@@ -1248,17 +1478,46 @@ impl NormPlan {
         pool::for_each_init(
             w.segments(),
             w.min_len(),
-            || Buffers::new(w.cols),
+            || Buffers::new(if direct { 0 } else { cols }),
             |buf, s| {
                 let (f, r) = (s / w.rows, s % w.rows);
-                load(buf, f, r);
-                for j in 0..w.cols {
-                    let c = if w.inner { j } else { f };
-                    let xh = (buf.a[j] - mean[c]) * inv[c];
-                    buf.a[j] = k[c] * (buf.b[j] - mb[c] - xh * ms[c]);
+                let (xr, dyr) = runs(buf, f, r);
+                let out = if direct {
+                    (dxp.get() as *mut f32).wrapping_offset(dx.addr.row_base(f, r))
+                } else {
+                    buf.scratch.as_mut_ptr()
+                };
+                // SAFETY: as in the first pass; `out` is this task's run of dx (direct: f32,
+                // inside dx, which overlaps no input by execute's contract) or buf.scratch.
+                let (xr, dyr, out) = unsafe {
+                    (
+                        std::slice::from_raw_parts(xr, cols),
+                        std::slice::from_raw_parts(dyr, cols),
+                        std::slice::from_raw_parts_mut(out, cols),
+                    )
+                };
+                let factors = if w.inner {
+                    ChannelDx::Along {
+                        mean: &mean,
+                        inv: &inv,
+                        k: &k,
+                        mb: &mb,
+                        ms: &ms,
+                    }
+                } else {
+                    ChannelDx::Plane {
+                        mean: mean[f],
+                        inv: inv[f],
+                        k: k[f],
+                        mb: mb[f],
+                        ms: ms[f],
+                    }
+                };
+                channel_dx(isa, xr, dyr, factors, out);
+                if !direct {
+                    // SAFETY: this task owns segment (f, r) of dx.
+                    unsafe { dx.addr.store_run(dxp, dx.addr.row_base(f, r), 0, out) };
                 }
-                // SAFETY: this task owns segment (f, r) of dx.
-                unsafe { dx.addr.store_run(dxp, dx.addr.row_base(f, r), 0, &buf.a) };
             },
         );
         Ok(())
@@ -1286,8 +1545,9 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<
     let sums = pool::fold(
         w.segments(),
         fold_groups(w.segments(), w.min_len(), w.channels),
-        || (Sums::new(w.channels), vec![0f32; w.cols]),
-        |(acc, buf), s| {
+        || vec![0f32; w.cols],
+        || Sums::new(w.channels),
+        |buf, acc, s| {
             let (f, r) = (s / w.rows, s % w.rows);
             // SAFETY: segment (f, r) of x.
             unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, buf) };
@@ -1305,7 +1565,6 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<
         },
     )
     .into_iter()
-    .map(|(acc, _)| acc)
     .fold(Sums::new(w.channels), Sums::merge);
     let m = w.per_channel() as f64;
     let mut offset = Vec::with_capacity(w.channels);
@@ -1316,4 +1575,143 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<
         var.push((s2 / m - d * d).max(0.0));
     }
     (pivot, offset, var)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{channel_dx, channel_sums, plane_sums_at, BackwardRow, ChannelDx, Sums};
+    use crate::fast::isa::Isa;
+
+    /// Values in [-1, 1) from a fixed xorshift sequence.
+    fn values(seed: u64, n: usize) -> Vec<f32> {
+        let mut s = seed | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    /// The batchnorm backward's run kernels at every level this processor runs: the same bits
+    /// as the portable level, and the plane sums within rounding of f64 sums.
+    #[test]
+    fn channel_backward_runs_are_the_same_at_every_level() {
+        for n in [1usize, 5, 32, 33, 64, 1000] {
+            let (x, dy) = (values(1, n), values(2, n));
+            let (mean, inv, k) = (values(3, n), values(4, n), values(5, n));
+            let (mb, ms) = (values(6, n), values(7, n));
+            let run = |isa: Isa| {
+                let (mut s1, mut s2) = (vec![0.5f64; n], vec![0.25f64; n]);
+                channel_sums(isa, &x, &dy, &mean, &inv, &mut s1, &mut s2);
+                let plane = plane_sums_at(isa, &x, &dy, 0.1, 1.5);
+                let (mut along, mut flat) = (vec![0f32; n], vec![0f32; n]);
+                let p = ChannelDx::Along {
+                    mean: &mean,
+                    inv: &inv,
+                    k: &k,
+                    mb: &mb,
+                    ms: &ms,
+                };
+                channel_dx(isa, &x, &dy, p, &mut along);
+                let p = ChannelDx::Plane {
+                    mean: 0.1,
+                    inv: 1.5,
+                    k: 0.7,
+                    mb: -0.2,
+                    ms: 0.3,
+                };
+                channel_dx(isa, &x, &dy, p, &mut flat);
+                let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+                (s1, s2, plane, bits(&along), bits(&flat))
+            };
+            let want = run(Isa::Portable);
+            for isa in Isa::ALL.into_iter().filter(|l| l.is_available()) {
+                assert!(run(isa) == want, "n {n}, {isa:?}");
+            }
+            let exact: f64 = (0..n)
+                .map(|i| f64::from(dy[i]) * (f64::from(x[i]) - 0.1) * 1.5)
+                .sum();
+            assert!((want.2 .0 - exact).abs() <= 1e-5 * (n as f64), "n {n}");
+            let total: f64 = dy.iter().map(|&d| f64::from(d)).sum();
+            assert!((want.2 .1 - total).abs() <= 1e-5 * (n as f64), "n {n}");
+        }
+    }
+
+    /// The per-sample backward's row at every level this processor runs: the same bits as the
+    /// portable level, and within f32 rounding of the formula in f64, for rows shorter and
+    /// longer than the lanes and not a multiple of them.
+    #[test]
+    fn backward_rows_are_the_same_at_every_level_and_match_the_formula() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        };
+        for n in [1usize, 7, 31, 32, 33, 100, 1000] {
+            let (x, dy, scale): (Vec<f32>, Vec<f32>, Vec<f32>) = (0..n)
+                .map(|_| (next() * 3.0 + 0.5, next(), next() + 1.0))
+                .fold((vec![], vec![], vec![]), |mut v, (a, b, c)| {
+                    v.0.push(a);
+                    v.1.push(b);
+                    v.2.push(c);
+                    v
+                });
+            for rms in [false, true] {
+                let (mu, iv) = if rms { (0.0, 0.7) } else { (0.4, 0.6) };
+                let row = BackwardRow {
+                    scale: &scale,
+                    mu,
+                    iv,
+                    rms,
+                };
+                let run = |isa: Isa| {
+                    let (mut dx, mut acc) = (vec![f32::NAN; n], Sums::new(n));
+                    row.run(isa, &dy, &x, &mut dx, &mut acc);
+                    (dx, acc.s1, acc.s2)
+                };
+                let want = run(Isa::Portable);
+                for isa in Isa::ALL.into_iter().filter(|l| l.is_available()) {
+                    let got = run(isa);
+                    let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&got.0), bits(&want.0), "dx, n {n}, rms {rms}, {isa:?}");
+                    assert_eq!(got.1, want.1, "dscale, n {n}, {isa:?}");
+                    assert_eq!(got.2, want.2, "dbias, n {n}, {isa:?}");
+                }
+                // The formula in f64.
+                let xh: Vec<f64> = x
+                    .iter()
+                    .map(|&v| (f64::from(v) - f64::from(mu)) * f64::from(iv))
+                    .collect();
+                let g: Vec<f64> = dy
+                    .iter()
+                    .zip(&scale)
+                    .map(|(&d, &s)| f64::from(d) * f64::from(s))
+                    .collect();
+                let mg = if rms {
+                    0.0
+                } else {
+                    g.iter().sum::<f64>() / n as f64
+                };
+                let mgx = g.iter().zip(&xh).map(|(a, b)| a * b).sum::<f64>() / n as f64;
+                for i in 0..n {
+                    let dx = f64::from(iv) * (g[i] - mg - xh[i] * mgx);
+                    let err = (f64::from(want.0[i]) - dx).abs();
+                    assert!(
+                        err <= 1e-5 * (1.0 + dx.abs()) * (n as f64).sqrt(),
+                        "dx[{i}] {} want {dx}, n {n}",
+                        want.0[i]
+                    );
+                    assert!(
+                        (want.1[i] - f64::from(dy[i]) * xh[i]).abs() <= 1e-5 * (1.0 + xh[i].abs())
+                    );
+                    assert_eq!(want.2[i], f64::from(dy[i]));
+                }
+            }
+        }
+    }
 }

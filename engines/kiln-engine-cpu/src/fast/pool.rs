@@ -301,31 +301,28 @@ pub(crate) fn for_each_init<S>(
     });
 }
 
-/// Runs `f(state, i)` for every `i` in `0..n`, the indices cut into `groups` runs of consecutive
-/// indices (at least 1, at most `n`), each run in order on one thread and with a state of its
-/// own made by `init()`; returns the runs' states in order. What each state sees depends only
-/// on `n` and `groups`, never on the threads, so sums that the caller adds up from them in
-/// order come out the same at every execute.
-pub(crate) fn fold<S: Send>(
+/// Runs `f(scratch, state, i)` for every `i` in `0..n`, the indices cut into `groups` runs of
+/// consecutive indices (at least 1, at most `n`), each run in order on one thread and with a
+/// state of its own made by `init()`; returns the runs' states in order. What each state sees
+/// depends only on `n` and `groups`, never on the threads, so sums that the caller adds up
+/// from them in order come out the same at every execute. `scratch()` is made once per thread
+/// (buffers whose contents do not carry from one item to the next).
+pub(crate) fn fold<T, S: Send>(
     n: usize,
     groups: usize,
+    scratch: impl Fn() -> T + Sync,
     init: impl Fn() -> S + Sync,
-    f: impl Fn(&mut S, usize) + Sync,
+    f: impl Fn(&mut T, &mut S, usize) + Sync,
 ) -> Vec<S> {
     if n == 0 {
         return Vec::new();
     }
     let groups = groups.clamp(1, n);
-    map_init(
-        groups,
-        1,
-        || (),
-        |_, g| {
-            let mut state = init();
-            (n * g / groups..n * (g + 1) / groups).for_each(|i| f(&mut state, i));
-            state
-        },
-    )
+    map_init(groups, 1, scratch, |scratch, g| {
+        let mut state = init();
+        (n * g / groups..n * (g + 1) / groups).for_each(|i| f(scratch, &mut state, i));
+        state
+    })
 }
 
 /// `f(i)` for every `i` in `0..n`, in order, computed as [`for_each_init`] computes them.
@@ -474,7 +471,7 @@ mod tests {
             .unwrap();
         let seen = |i: usize| (i as f32).sqrt() * 1e-3 + 1e4;
         let sums = || {
-            fold(100_003, 13, || 0f32, |acc, i| *acc += seen(i))
+            fold(100_003, 13, || (), || 0f32, |_, acc, i| *acc += seen(i))
                 .into_iter()
                 .fold(0f32, |a, b| a + b)
         };
@@ -482,13 +479,13 @@ mod tests {
         for _ in 0..20 {
             assert_eq!(sums().to_bits(), alone.to_bits());
         }
-        let groups = fold(10, 4, Vec::new, |v, i| v.push(i));
+        let groups = fold(10, 4, || (), Vec::new, |_, v, i| v.push(i));
         assert_eq!(
             groups,
             [vec![0, 1], vec![2, 3, 4], vec![5, 6], vec![7, 8, 9]]
         );
-        assert!(fold(0, 4, || 0, |_, _| ()).is_empty());
-        assert_eq!(fold(3, 9, || 0, |c, _| *c += 1), [1, 1, 1]);
+        assert!(fold(0, 4, || (), || 0, |_, _, _| ()).is_empty());
+        assert_eq!(fold(3, 9, || (), || 0, |_, c, _| *c += 1), [1, 1, 1]);
     }
 
     #[test]
