@@ -245,7 +245,8 @@ enum Work {
         /// x is f32 with contiguous runs: y is computed straight from x's memory.
         x_direct: bool,
         /// Also no chain after y, and y is f32 with contiguous runs: y is written straight into
-        /// its memory (one pass from x to y per run).
+        /// its memory (one pass from x to y per run): with given statistics folded as ONNX
+        /// Runtime folds them, with batch statistics in the affine form of the other paths.
         y_direct: Option<Walked>,
     },
     SampleBackward {
@@ -359,6 +360,13 @@ impl NormPlan {
             "batchnorm" => {
                 let b = BatchnormOp::from_generic(op, &what).map_err(err)?;
                 let (walk, g) = Walk::of(x_of(b.x)?);
+                let x_direct = direct_runs(x_of(b.x)?, walk);
+                let y_direct =
+                    if x_direct && graph.nodes.len() == 1 && direct_runs(x_of(b.y)?, walk) {
+                        Some(Walked::new(graph, b.y, &g)?)
+                    } else {
+                        None
+                    };
                 let running = match b.running {
                     Some(r) => Some(Running {
                         prev_mean: r.prev_mean,
@@ -381,8 +389,8 @@ impl NormPlan {
                         running,
                     },
                     epilogue: epilogue(b.y, &g)?,
-                    x_direct: false,
-                    y_direct: None,
+                    x_direct,
+                    y_direct,
                 }
             }
             "batchnorm_inference" => {
@@ -637,10 +645,14 @@ fn direct_runs(t: &TensorDesc, walk: Walk) -> bool {
     true
 }
 
-/// `dst[i] = ((src[i] - centre) - off) * a + b`, the parameters per element (`Per`: runs along
-/// the channels) or one for the run (`One`: a plane of one channel).
-#[inline]
-fn affine_run(src: &[f32], dst: &mut [f32], p: RunParams<'_>) {
+by_level!(
+    /// `dst[i] = ((src[i] - centre) - off) * a + b`, the parameters per element (`Per`: runs
+    /// along the channels) or one for the run (`One`: a plane of one channel).
+    fn affine_run(src: &[f32], dst: &mut [f32], p: RunParams<'_>) = affine_run_portable
+);
+
+#[inline(always)]
+fn affine_run_portable(src: &[f32], dst: &mut [f32], p: RunParams<'_>) {
     match p {
         RunParams::One(m, d, a, b) => {
             for (o, &v) in dst.iter_mut().zip(src) {
@@ -780,6 +792,34 @@ fn lane_sum_sq(v: &[f32], p: f32, off: f32) -> f64 {
         }
     }
     acc.iter().map(|&x| f64::from(x)).sum::<f64>() + rest
+}
+
+by_level!(
+    /// Adds x - pivot and its square to `s1` and `s2` for a run along the channels.
+    fn moments_along(x: &[f32], pivot: &[f32], s1: &mut [f64], s2: &mut [f64])
+        = moments_along_portable
+);
+
+#[inline(always)]
+fn moments_along_portable(x: &[f32], pivot: &[f32], s1: &mut [f64], s2: &mut [f64]) {
+    let n = x.len();
+    let (pivot, s1, s2) = (&pivot[..n], &mut s1[..n], &mut s2[..n]);
+    for c in 0..n {
+        let d = f64::from(x[c] - pivot[c]);
+        s1[c] += d;
+        s2[c] += d * d;
+    }
+}
+
+by_level!(
+    /// Σ (x - p) and Σ (x - p)² over a run of a channel's plane ([`lane_sum_shifted`],
+    /// [`lane_sum_sq`]).
+    fn plane_moments(x: &[f32], p: f32) -> (f64, f64) = plane_moments_portable
+);
+
+#[inline(always)]
+fn plane_moments_portable(x: &[f32], p: f32) -> (f64, f64) {
+    (lane_sum_shifted(x, p), lane_sum_sq(x, p, 0.0))
 }
 
 /// Σ dy·(x - m)·iv and Σ dy over one run of a channel's plane, each in [`ROW_LANES`] f32
@@ -1175,6 +1215,7 @@ impl NormPlan {
         let scale = tensors.gather_f32(*scale)?;
         let bias = tensors.gather_f32(*bias)?;
         let xp = ptr(tensors, x)?;
+        let isa = super::isa::best_available();
         // y = ((x - centre) - off) * inv * scale + bias: batch statistics are centred on the
         // channel's pivot with the small offset to the mean apart, so that the deviations keep
         // their precision when the mean is large against them.
@@ -1191,7 +1232,7 @@ impl NormPlan {
                 running,
             } => {
                 // SAFETY: forwarded contract.
-                let (pivot, dm, var) = unsafe { channel_moments(x, xp, w) };
+                let (pivot, dm, var) = unsafe { channel_moments(x, xp, w, *x_direct, isa) };
                 let mu: Vec<f64> = pivot
                     .iter()
                     .zip(&dm)
@@ -1230,6 +1271,34 @@ impl NormPlan {
                 RunParams::One(centre[f], off[f], a[f], bias[f])
             }
         };
+        if let (Some(y), ChannelStats::Batch { .. }) = (y_direct, stats) {
+            // Batch statistics (batchnorm training): y = ((x - centre) - off) * a + bias,
+            // straight from x's memory into y's.
+            let yp = ptr(tensors, y)?;
+            pool::for_each_init(
+                w.segments(),
+                w.min_len(),
+                || (),
+                |_, s| {
+                    let (f, r) = (s / w.rows, s % w.rows);
+                    // SAFETY: as in the folded path below.
+                    let (src, dst) = unsafe {
+                        (
+                            std::slice::from_raw_parts(
+                                (xp.get() as *const f32).offset(x.addr.row_base(f, r)),
+                                w.cols,
+                            ),
+                            std::slice::from_raw_parts_mut(
+                                (yp.get() as *mut f32).offset(y.addr.row_base(f, r)),
+                                w.cols,
+                            ),
+                        )
+                    };
+                    affine_run(isa, src, dst, params(f));
+                },
+            );
+            return Ok(());
+        }
         if let Some(y) = y_direct {
             // Given statistics (batchnorm_inference): y = x * a + shift, shift = bias - mean * a
             // per channel, as cuDNN and ONNX Runtime fold it: two operations per value.
@@ -1290,11 +1359,11 @@ impl NormPlan {
                             w.cols,
                         )
                     };
-                    affine_run(src, v, params(f));
+                    affine_run(isa, src, v, params(f));
                 } else {
                     // SAFETY: segment (f, r) of x.
                     unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, src) };
-                    affine_run(src, v, params(f));
+                    affine_run(isa, src, v, params(f));
                 }
                 let tile = Tile {
                     fixed: f,
@@ -1530,7 +1599,13 @@ impl NormPlan {
 ///
 /// # Safety
 /// `xp` is x's bound pointer for a live execute call.
-unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<f64>, Vec<f64>) {
+unsafe fn channel_moments(
+    x: &Walked,
+    xp: SharedPtr,
+    w: Walk,
+    direct: bool,
+    isa: super::isa::Isa,
+) -> (Vec<f32>, Vec<f64>, Vec<f64>) {
     let mut pivot = vec![0f32; w.channels];
     let mut first = vec![0f32; w.cols];
     for f in 0..w.fixed {
@@ -1545,22 +1620,30 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<
     let sums = pool::fold(
         w.segments(),
         fold_groups(w.segments(), w.min_len(), w.channels),
-        || vec![0f32; w.cols],
+        || vec![0f32; if direct { 0 } else { w.cols }],
         || Sums::new(w.channels),
         |buf, acc, s| {
             let (f, r) = (s / w.rows, s % w.rows);
-            // SAFETY: segment (f, r) of x.
-            unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, buf) };
-            if w.inner {
-                for c in 0..w.cols {
-                    let d = f64::from(buf[c] - pivot[c]);
-                    acc.s1[c] += d;
-                    acc.s2[c] += d * d;
+            let run = if direct {
+                // SAFETY: x is f32 with contiguous runs (direct_runs) at an aligned pointer:
+                // segment (f, r) is `cols` consecutive f32 at its row base, only read.
+                unsafe {
+                    std::slice::from_raw_parts(
+                        (xp.get() as *const f32).offset(x.addr.row_base(f, r)),
+                        w.cols,
+                    )
                 }
             } else {
-                let p = pivot[f];
-                acc.s1[f] += lane_sum_shifted(buf, p);
-                acc.s2[f] += lane_sum_sq(buf, p, 0.0);
+                // SAFETY: segment (f, r) of x.
+                unsafe { x.addr.load_run(xp, x.addr.row_base(f, r), 0, buf) };
+                &buf[..]
+            };
+            if w.inner {
+                moments_along(isa, run, &pivot, &mut acc.s1, &mut acc.s2);
+            } else {
+                let (s1, s2) = plane_moments(isa, run, pivot[f]);
+                acc.s1[f] += s1;
+                acc.s2[f] += s2;
             }
         },
     )
@@ -1579,7 +1662,10 @@ unsafe fn channel_moments(x: &Walked, xp: SharedPtr, w: Walk) -> (Vec<f32>, Vec<
 
 #[cfg(test)]
 mod tests {
-    use super::{channel_dx, channel_sums, plane_sums_at, BackwardRow, ChannelDx, Sums};
+    use super::{
+        affine_run, channel_dx, channel_sums, moments_along, plane_moments, plane_sums_at,
+        BackwardRow, ChannelDx, RunParams, Sums,
+    };
     use crate::fast::isa::Isa;
 
     /// Values in [-1, 1) from a fixed xorshift sequence.
@@ -1595,10 +1681,11 @@ mod tests {
             .collect()
     }
 
-    /// The batchnorm backward's run kernels at every level this processor runs: the same bits
-    /// as the portable level, and the plane sums within rounding of f64 sums.
+    /// The batchnorm run kernels (the backward's sums and dx, the forward's moments and affine
+    /// map) at every level this processor runs: the same bits as the portable level, and the
+    /// backward's plane sums within rounding of f64 sums.
     #[test]
-    fn channel_backward_runs_are_the_same_at_every_level() {
+    fn channel_runs_are_the_same_at_every_level() {
         for n in [1usize, 5, 32, 33, 64, 1000] {
             let (x, dy) = (values(1, n), values(2, n));
             let (mean, inv, k) = (values(3, n), values(4, n), values(5, n));
@@ -1625,7 +1712,15 @@ mod tests {
                 };
                 channel_dx(isa, &x, &dy, p, &mut flat);
                 let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
-                (s1, s2, plane, bits(&along), bits(&flat))
+                // The forward's runs: moments and the affine map.
+                let (mut m1, mut m2) = (vec![0.5f64; n], vec![0.25f64; n]);
+                moments_along(isa, &x, &mean, &mut m1, &mut m2);
+                let moments = plane_moments(isa, &x, 0.3);
+                let (mut aff, mut aff1) = (vec![0f32; n], vec![0f32; n]);
+                affine_run(isa, &x, &mut aff, RunParams::Per(&mean, &inv, &k, &mb));
+                affine_run(isa, &x, &mut aff1, RunParams::One(0.1, 0.01, 1.5, -0.2));
+                let forward = (m1, m2, moments, bits(&aff), bits(&aff1));
+                (s1, s2, plane, bits(&along), bits(&flat), forward)
             };
             let want = run(Isa::Portable);
             for isa in Isa::ALL.into_iter().filter(|l| l.is_available()) {
