@@ -360,13 +360,7 @@ impl NormPlan {
             "batchnorm" => {
                 let b = BatchnormOp::from_generic(op, &what).map_err(err)?;
                 let (walk, g) = Walk::of(x_of(b.x)?);
-                let x_direct = direct_runs(x_of(b.x)?, walk);
-                let y_direct =
-                    if x_direct && graph.nodes.len() == 1 && direct_runs(x_of(b.y)?, walk) {
-                        Some(Walked::new(graph, b.y, &g)?)
-                    } else {
-                        None
-                    };
+                let (x_direct, y_direct) = direct_channel_runs(graph, b.x, b.y, walk, &g)?;
                 let running = match b.running {
                     Some(r) => Some(Running {
                         prev_mean: r.prev_mean,
@@ -396,13 +390,7 @@ impl NormPlan {
             "batchnorm_inference" => {
                 let b = BatchnormInferenceOp::from_generic(op, &what).map_err(err)?;
                 let (walk, g) = Walk::of(x_of(b.x)?);
-                let x_direct = direct_runs(x_of(b.x)?, walk);
-                let y_direct =
-                    if x_direct && graph.nodes.len() == 1 && direct_runs(x_of(b.y)?, walk) {
-                        Some(Walked::new(graph, b.y, &g)?)
-                    } else {
-                        None
-                    };
+                let (x_direct, y_direct) = direct_channel_runs(graph, b.x, b.y, walk, &g)?;
                 Work::ChannelForward {
                     x: Walked::new(graph, b.x, &g)?,
                     walk,
@@ -619,6 +607,24 @@ fn norm_row_portable(
         }
     }
     ((f64::from(p) + dm) as f32, iv)
+}
+
+/// Whether a per-channel forward reads x where it lies (x f32 with contiguous runs), and y's
+/// walk when it also writes y where it lies (no chain after y, y f32 with contiguous runs).
+fn direct_channel_runs(
+    graph: &OpGraph,
+    x: i64,
+    y: i64,
+    walk: Walk,
+    g: &Geometry,
+) -> Result<(bool, Option<Walked>), String> {
+    let x_direct = direct_runs(tensor(graph, x)?, walk);
+    let y_direct = if x_direct && graph.nodes.len() == 1 && direct_runs(tensor(graph, y)?, walk) {
+        Some(Walked::new(graph, y, g)?)
+    } else {
+        None
+    };
+    Ok((x_direct, y_direct))
 }
 
 /// True when `t` is a bound f32 tensor whose runs along `walk` are contiguous in memory (the
@@ -1271,46 +1277,22 @@ impl NormPlan {
                 RunParams::One(centre[f], off[f], a[f], bias[f])
             }
         };
-        if let (Some(y), ChannelStats::Batch { .. }) = (y_direct, stats) {
-            // Batch statistics (batchnorm training): y = ((x - centre) - off) * a + bias,
-            // straight from x's memory into y's.
-            let yp = ptr(tensors, y)?;
-            pool::for_each_init(
-                w.segments(),
-                w.min_len(),
-                || (),
-                |_, s| {
-                    let (f, r) = (s / w.rows, s % w.rows);
-                    // SAFETY: as in the folded path below.
-                    let (src, dst) = unsafe {
-                        (
-                            std::slice::from_raw_parts(
-                                (xp.get() as *const f32).offset(x.addr.row_base(f, r)),
-                                w.cols,
-                            ),
-                            std::slice::from_raw_parts_mut(
-                                (yp.get() as *mut f32).offset(y.addr.row_base(f, r)),
-                                w.cols,
-                            ),
-                        )
-                    };
-                    affine_run(isa, src, dst, params(f));
-                },
-            );
-            return Ok(());
-        }
         if let Some(y) = y_direct {
-            // Given statistics (batchnorm_inference): y = x * a + shift, shift = bias - mean * a
-            // per channel, as cuDNN and ONNX Runtime fold it: two operations per value.
-            let shift: Vec<f32> = centre
-                .iter()
-                .zip(&off)
-                .zip(&a)
-                .zip(&bias)
-                .map(|(((&m, &d), &a), &b)| {
-                    (f64::from(b) - (f64::from(m) + f64::from(d)) * f64::from(a)) as f32
-                })
-                .collect();
+            // Straight from x's memory into y's. Given statistics (batchnorm_inference):
+            // y = x * a + shift, shift = bias - mean * a per channel, as cuDNN and ONNX Runtime
+            // fold it (two operations per value). Batch statistics (training): the affine form
+            // of the other paths, y = ((x - centre) - off) * a + bias.
+            let shift: Option<Vec<f32>> = matches!(stats, ChannelStats::Given { .. }).then(|| {
+                centre
+                    .iter()
+                    .zip(&off)
+                    .zip(&a)
+                    .zip(&bias)
+                    .map(|(((&m, &d), &a), &b)| {
+                        (f64::from(b) - (f64::from(m) + f64::from(d)) * f64::from(a)) as f32
+                    })
+                    .collect()
+            });
             let yp = ptr(tensors, y)?;
             pool::for_each_init(
                 w.segments(),
@@ -1334,10 +1316,12 @@ impl NormPlan {
                             ),
                         )
                     };
-                    if w.inner {
-                        scale_shift_run(src, dst, ScaleShift::Per(&a, &shift));
-                    } else {
-                        scale_shift_run(src, dst, ScaleShift::One(a[f], shift[f]));
+                    match &shift {
+                        Some(shift) if w.inner => {
+                            scale_shift_run(src, dst, ScaleShift::Per(&a, shift))
+                        }
+                        Some(shift) => scale_shift_run(src, dst, ScaleShift::One(a[f], shift[f])),
+                        None => affine_run(isa, src, dst, params(f)),
                     }
                 },
             );
