@@ -719,33 +719,31 @@ unsafe fn parallel<K: Kernel>(
         if i0 == i1 {
             return;
         }
-        {
-            let (d, a, b) = all.get();
-            let o = i0 as isize;
-            // SAFETY: rows (or columns) i0..i1 of the output and the matching rows of A
-            // (columns of B); parts are disjoint.
-            unsafe {
-                if by_rows {
-                    serial::<K>(
-                        i1 - i0,
-                        n,
-                        k,
-                        (d.0.wrapping_offset(o * d.1), d.1, d.2),
-                        (a.0.wrapping_offset(o * a.1), a.1, a.2),
-                        b,
-                        accumulate,
-                    )
-                } else {
-                    serial::<K>(
-                        m,
-                        i1 - i0,
-                        k,
-                        (d.0.wrapping_offset(o * d.2), d.1, d.2),
-                        a,
-                        (b.0.wrapping_offset(o * b.2), b.1, b.2),
-                        accumulate,
-                    )
-                }
+        let (d, a, b) = all.get();
+        let o = i0 as isize;
+        // SAFETY: rows (or columns) i0..i1 of the output and the matching rows of A
+        // (columns of B); parts are disjoint.
+        unsafe {
+            if by_rows {
+                serial::<K>(
+                    i1 - i0,
+                    n,
+                    k,
+                    (d.0.wrapping_offset(o * d.1), d.1, d.2),
+                    (a.0.wrapping_offset(o * a.1), a.1, a.2),
+                    b,
+                    accumulate,
+                )
+            } else {
+                serial::<K>(
+                    m,
+                    i1 - i0,
+                    k,
+                    (d.0.wrapping_offset(o * d.2), d.1, d.2),
+                    a,
+                    (b.0.wrapping_offset(o * b.2), b.1, b.2),
+                    accumulate,
+                )
             }
         }
     });
