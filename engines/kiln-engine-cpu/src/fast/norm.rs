@@ -674,29 +674,10 @@ fn affine_run_portable(src: &[f32], dst: &mut [f32], p: RunParams<'_>) {
     }
 }
 
-/// `dst[i] = src[i] * a + shift`, the factors per element or one for the run; 8 lanes wide
-/// where the processor has AVX2 (the same operations, so the same results, as the portable
-/// loop).
-#[inline]
-fn scale_shift_run(src: &[f32], dst: &mut [f32], p: ScaleShift<'_>) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2 (checked just above).
-        unsafe { scale_shift_avx2(src, dst, p) };
-        return;
-    }
-    scale_shift_portable(src, dst, p);
-}
-
-/// [`scale_shift_portable`] compiled for AVX2.
-///
-/// # Safety
-/// The processor must have AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn scale_shift_avx2(src: &[f32], dst: &mut [f32], p: ScaleShift<'_>) {
-    scale_shift_portable(src, dst, p);
-}
+by_level!(
+    /// `dst[i] = src[i] * a + shift`, the factors per element or one for the run.
+    fn scale_shift_run(src: &[f32], dst: &mut [f32], p: ScaleShift<'_>) = scale_shift_portable
+);
 
 #[inline(always)]
 fn scale_shift_portable(src: &[f32], dst: &mut [f32], p: ScaleShift<'_>) {
@@ -1318,9 +1299,11 @@ impl NormPlan {
                     };
                     match &shift {
                         Some(shift) if w.inner => {
-                            scale_shift_run(src, dst, ScaleShift::Per(&a, shift))
+                            scale_shift_run(isa, src, dst, ScaleShift::Per(&a, shift))
                         }
-                        Some(shift) => scale_shift_run(src, dst, ScaleShift::One(a[f], shift[f])),
+                        Some(shift) => {
+                            scale_shift_run(isa, src, dst, ScaleShift::One(a[f], shift[f]))
+                        }
                         None => affine_run(isa, src, dst, params(f)),
                     }
                 },
