@@ -420,6 +420,29 @@ impl BroadcastPlan {
                             block,
                             KB,
                         );
+                        // The next block's rows into L2 while the kernel runs on this one:
+                        // 64 rows a patch apart, a few lines each, are more streams than the
+                        // hardware prefetcher follows, and their loads otherwise wait on L3
+                        // (1×512×7²→512 3x3: 40% of the time in this transpose, on a Zen 4).
+                        let next = if c1 < s.cg {
+                            Some((
+                                at + (c1 - c0) * taps,
+                                kb,
+                                (s.cg.min(c1 + self.channels) - c1) * taps,
+                            ))
+                        } else if b + 1 < b1 {
+                            let kn = KB.min(s.kg - k0 - KB);
+                            Some((
+                                (g * s.kg + k0 + KB) * s.ws.0 as usize,
+                                kn,
+                                self.channels.min(s.cg) * taps,
+                            ))
+                        } else {
+                            None
+                        };
+                        if let Some((at, rows, cols)) = next {
+                            prefetch_rows(w.as_ptr().wrapping_add(at), s.ws.0 as usize, rows, cols);
+                        }
                         block.as_ptr()
                     }
                     None => ub[c0 * taps * KB..].as_ptr(),
@@ -506,6 +529,25 @@ struct Walk {
     chan: isize,
     row: isize,
     col: isize,
+}
+
+/// Asks for the lines of the `rows` × `cols` matrix at `base` (rows `ld` apart) to be brought
+/// into L2, where the processor takes the hint (x86); a hint only, it reads nothing, so any
+/// address will do.
+fn prefetch_rows(base: *const f32, ld: usize, rows: usize, cols: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+        for r in 0..rows {
+            let row = base.wrapping_add(r * ld);
+            // The first value's line, then one line every 16 values, and the last value's.
+            for at in (0..cols).step_by(16).chain([cols.saturating_sub(1)]) {
+                // SAFETY: a prefetch does not access memory and cannot fault.
+                unsafe { _mm_prefetch::<_MM_HINT_T1>(row.wrapping_add(at).cast()) };
+            }
+        }
+    }
+    let _ = (base, ld, rows, cols);
 }
 
 /// Writes the transpose of the `rows` × `cols` matrix at `src` (rows `ld_src` apart) into
