@@ -1395,6 +1395,13 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
         case(2, 16, 24, [6, 6], [3, 3], ([1, 1], [1, 1]), 1),
         case(1, 8, 256, [7, 5], [3, 3], ([1, 1], [1, 1]), 1).strided([2, 1], one),
         case(2, 24, 40, [13, 14], [1, 1], ([0, 0], [0, 0]), 1).strided(two, one),
+        // 1x1 filters: read from x in place (odd strides too), and from a band where the
+        // output reaches into post-padding.
+        ConvCase {
+            layout: Layout::Odd,
+            ..case(1, 33, 70, [5, 9], [1, 1], ([0, 0], [0, 0]), 1)
+        },
+        case(1, 20, 17, [7, 7], [1, 1], ([0, 0], [1, 2]), 1),
     ];
     let chains: [Vec<(M, Other)>; 3] = [
         vec![],

@@ -284,6 +284,22 @@ impl BroadcastPlan {
         });
     }
 
+    /// Whether items read the input from x itself instead of a band: a 1x1 filter whose
+    /// positions all lie in the input (no padding read), x aligned for f32 (its rows
+    /// consecutive values, as [`eligible`] requires).
+    fn reads_x_in_place(&self, x: SharedPtr) -> bool {
+        let s = &self.s;
+        let inside = |d: usize| {
+            let last = (s.output[d] - 1) * s.stride[d] as usize;
+            s.pad[d] == 0 && last < s.input[d]
+        };
+        s.filter[1] == 1
+            && s.filter[2] == 1
+            && inside(1)
+            && inside(2)
+            && x.get().cast::<f32>().is_aligned()
+    }
+
     /// The weights as f32 values, where they are f32, each filter one dense run in the patch
     /// order after the one before and 4-byte aligned: filter `k`'s patch from `k · ws.0`.
     ///
@@ -371,15 +387,26 @@ impl BroadcastPlan {
         let len = rows * ow;
         let first = (oh0 * s.stride[1] as usize) as isize - s.pad[1];
         let band = Band::new(s, x, (n, g), first, self.band_rows, self.row_len);
-        // Each position's offset in the band (its first channel, tap (0, 0)).
-        let (sh, sw) = (s.stride[1] as usize, s.stride[2] as usize);
-        let offset = |p: usize| ((p / ow) * sh * self.row_len + (p % ow) * sw) as isize;
+        // Where the kernel reads the tile's input: x itself where every value it reads lies
+        // in x (a 1x1 filter, no padding read), else the band; its row and channel strides.
+        let in_x = self.reads_x_in_place(x);
+        let (input, row_stride, chan) = if in_x {
+            let at = n as isize * s.xs.0 + (g * s.cg) as isize * s.xs.1 + first * s.xs.2[1];
+            let base = (x.get() as *const f32).wrapping_offset(at);
+            (base, s.xs.2[1], s.xs.1)
+        } else {
+            let rows = self.row_len as isize;
+            (slot.band.as_ptr(), rows, self.band_rows as isize * rows)
+        };
+        // Each position's offset from the input's start (its first channel, tap (0, 0)).
+        let (sh, sw) = (s.stride[1], s.stride[2]);
+        let offset = |p: usize| (p / ow) as isize * sh * row_stride + (p % ow) as isize * sw;
         let walk = Walk {
             channels: 0,
             kh: s.filter[1],
             kw: s.filter[2],
-            chan: (self.band_rows * self.row_len) as isize,
-            row: s.dilation[1] * self.row_len as isize,
+            chan,
+            row: s.dilation[1] * row_stride,
             col: s.dilation[2],
         };
         // A bias + relu epilogue (or none) into an f32 output is applied in registers as the
@@ -392,10 +419,12 @@ impl BroadcastPlan {
         let (b0, b1) = (part * blocks / self.parts, (part + 1) * blocks / self.parts);
         let cols = len.next_multiple_of(16);
         let taps = s.taps();
-        // SAFETY: x is the bound f32 input (the caller's contract); the band holds cg ×
-        // band_rows × row_len values (slot_parts), row_len at least pw + iw rounded up to 32;
-        // the plan's level runs here.
-        unsafe { band.copy(self.isa, 0..s.cg, slot.band) };
+        if !in_x {
+            // SAFETY: x is the bound f32 input (the caller's contract); the band holds cg ×
+            // band_rows × row_len values (slot_parts), row_len at least pw + iw rounded up to
+            // 32; the plan's level runs here.
+            unsafe { band.copy(self.isa, 0..s.cg, slot.band) };
+        }
         for b in b0..b1 {
             let k0 = b * KB;
             let kb = KB.min(s.kg - k0);
@@ -406,7 +435,7 @@ impl BroadcastPlan {
                     channels: c1 - c0,
                     ..walk
                 };
-                let x0 = slot.band[c0 * self.band_rows * self.row_len..].as_ptr();
+                let x0 = input.wrapping_offset(c0 as isize * chan);
                 let u0 = match weights {
                     Some(w) => {
                         // This block of filters and channels, packed from the weights.
