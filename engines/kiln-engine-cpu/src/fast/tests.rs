@@ -1497,8 +1497,36 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
         pad: (vec![0, 0], vec![0, 0]),
         ..strided
     };
+    // A 1x1 filter over few positions (512 here): at a plan's recorded AVX-512 levels, not
+    // at AVX2 (whatever the processor: the path follows the recorded level), nor with padding
+    // read or many positions.
+    use super::isa::Isa;
+    let at = |l: Isa| [0, 0, 2, l as i64];
     let g = conv_graph(&one, &[], DataType::F32);
-    assert!(!super::conv::fprop::plans_broadcast(&g, &[0, 0, 2]));
+    for level in [Isa::Avx512, Isa::Avx512Bf16, Isa::Amx] {
+        assert!(
+            super::conv::fprop::plans_broadcast(&g, &at(level)),
+            "{level:?}"
+        );
+    }
+    for level in [Isa::Avx2, Isa::Portable] {
+        assert!(
+            !super::conv::fprop::plans_broadcast(&g, &at(level)),
+            "{level:?}"
+        );
+    }
+    let padded = ConvCase {
+        pad: (vec![1, 1], vec![1, 1]),
+        ..one.clone()
+    };
+    let g = conv_graph(&padded, &[], DataType::F32);
+    assert!(!super::conv::fprop::plans_broadcast(&g, &at(Isa::Avx512)));
+    let many = ConvCase {
+        input: vec![40, 40],
+        ..one
+    };
+    let g = conv_graph(&many, &[], DataType::F32);
+    assert!(!super::conv::fprop::plans_broadcast(&g, &at(Isa::Avx512)));
 }
 
 /// Winograd's f32 error on long sums (C = 64 and 256, 3x3) stays within the conformance

@@ -44,6 +44,11 @@ const LEAST_FILTERS: usize = 16;
 const LEAST_POSITIONS: usize = 256;
 const LEAST_TAPS: usize = 25;
 const NARROW: usize = 14;
+/// The most output positions (images × positions) at which a 1x1 filter takes this path by
+/// default. On a Zen 4 guest at AVX-512, one image's 1x1 convolutions of 7², 14² and 28²
+/// positions (ResNet-50's, 128-2048 channels) ran 0-20% faster here than on the GEMM or the
+/// direct kernels, those of 56² and eight images' of 14² and 28² the same or slower.
+const FEW_POSITIONS: usize = 1024;
 /// The most tiles of a group at which the filters are packed by each item as it goes
 /// ([`BroadcastPlan`]'s `inline`).
 const INLINE_TILES: usize = 2;
@@ -105,21 +110,40 @@ pub(super) fn eligible(s: &Shape) -> bool {
 }
 
 /// Whether the default choice takes this path for an [`eligible`] `s` (whose input and output
-/// are channels-first, and which Winograd does not take): a filter larger than 1x1, at least
-/// [`LEAST_FILTERS`] filters a group and [`LEAST_POSITIONS`] output positions in all, and
-/// either a stride above 1, a filter of [`LEAST_TAPS`] taps or more, or rows narrower than
-/// [`NARROW`]. Elsewhere other paths measured faster (docs/engines/cpu.md): a 1x1 strided
-/// convolution's im2col is a cheap gather; with fewer filters most lanes would be empty; fewer
-/// positions do not pay for packing the filters at every execute; and stride-1 3x3
-/// convolutions of wider rows run faster with the positions in the lanes.
-pub(super) fn preferred(s: &Shape) -> bool {
+/// are channels-first, and which Winograd does not take) at level `isa`, with at least
+/// [`LEAST_FILTERS`] filters a group:
+/// - a filter larger than 1x1, [`LEAST_POSITIONS`] output positions in all (or f32 dense
+///   weights), and either a stride above 1, a filter of [`LEAST_TAPS`] taps or more, or rows
+///   narrower than [`NARROW`];
+/// - a 1x1 filter that reads no padding, at the AVX-512 levels, with at most
+///   [`FEW_POSITIONS`] output positions in all (the deep layers of one image, where the
+///   filters outweigh the positions).
+///
+/// Elsewhere other paths measured faster (docs/engines/cpu.md): with fewer filters most lanes
+/// would be empty; fewer positions do not pay for packing the filters at every execute;
+/// stride-1 3x3 convolutions of wider rows run faster with the positions in the lanes; 1x1
+/// convolutions of more positions run as fast or faster on the direct kernels or the GEMM;
+/// and at AVX2 this path's 6 × 2 ymm kernel lost to them on 1x1 filters.
+pub(super) fn preferred(s: &Shape, isa: Isa) -> bool {
     let taps = s.filter[1] * s.filter[2];
-    eligible(s)
-        && taps > 1
-        && s.kg >= LEAST_FILTERS
+    let wide = matches!(isa, Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx);
+    let large = taps > 1
         && (s.n * s.positions() >= LEAST_POSITIONS
             || (s.w_type == DataType::F32 && s.filters_dense()))
-        && (s.stride[1] > 1 || s.stride[2] > 1 || taps >= LEAST_TAPS || s.output[2] < NARROW)
+        && (s.stride[1] > 1 || s.stride[2] > 1 || taps >= LEAST_TAPS || s.output[2] < NARROW);
+    let pointwise =
+        taps == 1 && wide && reads_no_padding(s) && s.n * s.positions() <= FEW_POSITIONS;
+    eligible(s) && s.kg >= LEAST_FILTERS && (large || pointwise)
+}
+
+/// Whether every value the filter reads lies in the input: a 1x1 filter with no padding
+/// before its rows and columns whose last positions' rows and columns are in the input.
+fn reads_no_padding(s: &Shape) -> bool {
+    let inside = |d: usize| {
+        let last = (s.output[d] - 1) * s.stride[d] as usize;
+        s.pad[d] == 0 && last < s.input[d]
+    };
+    s.filter[1] == 1 && s.filter[2] == 1 && inside(1) && inside(2)
 }
 
 impl BroadcastPlan {
@@ -288,16 +312,7 @@ impl BroadcastPlan {
     /// positions all lie in the input (no padding read), x aligned for f32 (its rows
     /// consecutive values, as [`eligible`] requires).
     fn reads_x_in_place(&self, x: SharedPtr) -> bool {
-        let s = &self.s;
-        let inside = |d: usize| {
-            let last = (s.output[d] - 1) * s.stride[d] as usize;
-            s.pad[d] == 0 && last < s.input[d]
-        };
-        s.filter[1] == 1
-            && s.filter[2] == 1
-            && inside(1)
-            && inside(2)
-            && x.get().cast::<f32>().is_aligned()
+        reads_no_padding(&self.s) && x.get().cast::<f32>().is_aligned()
     }
 
     /// The weights as f32 values, where they are f32, each filter one dense run in the patch
@@ -751,7 +766,28 @@ unsafe fn tile<V: Vector, const F: usize, const P: usize>(c: &Call) {
         }
         let offs: [isize; P] = std::array::from_fn(|j| c.offs[j]);
         let mut u = c.u;
-        for ch in 0..w.channels {
+        // A 1x1 filter's steps are its channels: one loop, without the taps' two loops of
+        // one turn each around every step.
+        let channels = if w.kh == 1 && w.kw == 1 {
+            0
+        } else {
+            w.channels
+        };
+        if channels == 0 {
+            let mut xc = c.x;
+            for _ in 0..w.channels {
+                let wv: [V::V; F] = std::array::from_fn(|h| V::load(u.add(h * V::N)));
+                for (j, row) in acc.iter_mut().enumerate() {
+                    let b = V::splat(*xc.offset(offs[j]));
+                    for (a, &wh) in row.iter_mut().zip(&wv) {
+                        *a = V::fma(wh, b, *a);
+                    }
+                }
+                u = u.add(KB);
+                xc = xc.offset(w.chan);
+            }
+        }
+        for ch in 0..channels {
             let xc = c.x.offset(ch as isize * w.chan);
             for r in 0..w.kh {
                 let xr = xc.offset(r as isize * w.row);

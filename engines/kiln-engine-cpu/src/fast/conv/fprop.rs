@@ -187,6 +187,8 @@ impl ConvFpropEngine {
             )));
         };
         let knob = |id: i64| knobs.get((id - 1) as usize).copied().unwrap_or(0);
+        let run = isa_to_run(NAME, knobs, KNOB_ISA);
+        let recorded = recorded_isa(knobs, KNOB_ISA);
         ConvPlan::new(
             graph,
             conv,
@@ -194,9 +196,8 @@ impl ConvFpropEngine {
             knob(KNOB_ALGO),
             knob(KNOB_TILE_POSITIONS) as usize,
             crate::fast::workspace_slots(knobs, KNOB_WORKSPACE_SLOTS),
-            isa_to_run(NAME, knobs, KNOB_ISA),
-            recorded_isa(knobs, KNOB_ISA).is_some_and(crate::fast::multiplies_bf16)
-                && bf16_operands(graph),
+            (run, recorded.unwrap_or(run)),
+            recorded.is_some_and(crate::fast::multiplies_bf16) && bf16_operands(graph),
         )
     }
 }
@@ -412,7 +413,7 @@ impl ConvPlan {
         algo: i64,
         tile_knob: usize,
         slots: usize,
-        isa: Isa,
+        (isa, recorded): (Isa, Isa),
         amx_layout: bool,
     ) -> PluginResult<ConvPlan> {
         let tensor = |uid: i64| {
@@ -494,8 +495,11 @@ impl ConvPlan {
         let winograd =
             use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots, isa));
         // Convolutions with the filters in the lanes (super::broadcast): by default those
-        // broadcast::preferred names (strided ones, 5x5 and larger filters, narrow rows) with a
-        // channels-first input and output, any eligible one with the knob's value 3.
+        // broadcast::preferred names (strided ones, 5x5 and larger filters, narrow rows, 1x1
+        // filters over few positions at the AVX-512 levels) with a channels-first input and
+        // output, any eligible one with the knob's value 3. The level it asks about is the
+        // plan's recorded one, not the one that runs, so that a plan takes the same path (and
+        // asks for the same workspace) on every processor.
         let use_broadcast = !amx_layout
             && !depthwise
             && !use_winograd
@@ -503,7 +507,7 @@ impl ConvPlan {
             && !rows_are_positions
             && match algo {
                 3 => broadcast::eligible(&s),
-                0 => tile_knob == 0 && broadcast::preferred(&s),
+                0 => tile_knob == 0 && broadcast::preferred(&s, recorded),
                 _ => false,
             };
         let broadcast = use_broadcast.then(|| BroadcastPlan::new(&s, slots, isa));
