@@ -300,6 +300,7 @@ impl BroadcastPlan {
                 tile,
                 scratch,
                 block,
+                band_of: None,
             };
             while let Some(item) = items.claim() {
                 // SAFETY: forwarded contract; items cover disjoint output elements.
@@ -434,7 +435,8 @@ impl BroadcastPlan {
         let (b0, b1) = (part * blocks / self.parts, (part + 1) * blocks / self.parts);
         let cols = len.next_multiple_of(16);
         let taps = s.taps();
-        if !in_x {
+        if !in_x && slot.band_of != Some((n, g, tile)) {
+            slot.band_of = Some((n, g, tile));
             // SAFETY: x is the bound f32 input (the caller's contract); the band holds cg ×
             // band_rows × row_len values (slot_parts), row_len at least pw + iw rounded up to
             // 32; the plan's level runs here.
@@ -561,6 +563,10 @@ struct Slot<'a> {
     tile: &'a mut [f32],
     scratch: &'a mut [f32],
     block: &'a mut [f32],
+    /// The image, group and tile whose band `band` holds: the items of one tile, which differ
+    /// in their filters, read the same band, and a worker that takes two of them copies it
+    /// once.
+    band_of: Option<(usize, usize, usize)>,
 }
 
 /// How a kernel call walks the band from a position's first value: `channels` channels
