@@ -774,45 +774,53 @@ unsafe fn tile<V: Vector, const F: usize, const P: usize>(c: &Call) {
         let mut u = c.u;
         // A 1x1 filter's steps are its channels: one loop, without the taps' two loops of
         // one turn each around every step.
-        let channels = if w.kh == 1 && w.kw == 1 {
-            0
-        } else {
-            w.channels
-        };
-        if channels == 0 {
+        if w.kh == 1 && w.kw == 1 {
             let mut xc = c.x;
             for _ in 0..w.channels {
-                let wv: [V::V; F] = std::array::from_fn(|h| V::load(u.add(h * V::N)));
-                for (j, row) in acc.iter_mut().enumerate() {
-                    let b = V::splat(*xc.offset(offs[j]));
-                    for (a, &wh) in row.iter_mut().zip(&wv) {
-                        *a = V::fma(wh, b, *a);
-                    }
-                }
+                step::<V, F, P>(&mut acc, u, xc, &offs);
                 u = u.add(KB);
                 xc = xc.offset(w.chan);
             }
-        }
-        for ch in 0..channels {
-            let xc = c.x.offset(ch as isize * w.chan);
-            for r in 0..w.kh {
-                let xr = xc.offset(r as isize * w.row);
-                for t in 0..w.kw {
-                    let xt = xr.offset(t as isize * w.col);
-                    let wv: [V::V; F] = std::array::from_fn(|h| V::load(u.add(h * V::N)));
-                    for (j, row) in acc.iter_mut().enumerate() {
-                        let b = V::splat(*xt.offset(offs[j]));
-                        for (a, &wh) in row.iter_mut().zip(&wv) {
-                            *a = V::fma(wh, b, *a);
-                        }
+        } else {
+            for ch in 0..w.channels {
+                let xc = c.x.offset(ch as isize * w.chan);
+                for r in 0..w.kh {
+                    let xr = xc.offset(r as isize * w.row);
+                    for t in 0..w.kw {
+                        let xt = xr.offset(t as isize * w.col);
+                        step::<V, F, P>(&mut acc, u, xt, &offs);
+                        u = u.add(KB);
                     }
-                    u = u.add(KB);
                 }
             }
         }
         for (j, row) in acc.iter().enumerate() {
             for (h, &a) in row.iter().enumerate() {
                 V::store(c.part.add(j * KB + h * V::N), a);
+            }
+        }
+    }
+}
+
+/// One step of [`tile`]: `F` vectors of filters at `u` times each position's input value at
+/// its offset from `x`, added to the accumulators.
+///
+/// # Safety
+/// As for [`tile`]: `u` holds the step's `F` vectors, each position's value lies in its buffer.
+#[inline(always)]
+unsafe fn step<V: Vector, const F: usize, const P: usize>(
+    acc: &mut [[V::V; F]; P],
+    u: *const f32,
+    x: *const f32,
+    offs: &[isize; P],
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let wv: [V::V; F] = std::array::from_fn(|h| V::load(u.add(h * V::N)));
+        for (row, &o) in acc.iter_mut().zip(offs) {
+            let b = V::splat(*x.offset(o));
+            for (a, &wh) in row.iter_mut().zip(&wv) {
+                *a = V::fma(wh, b, *a);
             }
         }
     }
