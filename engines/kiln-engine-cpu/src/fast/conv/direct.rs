@@ -24,14 +24,9 @@
 
 use crate::fast::epilogue::{BoundEpilogue, EpiloguePtrs, RowBiasRelu, Tile};
 
-/// Filter rows of the AVX-512 and AVX2 tiles ([`mr`]), and the most of either.
+/// Filter rows of the AVX-512 and AVX2 tiles ([`mr`]).
 const MR_AVX512: usize = 8;
 const MR_AVX2: usize = 6;
-const MR: usize = if MR_AVX512 > MR_AVX2 {
-    MR_AVX512
-} else {
-    MR_AVX2
-};
 /// Output positions of the widest tile (three zmm vectors), the row length of the buffers.
 pub(super) const NR: usize = 48;
 /// Output positions of the AVX2 tile (two ymm vectors).
@@ -162,14 +157,19 @@ pub(super) unsafe fn run(
                     }
                 };
             }
-            // The first slivers (three at AVX-512, one at AVX2) fetch the same channels of the
-            // group's first block of the next group into L1, one line of 16 positions each
-            // (spread over the kernel's steps, the fetches do not queue up behind each other).
+            // Slivers evenly spaced among the group's fetch the same channels of the next
+            // group into L1, each one column of lines (16 positions) of it, one line a step:
+            // spread over the kernel's steps and over the group, the fetches do not queue up
+            // behind each other. (At AVX2 the three columns fetched by slivers 0, 7 and 14 of
+            // N8 C128 28x28→128 made one thread 3% faster than the first column alone, by
+            // sliver 0; at AVX-512, with one column a block, it was the same as slivers 0-2.)
             let next_at = g0 + group * nr;
             let next = (next_at < t.len && t.rows.is_none()).then(|| {
                 t.x.wrapping_add(next_at)
                     .wrapping_offset(kb as isize * t.cs)
             });
+            let columns = (group * nr).min(t.len.saturating_sub(next_at)).div_ceil(16);
+            let spacing = (kslivers / columns.max(1)).max(1);
             for ks in 0..kslivers {
                 let rows = mr.min(t.kg - ks * mr);
                 let a = t.u[(ks * t.patch + kb) * mr..].as_ptr();
@@ -177,27 +177,27 @@ pub(super) unsafe fn run(
                     let pb = g0 + q * nr;
                     let b = block[q * kc * nr..].as_ptr();
                     let c = buf[q * tile_stride + ks * mr * nr..].as_mut_ptr();
-                    let mut finish = None;
-                    let mut store = x86::Finish {
-                        rows,
-                        bias: None,
-                        relu: false,
-                        out: [std::ptr::null_mut(); MR],
-                    };
-                    if let (true, Some((f, out))) = (last, fused) {
-                        let mut bias = [0.0; MR];
-                        bias[..rows].copy_from_slice(&scratch[ks * mr..ks * mr + rows]);
-                        for (r, o) in store.out[..rows].iter_mut().enumerate() {
-                            let row = (ks * mr + r) as isize;
-                            *o = out.wrapping_offset(row * f.row_stride + pb as isize);
+                    // The fused store's rows: the sliver's biases (in scratch) and its first
+                    // output row at this block, the rest `row_stride` apart.
+                    let store = (last && fused.is_some()).then(|| {
+                        let (f, out) = fused.expect("checked above");
+                        x86::Finish {
+                            rows,
+                            bias: if f.has_bias() {
+                                scratch[ks * mr..].as_ptr()
+                            } else {
+                                std::ptr::null()
+                            },
+                            relu: f.relu,
+                            out: out
+                                .wrapping_offset((ks * mr) as isize * f.row_stride + pb as isize),
+                            ld: f.row_stride,
                         }
-                        store.bias = f.has_bias().then_some(bias);
-                        store.relu = f.relu;
-                        finish = Some(&store);
-                    }
+                    });
+                    let finish = store.as_ref();
                     let fetch = match next {
-                        Some(n) if q == 0 && ks * 16 < nr.min(t.len - next_at) => {
-                            (n.wrapping_add(ks * 16), t.cs)
+                        Some(n) if q == 0 && ks % spacing == 0 && ks / spacing < columns => {
+                            (n.wrapping_add(ks / spacing * 16), t.cs)
                         }
                         _ => (std::ptr::null(), 0),
                     };
@@ -235,7 +235,7 @@ pub(super) unsafe fn run(
 
 #[cfg(target_arch = "x86_64")]
 pub(super) mod x86 {
-    use super::{MR, MR_AVX2, MR_AVX512, NR, NR_AVX2};
+    use super::{MR_AVX2, MR_AVX512, NR, NR_AVX2};
     use crate::fast::isa::masks::{ymm_lanes, zmm_lanes};
     use std::arch::x86_64::*;
 
@@ -246,11 +246,13 @@ pub(super) mod x86 {
     pub struct Finish {
         /// Rows of the tile that exist (the rest are the sliver's zero padding).
         pub rows: usize,
-        /// Each row's bias, when the epilogue has one (adding 0 would turn -0 into +0).
-        pub bias: Option<[f32; MR]>,
+        /// The rows' biases, one after another, or null when the epilogue has none (adding 0
+        /// would turn -0 into +0).
+        pub bias: *const f32,
         pub relu: bool,
-        /// Where each row's first position is stored.
-        pub out: [*mut f32; MR],
+        /// Where the first row's first position is stored; row r's is `r * ld` further.
+        pub out: *mut f32,
+        pub ld: isize,
     }
 
     /// Where the rows of a block start relative to its first: `ld` apart, or at the offsets
@@ -447,7 +449,8 @@ pub(super) mod x86 {
                 // The output rows' lines, claimed for writing while the loop runs: a store
                 // that misses at the end would hold up the next tile.
                 if let Some(f) = finish {
-                    for &row in &f.out[..f.rows] {
+                    for r in 0..f.rows {
+                        let row = f.out.wrapping_offset(r as isize * f.ld);
                         for line in 0..(V * $lanes).div_ceil(16) {
                             _mm_prefetch::<_MM_HINT_ET0>(row.wrapping_add(16 * line) as *const i8);
                         }
@@ -508,9 +511,11 @@ pub(super) mod x86 {
                 let zero = $zero();
                 for (r, row) in acc.iter().enumerate().take(f.rows) {
                     for (h, o) in row.iter().enumerate() {
-                        let mut v = match &f.bias {
-                            Some(bias) => $add(*o, $set1(bias[r])),
-                            None => *o,
+                        let mut v = if f.bias.is_null() {
+                            *o
+                        } else {
+                            // SAFETY: the bias of each of the tile's rows (the contract).
+                            $add(*o, $set1(unsafe { *f.bias.add(r) }))
                         };
                         if f.relu {
                             // `x < 0 ? 0 : x`: vmaxps returns its second operand when either
@@ -518,7 +523,10 @@ pub(super) mod x86 {
                             // epilogue.
                             v = $max(zero, v);
                         }
-                        let at = f.out[r].wrapping_add($lanes * h);
+                        let at = f
+                            .out
+                            .wrapping_offset(r as isize * f.ld)
+                            .wrapping_add($lanes * h);
                         // SAFETY: the row's first cols floats (masked lanes are not written).
                         unsafe {
                             if h + 1 < V {
@@ -540,8 +548,8 @@ pub(super) mod x86 {
         /// # Safety
         /// The processor has AVX-512 F; `a` holds `kc` steps, `b` `kc` rows of `NR` floats,
         /// `c` `MR_AVX512` rows of `NR` floats; `R <= MR_AVX512`; `16 * (V - 1) < cols <= 16 * V`; `finish`,
-        /// when given, has `rows == R` and each of its first `R` outputs addresses `cols`
-        /// floats.
+        /// when given, has `rows == R`, each of its first `R` output rows addresses `cols`
+        /// floats, and its bias (when not null) `R` floats.
         tile_v, "avx512f", __m512, 16, NR, MR_AVX512, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps,
         _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps, _mm512_max_ps, zmm_lanes,
         _mm512_mask_storeu_ps
@@ -554,8 +562,8 @@ pub(super) mod x86 {
         /// # Safety
         /// The processor has AVX2 and FMA; `a` holds `kc` steps, `b` `kc` rows of `NR_AVX2`
         /// floats, `c` `MR_AVX2` rows of `NR_AVX2` floats; `R <= MR_AVX2`; `8 * (V - 1) < cols <= 8 * V`;
-        /// `finish`, when given, has `rows == R` and each of its first `R` outputs addresses
-        /// `cols` floats.
+        /// `finish`, when given, has `rows == R`, each of its first `R` output rows addresses
+        /// `cols` floats, and its bias (when not null) `R` floats.
         tile_avx2_v, "avx2,fma", __m256, 8, NR_AVX2, MR_AVX2, _mm256_setzero_ps, _mm256_loadu_ps,
         _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps, _mm256_max_ps, ymm_lanes,
         _mm256_maskstore_ps
