@@ -1269,15 +1269,17 @@ mod x86 {
                 _mm256_permute2f128_ps::<0x31>(q3, q7),
             ];
             // Step p + j's six values, stored as eight: the two extra lanes land on the next
-            // step's first two values, which the next store writes; the last store is cut to
-            // its six.
+            // step's first two values, which the next store writes (or, past step p + 7, the
+            // next round's or the tail's); the last round's last store is cut to its six (a
+            // masked store, about 12 cycles on Zen 4, so only there).
             let six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
             for (j, v) in c.iter().enumerate() {
                 let at = out[(p + j) * 6..].as_mut_ptr();
-                // SAFETY: steps p..p + 8 lie inside out; eight floats from step p + j < p + 7
-                // end inside step p + j + 1; the last store writes six.
+                // SAFETY: steps p..p + 8 lie inside out; eight floats from step p + j < p + 7,
+                // or from step p + 7 when step p + 8 exists, end inside the next step; the
+                // last store writes six.
                 unsafe {
-                    if j < 7 {
+                    if j < 7 || p + 8 < kc {
                         _mm256_storeu_ps(at, *v);
                     } else {
                         _mm256_maskstore_ps(at, six, *v);

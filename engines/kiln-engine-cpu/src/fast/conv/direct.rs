@@ -446,6 +446,9 @@ pub(super) mod x86 {
                 debug_assert!(finish.is_none_or(|f| f.rows == R));
                 // Lanes of the last vector inside the tile.
                 let tail = $mask(cols - $lanes * (V - 1));
+                // Whether the last vector is whole too: then it is stored as the others are
+                // (a masked vmaskmovps store costs about 12 cycles on Zen 4).
+                let full = cols == $lanes * V;
                 // The output rows' lines, claimed for writing while the loop runs: a store
                 // that misses at the end would hold up the next tile.
                 if let Some(f) = finish {
@@ -529,7 +532,7 @@ pub(super) mod x86 {
                             .wrapping_add($lanes * h);
                         // SAFETY: the row's first cols floats (masked lanes are not written).
                         unsafe {
-                            if h + 1 < V {
+                            if h + 1 < V || full {
                                 $store(at, v);
                             } else {
                                 $mstore(at, tail, v);
