@@ -14,11 +14,11 @@
 //! writes V as right slivers (`nr` tiles side by side), and K and each block's tiles are padded
 //! to whole slivers (the padding is zeros; its results are never read).
 //!
-//! At the AVX-512 levels the input transform (staged rows to V) and, for output rows of at
-//! least 16 whole tiles, the output transform (M to channels-first rows) run in AVX-512
-//! registers 16 tiles at a time, and at the AVX2 level the input transform runs in AVX2
-//! registers 8 at a time, with the same operations in the same order as the loops the portable
-//! level runs, so they give the same bits.
+//! At the AVX-512 levels the input transform (staged rows to V) and the output transform (M
+//! to channels-first rows, with a fused bias + relu) run in AVX-512 registers 16 tiles at a
+//! time, and at the AVX2 level both run in AVX2 registers 8 at a time, with the same
+//! operations in the same order as the loops the portable level runs, so they give the same
+//! bits.
 //!
 //! Both transforms work on rows of one channel. A channels-last input (dense channels) is
 //! staged 16 channels at a time: each pixel's 16 channels are read as one run and spread over
@@ -880,9 +880,9 @@ impl WinogradPlan {
     }
 
     /// The work of [`WinogradPlan::run_block`], inlined into each instruction set's copy. With
-    /// `AVX512` (only in the AVX-512 copy) the input transform and the channels-first output
-    /// transform run in AVX-512 registers, with `AVX2` (only in the AVX2 copy) the input
-    /// transform in AVX2 registers; both with the same operations in the same order.
+    /// `AVX512` (only in the AVX-512 copy) the input transform and the output transform run in
+    /// AVX-512 registers, with `AVX2` (only in the AVX2 copy) in AVX2 registers; both with the
+    /// same operations in the same order.
     ///
     /// # Safety
     /// As for [`WinogradPlan::run_block`]; with `AVX512` the processor has AVX-512 F, with
@@ -1114,6 +1114,30 @@ impl WinogradPlan {
                             unsafe { output_tiles_avx512(slot.m, chunk, dst) };
                         }
                     }
+                    // At AVX2 the same 8 tiles at a time.
+                    #[cfg(target_arch = "x86_64")]
+                    if AVX2 {
+                        while at < tw_count {
+                            let tw0 = if tw_count >= LANES {
+                                at.min(tw_count - LANES)
+                            } else {
+                                at
+                            };
+                            at = tw0 + LANES;
+                            let chunk = OutputChunk {
+                                m0: k * ld + t0 + tw0,
+                                m_plane,
+                                q: base + (oh - oh0) * ow_count + 2 * tw0,
+                                ow: ow_count,
+                                two_rows,
+                                width: (2 * (tw_count - tw0).min(LANES)).min(ow_count - 2 * tw0),
+                                bias,
+                                relu,
+                            };
+                            // SAFETY: the caller's contract: this copy runs on AVX2.
+                            unsafe { output_tiles_avx2(slot.m, chunk, dst) };
+                        }
+                    }
                     while at < tw_count {
                         let tw0 = if tw_count >= LANES {
                             at.min(tw_count - LANES)
@@ -1156,8 +1180,9 @@ impl WinogradPlan {
                     }
                 }
                 // The epilogue, as BoundEpilogue::apply computes it: add, then relu (at the
-                // AVX-512 levels already applied by the output transform, to every tile).
-                if direct.is_some() && !(AVX512 && cfg!(target_arch = "x86_64")) {
+                // AVX-512 and AVX2 levels already applied by the output transform, to every
+                // tile).
+                if direct.is_some() && !((AVX512 || AVX2) && cfg!(target_arch = "x86_64")) {
                     if let Some(bias) = bias {
                         dst.iter_mut().for_each(|v| *v += bias);
                     }
@@ -1831,6 +1856,93 @@ unsafe fn output_tiles_avx512(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
     }
 }
 
+/// [`output_tiles_avx512`] in AVX2 registers: 8 tiles, `chunk.width` of each output row's 16
+/// columns stored (`chunk.q` and `chunk.width` counted as there), the same adds and subtracts
+/// in the same order, so the same bits. Whole vectors are stored plainly and only a partial
+/// one masked (a `vmaskmovps` store costs about 12 cycles on Zen 4).
+///
+/// # Safety
+/// The processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn output_tiles_avx2(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let OutputChunk {
+        m0,
+        m_plane,
+        q,
+        ow,
+        two_rows,
+        width,
+        bias,
+        relu,
+    } = chunk;
+    assert!(m0 + (XI - 1) * m_plane + LANES <= m.len() && width <= 2 * LANES);
+    assert!(q + width <= out.len() && (!two_rows || q + ow + width <= out.len()));
+    let lanes = |n: usize| crate::fast::isa::masks::ymm_lanes(n.min(LANES));
+    let tiles = width.div_ceil(2);
+    // SAFETY: 8 values of each plane from m0, inside m (asserted); lanes past `tiles` are not
+    // read (M's values there may be other tiles' or stale).
+    let mv: [__m256; XI] = std::array::from_fn(|xi| unsafe {
+        let at = m.as_ptr().add(xi * m_plane + m0);
+        if tiles == LANES {
+            _mm256_loadu_ps(at)
+        } else {
+            _mm256_maskload_ps(at, lanes(tiles))
+        }
+    });
+    let s: [__m256; 4] =
+        std::array::from_fn(|j| _mm256_add_ps(_mm256_add_ps(mv[j], mv[4 + j]), mv[8 + j]));
+    let d: [__m256; 4] =
+        std::array::from_fn(|j| _mm256_sub_ps(_mm256_sub_ps(mv[4 + j], mv[8 + j]), mv[12 + j]));
+    let y0 = _mm256_add_ps(_mm256_add_ps(s[0], s[1]), s[2]);
+    let y1 = _mm256_sub_ps(_mm256_sub_ps(s[1], s[2]), s[3]);
+    let y2 = _mm256_add_ps(_mm256_add_ps(d[0], d[1]), d[2]);
+    let y3 = _mm256_sub_ps(_mm256_sub_ps(d[1], d[2]), d[3]);
+    // The fused epilogue, as in output_tiles_avx512.
+    let finish = |y: __m256| {
+        let y = match bias {
+            Some(b) => _mm256_add_ps(y, _mm256_set1_ps(b)),
+            None => y,
+        };
+        if relu {
+            _mm256_max_ps(_mm256_setzero_ps(), y)
+        } else {
+            y
+        }
+    };
+    let [y0, y1, y2, y3] = [y0, y1, y2, y3].map(finish);
+    // Columns 2l and 2l + 1 of a row are lane l of a and of b: pairs within each 128-bit half,
+    // then the halves put in order.
+    let interleave = |a: __m256, b: __m256| {
+        let (lo, hi) = (_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+        (
+            _mm256_permute2f128_ps::<0x20>(lo, hi),
+            _mm256_permute2f128_ps::<0x31>(lo, hi),
+        )
+    };
+    let rows: &[(usize, __m256, __m256)] = if two_rows {
+        &[(q, y0, y1), (q + ow, y2, y3)]
+    } else {
+        &[(q, y0, y1)]
+    };
+    for &(at, a, b) in rows {
+        let (first, second) = interleave(a, b);
+        // SAFETY: `width` values from `at`, inside out (asserted); masked lanes are not written.
+        unsafe {
+            let p = out.as_mut_ptr().add(at);
+            for (h, v) in [first, second].into_iter().enumerate() {
+                let n = width.saturating_sub(LANES * h).min(LANES);
+                if n == LANES {
+                    _mm256_storeu_ps(p.add(LANES * h), v);
+                } else if n > 0 {
+                    _mm256_maskstore_ps(p.add(LANES * h), lanes(n), v);
+                }
+            }
+        }
+    }
+}
+
 /// Splits `src[..2 n]` into its even values `e[..n]` and odd ones `o[..n]`.
 #[inline(always)]
 fn deinterleave(src: &[f32], e: &mut [f32], o: &mut [f32]) {
@@ -2044,14 +2156,15 @@ mod tests {
         }
     }
 
-    /// The AVX-512 output transform gives the bits of `output_tiles` and `interleave` (two
-    /// chunks of 8 tiles) for 16 tiles, with one output row or two, with the fused bias and
-    /// relu applied as the scalar path applies them, and writes nothing past each row's first
-    /// `width` values.
+    /// The AVX-512 output transform (16 tiles) and the AVX2 one (8 tiles) give the bits of
+    /// `output_tiles` and `interleave` (chunks of 8 tiles), with one output row or two, with
+    /// the fused bias and relu applied as the scalar path applies them, and write nothing past
+    /// each row's first `width` values.
     #[test]
     fn output_transform_paths_agree_bit_for_bit() {
         #[cfg(target_arch = "x86_64")]
-        if crate::fast::isa::Isa::Avx512.is_available() {
+        {
+            use crate::fast::isa::Isa;
             let mut rng = StdRng::seed_from_u64(6);
             let (m_plane, m0, ow, q) = (83, 5, 37, 3);
             let m: Vec<f32> = (0..XI * m_plane)
@@ -2063,6 +2176,14 @@ mod tests {
                 (true, 14, Some(0.75f32), true),
                 (false, 7, None, true),
                 (true, 19, Some(-1.5), false),
+                (true, 16, Some(0.25), true),
+                (false, 9, None, false),
+            ];
+            // Each level's transform with its widest chunk (32 columns at AVX-512, 16 at AVX2).
+            type Transform = unsafe fn(&[f32], OutputChunk, &mut [f32]);
+            let levels: [(Isa, usize, Transform); 2] = [
+                (Isa::Avx512, 32, output_tiles_avx512),
+                (Isa::Avx2, 16, output_tiles_avx2),
             ];
             for (two_rows, width, bias, relu) in cases {
                 let fresh = || vec![f32::from_bits(0x7fc0_4321); q + ow + 40];
@@ -2087,33 +2208,39 @@ mod tests {
                         *v = if *v < 0.0 { 0.0 } else { *v };
                     }
                 }
-                // Only each row's first `width` values are written.
-                let mut want = fresh();
-                want[q..q + width].copy_from_slice(&full[q..q + width]);
-                if two_rows {
-                    want[q + ow..q + ow + width].copy_from_slice(&full[q + ow..q + ow + width]);
+                for &(isa, widest, transform) in &levels {
+                    if !isa.is_available() {
+                        continue;
+                    }
+                    let width = width.min(widest);
+                    // Only each row's first `width` values are written.
+                    let mut want = fresh();
+                    want[q..q + width].copy_from_slice(&full[q..q + width]);
+                    if two_rows {
+                        want[q + ow..q + ow + width].copy_from_slice(&full[q + ow..q + ow + width]);
+                    }
+                    let mut got = fresh();
+                    let chunk = OutputChunk {
+                        m0,
+                        m_plane,
+                        q,
+                        ow,
+                        two_rows,
+                        width,
+                        bias,
+                        relu,
+                    };
+                    // SAFETY: the processor has the level's features (checked above).
+                    unsafe { transform(&m, chunk, &mut got) };
+                    assert_eq!(
+                        bits(&got),
+                        bits(&want),
+                        "{isa:?}: two rows: {two_rows}, width {width}, bias {bias:?}, relu {relu}"
+                    );
                 }
-                let mut got = fresh();
-                let chunk = OutputChunk {
-                    m0,
-                    m_plane,
-                    q,
-                    ow,
-                    two_rows,
-                    width,
-                    bias,
-                    relu,
-                };
-                // SAFETY: the processor has AVX-512 F (checked above).
-                unsafe { output_tiles_avx512(&m, chunk, &mut got) };
-                assert_eq!(
-                    bits(&got),
-                    bits(&want),
-                    "two rows: {two_rows}, width {width}, bias {bias:?}, relu {relu}"
-                );
             }
         }
-        // Below AVX-512 the output transform is output_tiles itself: check it against its
+        // The portable level's output transform is output_tiles itself: check it against its
         // definition on one tile.
         let mut tile = [[0f32; LANES]; XI];
         for (xi, lane) in tile.iter_mut().enumerate() {
