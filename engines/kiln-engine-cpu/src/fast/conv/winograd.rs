@@ -1764,6 +1764,40 @@ unsafe fn input_tiles_avx2(stage: &[f32], rl: usize, width: usize, run: TileRun,
     }
 }
 
+/// `Aᵀ M A` of a chunk's tiles, one per lane, from the vectors `$mv` of M's 16 planes, with the
+/// adds and subtracts of `output_tiles` in its order (so the same bits), then the fused
+/// epilogue's `$bias` and `$relu`: the outputs (0,0), (0,1), (1,0), (1,1) of each tile, as the
+/// vector instructions of one level (`$add`...) compute them. vmaxps returns its second operand
+/// when either is NaN and for two zeros, so NaN and -0 pass through the relu as they do
+/// `x < 0 ? 0 : x`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! output_vectors {
+    ($mv:expr, $bias:expr, $relu:expr, $add:ident, $sub:ident, $set1:ident, $max:ident,
+     $zero:ident) => {{
+        let mv = &$mv;
+        // Aᵀ M: s_j = M0j + M1j + M2j, d_j = M1j - M2j - M3j.
+        let s: [_; 4] = std::array::from_fn(|j| $add($add(mv[j], mv[4 + j]), mv[8 + j]));
+        let d: [_; 4] = std::array::from_fn(|j| $sub($sub(mv[4 + j], mv[8 + j]), mv[12 + j]));
+        let y = [
+            $add($add(s[0], s[1]), s[2]),
+            $sub($sub(s[1], s[2]), s[3]),
+            $add($add(d[0], d[1]), d[2]),
+            $sub($sub(d[1], d[2]), d[3]),
+        ];
+        y.map(|y| {
+            let y = match $bias {
+                Some(b) => $add(y, $set1(b)),
+                None => y,
+            };
+            if $relu {
+                $max($zero(), y)
+            } else {
+                y
+            }
+        })
+    }};
+}
+
 /// Up to 16 tiles of one output channel's row of tiles, written to a channels-first output:
 /// their M values from `m0` in each of M's 16 planes (`m_plane` floats apart; `width / 2`
 /// tiles, rounded up, are read), their outputs from `q` in the output tile (the second output
@@ -1816,29 +1850,16 @@ unsafe fn output_tiles_avx512(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
     let mv: [__m512; XI] = std::array::from_fn(|xi| unsafe {
         _mm512_maskz_loadu_ps(lanes(tiles), m.as_ptr().add(xi * m_plane + m0))
     });
-    // Aᵀ M: s_j = M0j + M1j + M2j, d_j = M1j - M2j - M3j.
-    let s: [__m512; 4] =
-        std::array::from_fn(|j| _mm512_add_ps(_mm512_add_ps(mv[j], mv[4 + j]), mv[8 + j]));
-    let d: [__m512; 4] =
-        std::array::from_fn(|j| _mm512_sub_ps(_mm512_sub_ps(mv[4 + j], mv[8 + j]), mv[12 + j]));
-    let y0 = _mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]);
-    let y1 = _mm512_sub_ps(_mm512_sub_ps(s[1], s[2]), s[3]);
-    let y2 = _mm512_add_ps(_mm512_add_ps(d[0], d[1]), d[2]);
-    let y3 = _mm512_sub_ps(_mm512_sub_ps(d[1], d[2]), d[3]);
-    // The fused epilogue: vmaxps returns its second operand when either is NaN and for two
-    // zeros, so NaN and -0 pass through the relu as they do `x < 0 ? 0 : x`.
-    let finish = |y: __m512| {
-        let y = match bias {
-            Some(b) => _mm512_add_ps(y, _mm512_set1_ps(b)),
-            None => y,
-        };
-        if relu {
-            _mm512_max_ps(_mm512_setzero_ps(), y)
-        } else {
-            y
-        }
-    };
-    let [y0, y1, y2, y3] = [y0, y1, y2, y3].map(finish);
+    let [y0, y1, y2, y3] = output_vectors!(
+        mv,
+        bias,
+        relu,
+        _mm512_add_ps,
+        _mm512_sub_ps,
+        _mm512_set1_ps,
+        _mm512_max_ps,
+        _mm512_setzero_ps
+    );
     let first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     let second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
     let rows: &[(usize, __m512, __m512)] = if two_rows {
@@ -1867,18 +1888,9 @@ unsafe fn output_tiles_avx512(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
 #[target_feature(enable = "avx2")]
 unsafe fn output_tiles_avx2(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
     use std::arch::x86_64::*;
-    let OutputChunk {
-        m0,
-        m_plane,
-        q,
-        ow,
-        two_rows,
-        width,
-        bias,
-        relu,
-    } = chunk;
+    let (m0, m_plane, q, ow, width) = (chunk.m0, chunk.m_plane, chunk.q, chunk.ow, chunk.width);
     assert!(m0 + (XI - 1) * m_plane + LANES <= m.len() && width <= 2 * LANES);
-    assert!(q + width <= out.len() && (!two_rows || q + ow + width <= out.len()));
+    assert!(q + width <= out.len() && (!chunk.two_rows || q + ow + width <= out.len()));
     let lanes = |n: usize| crate::fast::isa::masks::ymm_lanes(n.min(LANES));
     let tiles = width.div_ceil(2);
     // SAFETY: 8 values of each plane from m0, inside m (asserted); lanes past `tiles` are not
@@ -1891,27 +1903,16 @@ unsafe fn output_tiles_avx2(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
             _mm256_maskload_ps(at, lanes(tiles))
         }
     });
-    let s: [__m256; 4] =
-        std::array::from_fn(|j| _mm256_add_ps(_mm256_add_ps(mv[j], mv[4 + j]), mv[8 + j]));
-    let d: [__m256; 4] =
-        std::array::from_fn(|j| _mm256_sub_ps(_mm256_sub_ps(mv[4 + j], mv[8 + j]), mv[12 + j]));
-    let y0 = _mm256_add_ps(_mm256_add_ps(s[0], s[1]), s[2]);
-    let y1 = _mm256_sub_ps(_mm256_sub_ps(s[1], s[2]), s[3]);
-    let y2 = _mm256_add_ps(_mm256_add_ps(d[0], d[1]), d[2]);
-    let y3 = _mm256_sub_ps(_mm256_sub_ps(d[1], d[2]), d[3]);
-    // The fused epilogue, as in output_tiles_avx512.
-    let finish = |y: __m256| {
-        let y = match bias {
-            Some(b) => _mm256_add_ps(y, _mm256_set1_ps(b)),
-            None => y,
-        };
-        if relu {
-            _mm256_max_ps(_mm256_setzero_ps(), y)
-        } else {
-            y
-        }
-    };
-    let [y0, y1, y2, y3] = [y0, y1, y2, y3].map(finish);
+    let [y0, y1, y2, y3] = output_vectors!(
+        mv,
+        chunk.bias,
+        chunk.relu,
+        _mm256_add_ps,
+        _mm256_sub_ps,
+        _mm256_set1_ps,
+        _mm256_max_ps,
+        _mm256_setzero_ps
+    );
     // Columns 2l and 2l + 1 of a row are lane l of a and of b: pairs within each 128-bit half,
     // then the halves put in order.
     let interleave = |a: __m256, b: __m256| {
@@ -1921,11 +1922,9 @@ unsafe fn output_tiles_avx2(m: &[f32], chunk: OutputChunk, out: &mut [f32]) {
             _mm256_permute2f128_ps::<0x31>(lo, hi),
         )
     };
-    let rows: &[(usize, __m256, __m256)] = if two_rows {
-        &[(q, y0, y1), (q + ow, y2, y3)]
-    } else {
-        &[(q, y0, y1)]
-    };
+    // The chunk's output rows: one, or two `ow` apart.
+    let rows = [(q, y0, y1), (q + ow, y2, y3)];
+    let rows = &rows[..if chunk.two_rows { 2 } else { 1 }];
     for &(at, a, b) in rows {
         let (first, second) = interleave(a, b);
         // SAFETY: `width` values from `at`, inside out (asserted); masked lanes are not written.
