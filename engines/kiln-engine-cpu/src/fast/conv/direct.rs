@@ -41,7 +41,7 @@ const _: () = assert!(GROUP_AVX2 * NR_AVX2 <= NR);
 /// One tile of the direct path: `len` output positions of one image and group.
 pub(super) struct DirectTile<'a> {
     /// The group's packed filters, `[kg.div_ceil(mr)][patch][mr]` ([`mr`] of the level),
-    /// zeros past `kg`.
+    /// sliver `ks` holding the filters [`sliver_span`] gives it, zeros after them.
     pub u: &'a [f32],
     /// Filters in the group.
     pub kg: usize,
@@ -72,6 +72,26 @@ pub(super) fn mr(avx512: bool) -> usize {
         MR_AVX512
     } else {
         MR_AVX2
+    }
+}
+
+/// The filters of sliver `ks` of a group of `kg` packed in slivers of `mr` rows: its first
+/// filter and how many. Every sliver has `mr` but the last two, which share what is left
+/// between them (at AVX2 K = 128 is 20 slivers of six and two of four instead of 21 and one of
+/// two): a sliver of one or two rows keeps too few accumulator chains in flight to hide the
+/// FMAs' latency, and ran at about half the rate of the others.
+pub(super) fn sliver_span(kg: usize, mr: usize, ks: usize) -> (usize, usize) {
+    let (slivers, rem) = (kg.div_ceil(mr), kg % mr);
+    if slivers < 2 || rem == 0 || ks + 2 < slivers {
+        return (ks * mr, mr.min(kg - ks * mr));
+    }
+    // The last two slivers' mr + rem filters, the larger half first.
+    let (first, second) = ((mr + rem).div_ceil(2), (mr + rem) / 2);
+    let start = (slivers - 2) * mr;
+    if ks + 2 == slivers {
+        (start, first)
+    } else {
+        (start + first, second)
     }
 }
 
@@ -171,12 +191,12 @@ pub(super) unsafe fn run(
             let columns = (group * nr).min(t.len.saturating_sub(next_at)).div_ceil(16);
             let spacing = (kslivers / columns.max(1)).max(1);
             for ks in 0..kslivers {
-                let rows = mr.min(t.kg - ks * mr);
+                let (row0, rows) = sliver_span(t.kg, mr, ks);
                 let a = t.u[(ks * t.patch + kb) * mr..].as_ptr();
                 for q in 0..blocks {
                     let pb = g0 + q * nr;
                     let b = block[q * kc * nr..].as_ptr();
-                    let c = buf[q * tile_stride + ks * mr * nr..].as_mut_ptr();
+                    let c = buf[q * tile_stride + row0 * nr..].as_mut_ptr();
                     // The fused store's rows: the sliver's biases (in scratch) and its first
                     // output row at this block, the rest `row_stride` apart.
                     let store = (last && fused.is_some()).then(|| {
@@ -184,13 +204,12 @@ pub(super) unsafe fn run(
                         x86::Finish {
                             rows,
                             bias: if f.has_bias() {
-                                scratch[ks * mr..].as_ptr()
+                                scratch[row0..].as_ptr()
                             } else {
                                 std::ptr::null()
                             },
                             relu: f.relu,
-                            out: out
-                                .wrapping_offset((ks * mr) as isize * f.row_stride + pb as isize),
+                            out: out.wrapping_offset(row0 as isize * f.row_stride + pb as isize),
                             ld: f.row_stride,
                         }
                     });
@@ -300,8 +319,8 @@ pub(super) mod x86 {
     }
 
     /// Calls `$f::<$v, R>` with the sliver's row count `$rows` (1 to the kernel's rows, the
-    /// last listed) as `R`: a sliver with fewer filters than the kernel's rows (the last of a
-    /// group whose filter count is no multiple of them) multiplies only its own rows.
+    /// last listed) as `R`: a sliver with fewer filters than the kernel's rows (the last two of
+    /// a group whose filter count is no multiple of them) multiplies only its own rows.
     macro_rules! by_rows {
         ($rows:expr, $f:ident, $v:literal, $args:tt, [$($r:literal)*] $last:literal) => {
             match $rows {
@@ -571,4 +590,35 @@ pub(super) mod x86 {
         _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps, _mm256_max_ps, ymm_lanes,
         _mm256_maskstore_ps
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sliver_span;
+
+    /// The slivers of a group cover its filters in order, each once, with at most `mr` and at
+    /// least one each, as many slivers as `kg.div_ceil(mr)` (the packed layout's count), and a
+    /// group's last two differ by at most one filter when the count is no multiple of `mr`.
+    #[test]
+    fn slivers_cover_the_filters_and_share_the_rest() {
+        for mr in [6, 8] {
+            for kg in 1..=70usize {
+                let slivers = kg.div_ceil(mr);
+                let spans: Vec<_> = (0..slivers).map(|ks| sliver_span(kg, mr, ks)).collect();
+                let mut next = 0;
+                for &(first, rows) in &spans {
+                    assert_eq!(first, next, "mr {mr}, kg {kg}: {spans:?}");
+                    assert!((1..=mr).contains(&rows), "mr {mr}, kg {kg}: {spans:?}");
+                    next += rows;
+                }
+                assert_eq!(next, kg, "mr {mr}, kg {kg}: {spans:?}");
+                if slivers >= 2 && kg % mr != 0 {
+                    let (a, b) = (spans[slivers - 2].1, spans[slivers - 1].1);
+                    assert!(a >= b && a - b <= 1, "mr {mr}, kg {kg}: {spans:?}");
+                }
+            }
+        }
+        assert_eq!(sliver_span(128, 6, 20), (120, 4));
+        assert_eq!(sliver_span(128, 6, 21), (124, 4));
+    }
 }

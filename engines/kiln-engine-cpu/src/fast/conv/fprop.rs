@@ -729,9 +729,10 @@ impl ConvPlan {
         );
     }
 
-    /// Packs left sliver `i` of [`Self::pack_filter_slivers`]' layout straight from the
-    /// weights: its filters into their rows of the packed weights `wpack` ([K, patch]), then
-    /// into the sliver of `u`.
+    /// Packs left sliver `i` of the direct kernels' layout straight from the weights: its
+    /// filters into their rows of the packed weights `wpack` ([K, patch]), then into the sliver
+    /// of `u`. The layout is [`Self::pack_filter_slivers`]' but for which filters a group's last
+    /// two slivers hold ([`direct::sliver_span`]).
     ///
     /// # Safety
     /// `w` is the bound weight pointer of a live execute call; `wpack` and `u` point to this
@@ -746,7 +747,10 @@ impl ConvPlan {
         i: usize,
     ) {
         let (kg, patch) = (self.s.kg, self.s.patch());
-        let (g, rows) = self.sliver_rows(mr, i);
+        // The direct kernels' slivers (their last two share the rest: direct::sliver_span).
+        let per_group = kg.div_ceil(mr);
+        let (g, (row0, len)) = (i / per_group, direct::sliver_span(kg, mr, i % per_group));
+        let rows = row0..row0 + len;
         let first = g * kg + rows.start;
         // SAFETY: rows first.. of the [K, patch] region, this sliver's own.
         let packed = unsafe {
