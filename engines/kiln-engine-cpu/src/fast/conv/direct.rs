@@ -181,8 +181,9 @@ pub(super) unsafe fn run(
             // group into L1, each one column of lines (16 positions) of it, one line a step:
             // spread over the kernel's steps and over the group, the fetches do not queue up
             // behind each other. (At AVX2 the three columns fetched by slivers 0, 7 and 14 of
-            // N8 C128 28x28→128 made one thread 3% faster than the first column alone, by
-            // sliver 0; at AVX-512, with one column a block, it was the same as slivers 0-2.)
+            // N8 C128 28x28→128 made one thread 3% faster than sliver 0 fetching the first
+            // column alone; at AVX-512, one column a block, it measured the same as slivers
+            // 0-2.)
             let next_at = g0 + group * nr;
             let next = (next_at < t.len && t.rows.is_none()).then(|| {
                 t.x.wrapping_add(next_at)
