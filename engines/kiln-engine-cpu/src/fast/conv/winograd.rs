@@ -1091,51 +1091,34 @@ impl WinogradPlan {
                     // 3.76-4.26 to 3.61-4.17 ms in five alternating rounds, N8 C64 6x6 from
                     // 0.142-0.159 to 0.124-0.127.) M's rows hold 16 values past any tile read
                     // here (`ld`).
+                    // At AVX2 the same, 8 tiles (LANES) at a time.
                     #[cfg(target_arch = "x86_64")]
-                    if AVX512 {
+                    if AVX512 || AVX2 {
+                        let (size, transform): (usize, Transform) = if AVX512 {
+                            (16, output_tiles_avx512)
+                        } else {
+                            (LANES, output_tiles_avx2)
+                        };
                         while at < tw_count {
-                            let tw0 = if tw_count >= 16 {
-                                at.min(tw_count - 16)
+                            let tw0 = if tw_count >= size {
+                                at.min(tw_count - size)
                             } else {
                                 at
                             };
-                            at = tw0 + 16;
+                            at = tw0 + size;
                             let chunk = OutputChunk {
                                 m0: k * ld + t0 + tw0,
                                 m_plane,
                                 q: base + (oh - oh0) * ow_count + 2 * tw0,
                                 ow: ow_count,
                                 two_rows,
-                                width: (2 * (tw_count - tw0).min(16)).min(ow_count - 2 * tw0),
+                                width: (2 * (tw_count - tw0).min(size)).min(ow_count - 2 * tw0),
                                 bias,
                                 relu,
                             };
-                            // SAFETY: the caller's contract: this copy runs on AVX-512 F.
-                            unsafe { output_tiles_avx512(slot.m, chunk, dst) };
-                        }
-                    }
-                    // At AVX2 the same 8 tiles at a time.
-                    #[cfg(target_arch = "x86_64")]
-                    if AVX2 {
-                        while at < tw_count {
-                            let tw0 = if tw_count >= LANES {
-                                at.min(tw_count - LANES)
-                            } else {
-                                at
-                            };
-                            at = tw0 + LANES;
-                            let chunk = OutputChunk {
-                                m0: k * ld + t0 + tw0,
-                                m_plane,
-                                q: base + (oh - oh0) * ow_count + 2 * tw0,
-                                ow: ow_count,
-                                two_rows,
-                                width: (2 * (tw_count - tw0).min(LANES)).min(ow_count - 2 * tw0),
-                                bias,
-                                relu,
-                            };
-                            // SAFETY: the caller's contract: this copy runs on AVX2.
-                            unsafe { output_tiles_avx2(slot.m, chunk, dst) };
+                            // SAFETY: the caller's contract: this copy runs on AVX-512 F
+                            // (AVX512) or AVX2 (AVX2), the level of the transform chosen.
+                            unsafe { transform(slot.m, chunk, dst) };
                         }
                     }
                     while at < tw_count {
@@ -1816,6 +1799,10 @@ struct OutputChunk {
     relu: bool,
 }
 
+/// A level's output transform of a chunk ([`output_tiles_avx512`], [`output_tiles_avx2`]).
+#[cfg(target_arch = "x86_64")]
+type Transform = unsafe fn(&[f32], OutputChunk, &mut [f32]);
+
 /// The output transform of `chunk` in AVX-512 registers: `Aᵀ M A` of 16 tiles with the adds
 /// and subtracts of `output_tiles`, in its order (so the same bits), and the two columns of
 /// each output row interleaved as `interleave` does, the first `chunk.width` of them stored
@@ -2179,7 +2166,6 @@ mod tests {
                 (false, 9, None, false),
             ];
             // Each level's transform with its widest chunk (32 columns at AVX-512, 16 at AVX2).
-            type Transform = unsafe fn(&[f32], OutputChunk, &mut [f32]);
             let levels: [(Isa, usize, Transform); 2] = [
                 (Isa::Avx512, 32, output_tiles_avx512),
                 (Isa::Avx2, 16, output_tiles_avx2),
