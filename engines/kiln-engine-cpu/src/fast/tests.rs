@@ -853,6 +853,63 @@ fn depthwise_convolutions_match_reference() {
     }
 }
 
+/// Depthwise convolutions with the channels in the vector lanes (`conv/depthwise_lanes.rs`):
+/// channel counts that fill several blocks of 8 and 16 and leave a partial one, planes narrower
+/// than a vector and rows wide enough to be cut into stripes, strides 1-3, dilation, padding
+/// wider than the filter's reach, with each epilogue (the bias + relu ones are written by the
+/// kernel, the others through the epilogue), against the reference engine at every level.
+#[test]
+fn depthwise_channel_blocks_match_reference() {
+    // (channels, input, filter, pre and post padding, stride, dilation)
+    type Geometry = (
+        i64,
+        [i64; 2],
+        [i64; 2],
+        ([i64; 2], [i64; 2]),
+        [i64; 2],
+        [i64; 2],
+    );
+    let cases: [Geometry; 6] = [
+        (37, [9, 23], [3, 3], ([1, 1], [1, 1]), [1, 1], [1, 1]),
+        (16, [40, 300], [3, 3], ([1, 1], [1, 1]), [2, 2], [1, 2]),
+        (24, [7, 7], [5, 5], ([2, 2], [2, 2]), [1, 1], [1, 1]),
+        (20, [13, 17], [2, 4], ([0, 3], [1, 0]), [3, 3], [1, 1]),
+        (9, [5, 6], [3, 3], ([3, 3], [3, 3]), [1, 2], [1, 1]),
+        (33, [70, 61], [7, 7], ([3, 3], [3, 3]), [1, 1], [1, 1]),
+    ];
+    for (i, (c, input, filter, (pre, post), stride, dilation)) in cases.into_iter().enumerate() {
+        let case = ConvCase {
+            n: 2,
+            c,
+            k: c,
+            input: input.to_vec(),
+            filter: filter.to_vec(),
+            pad: (pre.to_vec(), post.to_vec()),
+            stride: stride.to_vec(),
+            dilation: dilation.to_vec(),
+            groups: c,
+            layout: Layout::Nchw,
+        };
+        let taps = (filter[0] * filter[1]) as f64;
+        for steps in epilogues() {
+            for isa in super::isa::Isa::ALL
+                .into_iter()
+                .filter(|l| l.is_available())
+            {
+                let g = conv_graph(&case, &steps, DataType::F32);
+                check(
+                    &ConvFpropEngine,
+                    g,
+                    &[0, 0, 0, isa as i64],
+                    tol_of(DataType::F32),
+                    taps.sqrt(),
+                    i as u64,
+                );
+            }
+        }
+    }
+}
+
 /// A 3-D convolution of one input slice of depth whose one output slice is read through the
 /// depth padding (a stride of 2 skips the slice): every output is the epilogue of 0. The 2-D
 /// paths (the depthwise planes, the filters in the lanes) took such a case for a 2-D one and

@@ -185,7 +185,21 @@ unsafe fn tile_body(
     }
 }
 
-/// The whole output plane of channel `g` of image `n` (2-D) into `out`, through `scratch`:
+/// Where [`plane`] puts the output plane.
+pub(crate) enum PlaneOut<'a> {
+    /// Into this buffer, the plane's positions in order, for the epilogue to take.
+    Tile(&'a mut [f32]),
+    /// Into the output itself, the plane's positions consecutive from `out`, the bias (when
+    /// there is one) added and then a plain relu (when `relu`), as
+    /// [`crate::fast::epilogue::BoundEpilogue::apply`] would for a `RowBiasRelu` chain.
+    Output {
+        out: *mut f32,
+        bias: Option<f32>,
+        relu: bool,
+    },
+}
+
+/// The whole output plane of channel `g` of image `n` (2-D) into `to`, through `scratch`:
 /// the input plane is staged with its padding as zeros, split by the stride into its phases
 /// (phase (py, px) holds staged rows py, py + s1, ... and columns px, px + s2, ...), each phase
 /// at the width W' of the output plus the filter's reach in that phase, so that every tap reads
@@ -195,7 +209,8 @@ unsafe fn tile_body(
 /// having done nothing, where the convolution is not 2-D or `scratch` is too small.
 ///
 /// # Safety
-/// As for [`tile`]; `out` holds the output plane.
+/// As for [`tile`]; `to` holds the output plane (a `PlaneOut::Output` pointer addresses the
+/// plane's positions, which no other thread writes).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn plane(
     isa: Isa,
@@ -205,7 +220,7 @@ pub(crate) unsafe fn plane(
     n: usize,
     g: usize,
     scratch: &mut [f32],
-    out: &mut [f32],
+    to: PlaneOut<'_>,
 ) -> bool {
     // A depth of 1 whose one output reads the input's one slice (with depth padding it reads
     // padding, and the general tile computes it).
@@ -231,6 +246,83 @@ pub(crate) unsafe fn plane(
     if scratch.len() < staged_len + TAIL_PAD + flat_len {
         return false;
     }
+    if let PlaneOut::Tile(out) = &to {
+        if out.len() < oh * ow {
+            return false;
+        }
+    }
+    // SAFETY (all arms): forwarded contract; each copy runs only where its level does.
+    unsafe {
+        match isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => {
+                plane_avx512(s, &geo, x, weights, (n, g), scratch, to)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => plane_avx2(s, &geo, x, weights, (n, g), scratch, to),
+            _ => plane_body::<false, 64>(s, &geo, x, weights, (n, g), scratch, to),
+        }
+    }
+    true
+}
+
+/// [`plane_body`] compiled for AVX-512 F.
+///
+/// # Safety
+/// As for [`plane_body`]; the processor has AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn plane_avx512(
+    s: &Shape,
+    geo: &Phases,
+    x: SharedPtr,
+    weights: &[f32],
+    at: (usize, usize),
+    scratch: &mut [f32],
+    to: PlaneOut<'_>,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { plane_body::<true, 128>(s, geo, x, weights, at, scratch, to) }
+}
+
+/// [`plane_body`] compiled for AVX2 and FMA.
+///
+/// # Safety
+/// As for [`plane_body`]; the processor has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn plane_avx2(
+    s: &Shape,
+    geo: &Phases,
+    x: SharedPtr,
+    weights: &[f32],
+    at: (usize, usize),
+    scratch: &mut [f32],
+    to: PlaneOut<'_>,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { plane_body::<true, 64>(s, geo, x, weights, at, scratch, to) }
+}
+
+/// The work of [`plane`] for image and channel `at`, once its checks passed (`scratch` holds
+/// the staged phases, [`TAIL_PAD`] values and the flattened outputs), inlined into each
+/// level's copy (`FUSED` and `R` as for [`taps_body`]).
+///
+/// # Safety
+/// As for [`plane`].
+#[inline(always)]
+unsafe fn plane_body<const FUSED: bool, const R: usize>(
+    s: &Shape,
+    geo: &Phases,
+    x: SharedPtr,
+    weights: &[f32],
+    (n, g): (usize, usize),
+    scratch: &mut [f32],
+    to: PlaneOut<'_>,
+) {
+    let (oh, ow) = (s.output[1], s.output[2]);
+    let staged_len = geo.s1 * geo.s2 * geo.rows * geo.width;
+    let flat_len = (oh - 1) * geo.width + ow;
     let (staged, rest) = scratch.split_at_mut(staged_len + TAIL_PAD);
     staged[staged_len..].fill(0.0);
     let flat = &mut rest[..flat_len];
@@ -265,7 +357,7 @@ pub(crate) unsafe fn plane(
             if step == 1 && s.x_type == DataType::F32 {
                 // SAFETY: in-range columns of an in-range row of x, f32 and aligned (the
                 // caller's contract, `tile`'s).
-                dst.copy_from_slice(unsafe {
+                copy_run(dst, unsafe {
                     std::slice::from_raw_parts((x.get() as *const f32).offset(off), c1 - c0)
                 });
             } else {
@@ -274,20 +366,62 @@ pub(crate) unsafe fn plane(
             }
         }
     }
-    // SAFETY (all arms): each copy runs only where its level does (the caller's contract).
-    unsafe {
-        match isa {
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx => taps_avx512(s, &geo, weights, staged, flat),
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => taps_avx2(s, &geo, weights, staged, flat),
-            _ => taps_body::<false, 64>(s, &geo, weights, staged, flat),
+    // Each tap's run in the staged phases, computed once for the plane.
+    let taps = s.filter[1] * s.filter[2];
+    let (mut few, mut many) = ([0usize; 64], Vec::new());
+    let offsets = if taps <= few.len() {
+        &mut few[..taps]
+    } else {
+        many.resize(taps, 0);
+        &mut many[..]
+    };
+    for (t, o) in offsets.iter_mut().enumerate() {
+        *o = geo.offset(t / s.filter[2], t % s.filter[2]);
+    }
+    taps_body::<FUSED, R>(offsets, &weights[..taps], staged, flat);
+    let rows = flat.chunks(geo.width).take(oh);
+    match to {
+        PlaneOut::Tile(out) => {
+            for (dst, src) in out[..oh * ow].chunks_exact_mut(ow).zip(rows) {
+                copy_run(dst, &src[..ow]);
+            }
+        }
+        PlaneOut::Output { out, bias, relu } => {
+            for (r, src) in rows.enumerate() {
+                // SAFETY: output row r of the plane (the caller's contract).
+                let dst = unsafe { std::slice::from_raw_parts_mut(out.add(r * ow), ow) };
+                for (d, &v) in dst.iter_mut().zip(&src[..ow]) {
+                    let v = match bias {
+                        Some(b) => v + b,
+                        None => v,
+                    };
+                    // `x < 0 ? 0 : x`, the epilogue's plain relu (NaN and -0 pass through).
+                    *d = if relu && v < 0.0 { 0.0 } else { v };
+                }
+            }
         }
     }
-    for (r, dst) in out[..oh * ow].chunks_exact_mut(ow).enumerate() {
-        dst.copy_from_slice(&flat[r * geo.width..r * geo.width + ow]);
+}
+
+/// `dst` = `src` (the same length), 16 values at a time inline, the last 16 overlapping the
+/// ones before: a call to memmove per short row cost about as much as the row's arithmetic.
+#[inline(always)]
+fn copy_run(dst: &mut [f32], src: &[f32]) {
+    let len = dst.len();
+    let src = &src[..len];
+    if len < 16 {
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = v;
+        }
+        return;
     }
-    true
+    let (whole, _) = src.as_chunks::<16>();
+    let (into, _) = dst.as_chunks_mut::<16>();
+    for (d, v) in into.iter_mut().zip(whole) {
+        *d = *v;
+    }
+    let last: &[f32; 16] = src[len - 16..].try_into().expect("16 values");
+    dst[len - 16..].copy_from_slice(last);
 }
 
 /// Zeros after [`plane`]'s staged phases: the widest register block of [`taps_body`].
@@ -306,7 +440,6 @@ struct Phases {
 
 impl Phases {
     /// Where tap (f1, f2)'s run starts in the staged phases.
-    #[inline(always)]
     fn offset(&self, f1: usize, f2: usize) -> usize {
         let (a, b) = (f1 * self.d1, f2 * self.d2);
         let phase = (a % self.s1) * self.s2 + b % self.s2;
@@ -314,51 +447,32 @@ impl Phases {
     }
 }
 
-/// [`taps_body`] compiled for AVX-512 F.
-///
-/// # Safety
-/// The processor has AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn taps_avx512(s: &Shape, geo: &Phases, weights: &[f32], staged: &[f32], flat: &mut [f32]) {
-    taps_body::<true, 128>(s, geo, weights, staged, flat)
-}
-
-/// [`taps_body`] compiled for AVX2 and FMA.
-///
-/// # Safety
-/// The processor has AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn taps_avx2(s: &Shape, geo: &Phases, weights: &[f32], staged: &[f32], flat: &mut [f32]) {
-    taps_body::<true, 64>(s, geo, weights, staged, flat)
-}
-
-/// `flat[i] = Σ_taps w · staged[i + geo.offset(tap)]`, the taps added in order: `R` outputs at a
-/// time held in registers across every tap (8 zmm or 8 ymm: enough independent sums to hide
-/// the adds' latency; a pass of each tap over a block in L1 was bound by its stores), the last
-/// block partial (its runs reach into the zeros after the staged phases, up to `R` ≤
+/// `flat[i] = Σ_t weights[t] · staged[i + offsets[t]]`, the taps added in order: `R` outputs
+/// at a time held in registers across every tap (8 zmm or 8 ymm: enough independent sums to
+/// hide the adds' latency; a pass of each tap over a block in L1 was bound by its stores), the
+/// last block partial (its runs reach into the zeros after the staged phases, up to `R` ≤
 /// [`TAIL_PAD`] values past them). `FUSED`: each step one FMA (the copies whose level has FMA;
 /// elsewhere `mul_add` would be a library call).
 #[inline(always)]
 fn taps_body<const FUSED: bool, const R: usize>(
-    s: &Shape,
-    geo: &Phases,
+    offsets: &[usize],
     weights: &[f32],
     staged: &[f32],
     flat: &mut [f32],
 ) {
     let step = |a: f32, w: f32, v: f32| if FUSED { w.mul_add(v, a) } else { a + w * v };
-    let (rows, cols) = (s.filter[1], s.filter[2]);
+    let last = offsets
+        .iter()
+        .max()
+        .map_or(0, |&o| o + flat.len().next_multiple_of(R));
+    let staged = &staged[..last];
     for (b, block) in flat.chunks_mut(R).enumerate() {
         let i = b * R;
         let mut acc = [0.0f32; R];
-        for f1 in 0..rows {
-            for f2 in 0..cols {
-                let (off, wv) = (i + geo.offset(f1, f2), weights[f1 * cols + f2]);
-                for (a, &v) in acc.iter_mut().zip(&staged[off..off + R]) {
-                    *a = step(*a, wv, v);
-                }
+        for (&o, &wv) in offsets.iter().zip(weights) {
+            let run: &[f32; R] = staged[i + o..i + o + R].try_into().expect("R values");
+            for (a, &v) in acc.iter_mut().zip(run) {
+                *a = step(*a, wv, v);
             }
         }
         block.copy_from_slice(&acc[..block.len()]);

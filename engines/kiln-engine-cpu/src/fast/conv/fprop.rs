@@ -330,6 +330,11 @@ struct ConvPlan {
     /// ... and channels-last: tiles of positions × every channel
     /// ([`super::depthwise::channels_last_tile`]) instead of planes.
     depthwise_cl: bool,
+    /// ... and channels-first with an f32 input, at the AVX2 and AVX-512 levels, writing a
+    /// bias + relu chain (or none) itself: blocks of channels in the vector lanes
+    /// ([`super::depthwise_lanes`]) instead of planes.
+    #[cfg(target_arch = "x86_64")]
+    depthwise_lanes: Option<super::depthwise_lanes::Lanes>,
     /// Set when a convolution that would run as im2col tiles runs on the direct kernels from
     /// padded bands of its input rows instead.
     banded: Option<Banded>,
@@ -557,6 +562,15 @@ impl ConvPlan {
         let few_tiles = tile_knob == 0
             && banded.is_none()
             && (tile_positions < DIRECT_LEAST_TILE || s.n * s.groups * chunks < slots.max(1));
+        let epilogue = epilogue.bind(graph, &geometry)?.with_isa(isa);
+        #[cfg(target_arch = "x86_64")]
+        let depthwise_lanes = (depthwise
+            && !depthwise_cl
+            && tile_knob == 0
+            && !rows_are_positions
+            && epilogue.row_bias_relu().is_some())
+        .then(|| super::depthwise_lanes::Lanes::new(&s, isa))
+        .flatten();
         Ok(ConvPlan {
             x_uid: conv.x,
             w_uid: conv.w,
@@ -569,10 +583,12 @@ impl ConvPlan {
                 && !few_tiles,
             depthwise,
             depthwise_cl,
+            #[cfg(target_arch = "x86_64")]
+            depthwise_lanes,
             tile_positions,
             chunks,
             regions: slots.min(s.n * s.groups * chunks).max(1),
-            epilogue: epilogue.bind(graph, &geometry)?.with_isa(isa),
+            epilogue,
             winograd,
             broadcast,
             isa,
@@ -614,6 +630,10 @@ impl ConvPlan {
     }
 
     fn weight_floats(&self) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(l) = &self.depthwise_lanes {
+            return self.s.weight_floats().max(l.filter_floats(&self.s));
+        }
         self.s.weight_floats()
     }
 
@@ -1128,8 +1148,15 @@ impl ConvPlan {
         } else {
             self.s.kg
         };
+        #[cfg(target_arch = "x86_64")]
+        let staged = self
+            .depthwise_lanes
+            .as_ref()
+            .map_or(0, |l| l.stage_floats(&self.s));
+        #[cfg(not(target_arch = "x86_64"))]
+        let staged = 0;
         [
-            round(self.s.patch() * self.tile_positions),
+            round((self.s.patch() * self.tile_positions).max(staged)),
             round(rows * self.tile_positions),
             round(self.tile_positions.max(rows)),
         ]
@@ -1282,6 +1309,13 @@ impl Prepared for ConvPlan {
         let depthwise =
             self.depthwise && (s.x_type != DataType::F32 || x.get().cast::<f32>().is_aligned());
         let depthwise_cl = depthwise && self.depthwise_cl;
+        #[cfg(target_arch = "x86_64")]
+        let lanes = self.depthwise_lanes.as_ref().filter(|_| depthwise);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(l) = lanes {
+            // SAFETY: w is bound for this call; wpack holds the packed filters (weight_floats).
+            unsafe { l.pack_filters(s, w, wpack) };
+        }
         if depthwise_cl {
             // SAFETY: w is bound for this call; wpack holds C · taps values (weight_floats).
             unsafe { super::depthwise::pack_taps(&self.s, w, wpack) };
@@ -1324,6 +1358,8 @@ impl Prepared for ConvPlan {
         // A channels-last depthwise item is a tile of positions with every channel.
         let items = if depthwise_cl {
             s.n * self.chunks
+        } else if let Some(l) = lanes {
+            l.items(s)
         } else {
             s.n * s.groups * self.chunks
         };
@@ -1336,7 +1372,7 @@ impl Prepared for ConvPlan {
         // does not get to, instead of its whole share running after the others'.
         // Depthwise planes are claimed in batches of about 4096 positions: one claim a small
         // plane cost as much as the plane (two workers contending for the counter).
-        let dw_batch = if depthwise && !depthwise_cl {
+        let dw_batch = if depthwise && !depthwise_cl && lanes.is_none() {
             (4096 / s.positions().max(1)).clamp(1, 64)
         } else {
             1
@@ -1351,6 +1387,12 @@ impl Prepared for ConvPlan {
             );
             let p0 = chunk * self.tile_positions;
             (n, g, p0, self.tile_positions.min(s.positions() - p0))
+        };
+        // A depthwise plane writes the output itself under a bias + relu chain (or none).
+        let straight = if depthwise {
+            self.epilogue.row_bias_relu()
+        } else {
+            None
         };
         let run_slot = |(slot, buf): (usize, &mut [f32])| {
             let (col, rest) = buf.split_at_mut(col_f);
@@ -1371,6 +1413,29 @@ impl Prepared for ConvPlan {
                 None => u,
             };
             while let Some(claimed) = tiles.claim() {
+                #[cfg(target_arch = "x86_64")]
+                if let (Some(l), Some(f)) = (lanes, straight) {
+                    let it = l.item(s, claimed);
+                    let channels = it.c0..it.c0 + it.channels;
+                    let mut out = super::depthwise_lanes::Out {
+                        planes: [std::ptr::null_mut(); 16],
+                        bias: f.has_bias().then_some([0.0; 16]),
+                        relu: f.relu,
+                    };
+                    for (i, c) in channels.enumerate() {
+                        out.planes[i] = self.epilogue.out_f32(&ptrs, it.n, c, 0);
+                        if let Some(b) = &mut out.bias {
+                            // SAFETY: pointers from this call; row c of image n is inside the
+                            // output.
+                            b[i] = unsafe { self.epilogue.row_bias(&ptrs, f, it.n, c) };
+                        }
+                    }
+                    // SAFETY: x is the bound f32 input, aligned (depthwise); wpack holds the
+                    // packed filters (above); col holds the staged rows (slot_floats); the
+                    // item owns its channels' output rows; the plan's level runs here.
+                    unsafe { l.run(s, x, wpack, it, col, &out) };
+                    continue;
+                }
                 if depthwise_cl {
                     let (n, chunk) = (claimed / self.chunks, claimed % self.chunks);
                     let p0 = chunk * self.tile_positions;
@@ -1414,10 +1479,27 @@ impl Prepared for ConvPlan {
                             // One filter a group (kg = 1): filter g.
                             pack_weight_row(s, false, w, g, &mut filter);
                             let whole = len == s.positions();
+                            // A whole plane of a channels-first output with a bias + relu
+                            // chain (or none) goes straight into the output.
+                            if whole && !self.rows_are_positions {
+                                if let Some(f) = straight {
+                                    let to = super::depthwise::PlaneOut::Output {
+                                        out: self.epilogue.out_f32(&ptrs, n, g, 0),
+                                        bias: f
+                                            .has_bias()
+                                            .then(|| self.epilogue.row_bias(&ptrs, f, n, g)),
+                                        relu: f.relu,
+                                    };
+                                    if super::depthwise::plane(
+                                        self.isa, s, x, &filter, n, g, col, to,
+                                    ) {
+                                        continue;
+                                    }
+                                }
+                            }
+                            let to = super::depthwise::PlaneOut::Tile(&mut tile[..len]);
                             if !(whole
-                                && super::depthwise::plane(
-                                    self.isa, s, x, &filter, n, g, col, tile,
-                                ))
+                                && super::depthwise::plane(self.isa, s, x, &filter, n, g, col, to))
                             {
                                 super::depthwise::tile(
                                     self.isa,

@@ -5,6 +5,8 @@
 mod band;
 mod broadcast;
 mod depthwise;
+#[cfg(target_arch = "x86_64")]
+mod depthwise_lanes;
 mod direct;
 pub mod fprop;
 mod geometry;
