@@ -97,14 +97,9 @@ impl Lanes {
         (rows - 1) * s.stride[1] as usize + (s.filter[1] - 1) * s.dilation[1] as usize + 1
     }
 
-    /// f32 values an item's staged rows take.
-    pub(crate) fn stage_floats(&self, s: &Shape) -> usize {
-        self.staged_rows(s, self.stripe) * self.width * self.lanes
-    }
-
-    /// f32 values of the packed filters ([`Self::pack_filters`]).
-    pub(crate) fn filter_floats(&self, s: &Shape) -> usize {
-        self.blocks * s.taps() * self.lanes
+    /// f32 values of an item's scratch: its block's filters, then its staged rows.
+    pub(crate) fn scratch_floats(&self, s: &Shape) -> usize {
+        s.taps() * self.lanes + self.staged_rows(s, self.stripe) * self.width * self.lanes
     }
 
     /// The number of items.
@@ -129,62 +124,64 @@ impl Lanes {
         }
     }
 
-    /// Writes the filters as `[block][tap][lane]` into `out` ([`Self::filter_floats`] values),
-    /// the lanes past the last channel as zeros.
+    /// Writes the filters of item `it`'s channels as `[tap][lane]` into `out` (taps × lanes
+    /// values), the lanes past its last channel as zeros; `temp` holds at least taps values.
+    /// Each item packs its own: a pass over every filter before the items ran alone and took a
+    /// fifth of a 960-channel 7x7 layer.
     ///
     /// # Safety
     /// `w` is the bound weight pointer of a live execute call.
-    pub(crate) unsafe fn pack_filters(&self, s: &Shape, w: SharedPtr, out: &mut [f32]) {
+    unsafe fn pack_filters(
+        &self,
+        s: &Shape,
+        w: SharedPtr,
+        it: Item,
+        out: &mut [f32],
+        temp: &mut [f32],
+    ) {
         let (taps, l) = (s.taps(), self.lanes);
-        let out = &mut out[..self.filter_floats(s)];
         out.fill(0.0);
-        if s.w_type == DataType::F32 && s.filters_dense() {
-            // Each filter one run of f32 taps: read in place (a call a filter through the
-            // general loader took a fifth of a 960-channel 7x7 layer).
-            let w = w.get() as *const f32;
-            for g in 0..s.groups {
-                let block = &mut out[(g / l) * taps * l..(g / l + 1) * taps * l];
-                for (tap, v) in block.iter_mut().skip(g % l).step_by(l).enumerate() {
-                    // SAFETY: tap `tap` of filter g, inside w (the caller's contract; dense
-                    // filters, any alignment).
-                    *v = unsafe {
-                        w.offset(g as isize * s.ws.0 + tap as isize)
-                            .read_unaligned()
-                    };
+        let dense = s.w_type == DataType::F32 && s.filters_dense();
+        for lane in 0..it.channels {
+            let g = it.c0 + lane;
+            if dense {
+                // Each filter one run of f32 taps, read in place (any alignment).
+                let w = (w.get() as *const f32).wrapping_offset(g as isize * s.ws.0);
+                for tap in 0..taps {
+                    // SAFETY: tap `tap` of filter g, inside w (the caller's contract).
+                    out[tap * l + lane] = unsafe { w.add(tap).read_unaligned() };
                 }
-            }
-            return;
-        }
-        let mut filter = vec![0.0f32; taps];
-        for g in 0..s.groups {
-            // SAFETY: forwarded contract; filter g (one a group) < K.
-            unsafe { super::geometry::pack_weight_row(s, false, w, g, &mut filter) };
-            let block = &mut out[(g / l) * taps * l..(g / l + 1) * taps * l];
-            for (tap, &v) in filter.iter().enumerate() {
-                block[tap * l + g % l] = v;
+            } else {
+                // SAFETY: forwarded contract; filter g (one a group) < K.
+                unsafe { super::geometry::pack_weight_row(s, false, w, g, &mut temp[..taps]) };
+                for tap in 0..taps {
+                    out[tap * l + lane] = temp[tap];
+                }
             }
         }
     }
 
-    /// Computes item `it` into `out`, through `stage` ([`Self::stage_floats`] values).
+    /// Computes item `it` into `out`, through `scratch` ([`Self::scratch_floats`] values).
     ///
     /// # Safety
-    /// `x` is the bound f32 input of a live execute call, 4-byte aligned; `filters` is
-    /// [`Self::pack_filters`]' layout; `out` addresses the item's channels' output planes;
-    /// this cut's level (the `isa` it was made for) runs on this processor.
+    /// `x` is the bound f32 input of a live execute call, 4-byte aligned, and `w` its bound
+    /// weights; `out` addresses the item's channels' output planes; this cut's level (the
+    /// `isa` it was made for) runs on this processor.
     pub(crate) unsafe fn run(
         &self,
         s: &Shape,
         x: SharedPtr,
-        filters: &[f32],
+        w: SharedPtr,
         it: Item,
-        stage: &mut [f32],
+        scratch: &mut [f32],
         out: &Out,
     ) {
-        let taps = s.taps() * self.lanes;
-        let filters = &filters[it.c0 / self.lanes * taps..][..taps];
+        let (filters, stage) = scratch.split_at_mut(s.taps() * self.lanes);
+        // SAFETY: forwarded contract; the staged rows serve as the temporary.
+        unsafe { self.pack_filters(s, w, it, filters, stage) };
         let stage = &mut stage[..self.staged_rows(s, it.rows) * self.width * self.lanes];
         let x = x.get() as *const f32;
+        let filters = &*filters;
         // SAFETY (all arms): forwarded contract; each copy runs only at its own level.
         unsafe {
             match (self.lanes, s.stride[2]) {

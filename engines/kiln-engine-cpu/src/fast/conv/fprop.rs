@@ -630,10 +630,6 @@ impl ConvPlan {
     }
 
     fn weight_floats(&self) -> usize {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(l) = &self.depthwise_lanes {
-            return self.s.weight_floats().max(l.filter_floats(&self.s));
-        }
         self.s.weight_floats()
     }
 
@@ -1152,7 +1148,7 @@ impl ConvPlan {
         let staged = self
             .depthwise_lanes
             .as_ref()
-            .map_or(0, |l| l.stage_floats(&self.s));
+            .map_or(0, |l| l.scratch_floats(&self.s));
         #[cfg(not(target_arch = "x86_64"))]
         let staged = 0;
         [
@@ -1311,11 +1307,6 @@ impl Prepared for ConvPlan {
         let depthwise_cl = depthwise && self.depthwise_cl;
         #[cfg(target_arch = "x86_64")]
         let lanes = self.depthwise_lanes.as_ref().filter(|_| depthwise);
-        #[cfg(target_arch = "x86_64")]
-        if let Some(l) = lanes {
-            // SAFETY: w is bound for this call; wpack holds the packed filters (weight_floats).
-            unsafe { l.pack_filters(s, w, wpack) };
-        }
         if depthwise_cl {
             // SAFETY: w is bound for this call; wpack holds C · taps values (weight_floats).
             unsafe { super::depthwise::pack_taps(&self.s, w, wpack) };
@@ -1430,10 +1421,10 @@ impl Prepared for ConvPlan {
                             b[i] = unsafe { self.epilogue.row_bias(&ptrs, f, it.n, c) };
                         }
                     }
-                    // SAFETY: x is the bound f32 input, aligned (depthwise); wpack holds the
-                    // packed filters (above); col holds the staged rows (slot_floats); the
-                    // item owns its channels' output rows; the plan's level runs here.
-                    unsafe { l.run(s, x, wpack, it, col, &out) };
+                    // SAFETY: x is the bound f32 input, aligned (depthwise), w its weights; col
+                    // holds the item's scratch (slot_floats); the item owns its channels'
+                    // output rows; the plan's level runs here.
+                    unsafe { l.run(s, x, w, it, col, &out) };
                     continue;
                 }
                 if depthwise_cl {
