@@ -1365,8 +1365,8 @@ fn conv_fprop_direct_1x1_matches_the_reference_at_every_level() {
 /// levels from padded bands of the input rows (`fprop::Banded`): filters of 1x5 to 7x7, pads
 /// from none to more than the filter's half on either side, output rows of 14 to 61 positions
 /// (blocks of 48 and a shorter last one), patches longer than a block of 128 channels' rows
-/// (partial sums carried), filter counts that leave short last slivers, groups, and each
-/// epilogue (bias + relu in registers, or the general chain on each block); at every level,
+/// (partial sums carried), filter counts that leave short last slivers, groups, dilations,
+/// and each epilogue (bias + relu in registers, or the general chain on each block); at every level,
 /// the reference's values. The plan is checked to take the path at the vector levels (and
 /// not where the knob asks for im2col).
 #[test]
@@ -1385,6 +1385,15 @@ fn conv_fprop_banded_matches_the_reference_at_every_level() {
         // Rows of 32 values (no whole vector of zeros staged past them) and more padding
         // after them than before.
         case(2, 3, 9, [7, 32], [5, 3], ([2, 0], [2, 6]), 1),
+        // Dilated filters: the band's rows and each tap's offset spread out.
+        ConvCase {
+            dilation: vec![2, 3],
+            ..case(2, 6, 12, [13, 40], [3, 3], ([2, 3], [2, 3]), 1)
+        },
+        ConvCase {
+            dilation: vec![3, 1],
+            ..case(1, 5, 7, [16, 23], [3, 5], ([1, 0], [4, 4]), 1)
+        },
     ];
     let chains: [Vec<(M, Other)>; 3] = [
         vec![],

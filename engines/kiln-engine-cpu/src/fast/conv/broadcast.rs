@@ -113,8 +113,8 @@ pub(super) fn eligible(s: &Shape) -> bool {
 /// are channels-first, and which Winograd does not take) at level `isa`, with at least
 /// [`LEAST_FILTERS`] filters a group:
 /// - a filter larger than 1x1, [`LEAST_POSITIONS`] output positions in all (or f32 dense
-///   weights), and either a stride above 1, a filter of [`LEAST_TAPS`] taps or more, or rows
-///   narrower than [`NARROW`];
+///   weights), and either a stride above 1, a filter of [`LEAST_TAPS`] taps or more, rows
+///   narrower than [`NARROW`], or (at the AVX-512 levels) a dilation above 1;
 /// - a 1x1 filter that reads no padding, at the AVX-512 levels, with at most
 ///   [`FEW_POSITIONS`] output positions in all (the deep layers of one image, where the
 ///   filters outweigh the positions).
@@ -130,7 +130,11 @@ pub(super) fn preferred(s: &Shape, isa: Isa) -> bool {
     let large = taps > 1
         && (s.n * s.positions() >= LEAST_POSITIONS
             || (s.w_type == DataType::F32 && s.filters_dense()))
-        && (s.stride[1] > 1 || s.stride[2] > 1 || taps >= LEAST_TAPS || s.output[2] < NARROW);
+        && (s.stride[1] > 1
+            || s.stride[2] > 1
+            || taps >= LEAST_TAPS
+            || s.output[2] < NARROW
+            || (wide && (s.dilation[1] > 1 || s.dilation[2] > 1)));
     let pointwise =
         taps == 1 && wide && reads_no_padding(s) && s.n * s.positions() <= FEW_POSITIONS;
     eligible(s) && s.kg >= LEAST_FILTERS && (large || pointwise)

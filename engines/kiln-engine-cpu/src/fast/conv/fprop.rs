@@ -370,7 +370,7 @@ impl Banded {
         let eligible = s.input[0] == 1
             && s.filter[0] == 1
             && s.output[0] == 1
-            && s.dilation.iter().all(|&d| d == 1)
+            && s.dilation.iter().all(|&d| d >= 1)
             && s.stride.iter().all(|&d| d == 1)
             && s.x_type == DataType::F32
             && s.xs.2[2] == 1
@@ -383,8 +383,9 @@ impl Banded {
             return None;
         }
         let (pw, iw) = (s.pad[2] as usize, s.input[2]);
-        let band_rows = tile_rows.min(oh) - 1 + r;
-        let row_len = (ow + c - 1)
+        let (d1, d2) = (s.dilation[1] as usize, s.dilation[2] as usize);
+        let band_rows = tile_rows.min(oh) - 1 + (r - 1) * d1 + 1;
+        let row_len = (ow + (c - 1) * d2)
             .max(pw + iw.next_multiple_of(32))
             .next_multiple_of(16);
         let chan = (band_rows * row_len) as isize;
@@ -392,7 +393,7 @@ impl Banded {
         for ch in 0..s.cg {
             for fr in 0..r {
                 for fc in 0..c {
-                    offsets.push(ch as isize * chan + (fr * row_len + fc) as isize);
+                    offsets.push(ch as isize * chan + (fr * d1 * row_len + fc * d2) as isize);
                 }
             }
         }
