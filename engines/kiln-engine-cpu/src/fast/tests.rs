@@ -855,7 +855,8 @@ fn depthwise_convolutions_match_reference() {
 
 /// Depthwise convolutions with the channels in the vector lanes (`conv/depthwise_lanes.rs`):
 /// channel counts that fill several blocks of 8 and 16 and leave a partial one, planes narrower
-/// than a vector and rows wide enough to be cut into stripes, strides 1-3, dilation, padding
+/// than a vector (in rows and flattened) and planes tall or wide enough to be cut into stripes,
+/// strides 1-3, dilation, padding
 /// wider than the filter's reach, with each epilogue (the bias + relu ones are written by the
 /// kernel, the others through the epilogue), against the reference engine at every level.
 #[test]
@@ -869,7 +870,11 @@ fn depthwise_channel_blocks_match_reference() {
         [i64; 2],
         [i64; 2],
     );
-    let cases: [Geometry; 6] = [
+    let cases: [Geometry; 9] = [
+        // Narrow planes summed flattened across the rows (with 8 lanes the first only).
+        (16, [3, 3], [3, 3], ([1, 1], [1, 1]), [1, 1], [1, 1]),
+        (18, [6, 5], [3, 3], ([2, 2], [2, 2]), [1, 1], [2, 2]),
+        (17, [700, 4], [3, 3], ([1, 1], [1, 1]), [1, 1], [1, 1]),
         (37, [9, 23], [3, 3], ([1, 1], [1, 1]), [1, 1], [1, 1]),
         (16, [40, 300], [3, 3], ([1, 1], [1, 1]), [2, 2], [1, 2]),
         (24, [7, 7], [5, 5], ([2, 2], [2, 2]), [1, 1], [1, 1]),

@@ -33,6 +33,11 @@ pub(crate) struct Lanes {
     width: usize,
     /// Output rows per stripe (the last stripe may have fewer).
     stripe: usize,
+    /// Stride 1 with rows narrower than the lanes: the staged rows are exactly as wide as the
+    /// filter's reach past the output row, and blocks of positions run on through the rows
+    /// (the flattened positions `row · width + column`; those past a row's last output are
+    /// summed and not stored), instead of a block or more to each row.
+    flat: bool,
     stripes: usize,
     blocks: usize,
 }
@@ -65,7 +70,8 @@ impl Lanes {
         // 16, the positions summed for nothing cost more than the extra items (on the Zen 4
         // of session 35, 1×672×14²→7² 5x5 stride 2 took 0.059 ms against 0.079 one-threaded;
         // with 9 taps 16 lanes stayed faster, 1×960×7² 3x3 0.042 against 0.045).
-        let narrow = s.output[2] <= 8 && s.taps() > 9;
+        let unit = s.stride[1] == 1 && s.stride[2] == 1;
+        let narrow = s.output[2] <= 8 && s.taps() > 9 && !unit;
         let lanes = match isa {
             Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx if !narrow => 16,
             Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx | Isa::Avx2 => 8,
@@ -82,8 +88,16 @@ impl Lanes {
         }
         let (s1, s2) = (s.stride[1] as usize, s.stride[2] as usize);
         let (d1, d2) = (s.dilation[1] as usize, s.dilation[2] as usize);
-        let width = (ow.next_multiple_of(lanes) - 1) * s2 + (s.filter[2] - 1) * d2 + 1;
         let reach = (s.filter[1] - 1) * d1 + 1;
+        // Flattened where that sums fewer blocks for the whole plane (a 7x7 plane, 3x3: 4
+        // blocks of 16 instead of 7).
+        let tight = ow + (s.filter[2] - 1) * d2;
+        let flat = unit && ((oh - 1) * tight + ow).div_ceil(lanes) < oh * ow.div_ceil(lanes);
+        let width = if flat {
+            tight
+        } else {
+            (ow.next_multiple_of(lanes) - 1) * s2 + (s.filter[2] - 1) * d2 + 1
+        };
         // The most output rows whose staged rows fit STAGE_FLOATS (at least one), then spread
         // evenly over the stripes.
         let fit = (STAGE_FLOATS / (width * lanes)).saturating_sub(reach) / s1 + 1;
@@ -92,6 +106,7 @@ impl Lanes {
             lanes,
             width,
             stripe: oh.div_ceil(stripes),
+            flat,
             stripes,
             blocks: s.groups.div_ceil(lanes),
         })
@@ -102,9 +117,21 @@ impl Lanes {
         (rows - 1) * s.stride[1] as usize + (s.filter[1] - 1) * s.dilation[1] as usize + 1
     }
 
-    /// f32 values of an item's scratch: its block's filters, then its staged rows.
+    /// Zero positions after the staged rows: the flattened blocks' last one reads up to
+    /// `lanes - 1` positions past them.
+    fn tail(&self) -> usize {
+        if self.flat {
+            self.lanes
+        } else {
+            0
+        }
+    }
+
+    /// f32 values of an item's scratch: its block's filters, then its staged rows (and the
+    /// zeros after them).
     pub(crate) fn scratch_floats(&self, s: &Shape) -> usize {
-        s.taps() * self.lanes + self.staged_rows(s, self.stripe) * self.width * self.lanes
+        let positions = self.staged_rows(s, self.stripe) * self.width + self.tail();
+        (s.taps() + positions) * self.lanes
     }
 
     /// The number of items.
@@ -184,7 +211,8 @@ impl Lanes {
         let (filters, stage) = scratch.split_at_mut(s.taps() * self.lanes);
         // SAFETY: forwarded contract; the staged rows serve as the temporary.
         unsafe { self.pack_filters(s, w, it, filters, stage) };
-        let stage = &mut stage[..self.staged_rows(s, it.rows) * self.width * self.lanes];
+        let positions = self.staged_rows(s, it.rows) * self.width + self.tail();
+        let stage = &mut stage[..positions * self.lanes];
         let x = x.get() as *const f32;
         let filters = &*filters;
         // SAFETY (all arms): forwarded contract; each copy runs only at its own level.
@@ -215,6 +243,28 @@ unsafe fn first_avx512(p: *const f32, n: usize) -> __m512 {
 unsafe fn store_first_avx512(p: *mut f32, n: usize, v: __m512) {
     // SAFETY: the caller's contract: `p[..n]` is writable.
     unsafe { _mm512_mask_storeu_ps(p, ((1u32 << n) - 1) as u16, v) }
+}
+
+/// Stores lanes `a..b` (`a < b <= 16`) of `v` at `p[..b - a]`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn store_lanes_avx512(p: *mut f32, a: usize, b: usize, v: __m512) {
+    let mask = (((1u32 << b) - 1) & !((1u32 << a) - 1)) as u16;
+    // SAFETY: the caller's contract: `p[..b - a]` is writable; lane l goes to p + l - a, and
+    // only lanes a..b are written (the others are masked and never touched).
+    unsafe { _mm512_mask_storeu_ps(p.wrapping_sub(a), mask, v) }
+}
+
+/// Stores lanes `a..b` (`a < b <= 8`) of `v` at `p[..b - a]`, through a buffer.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn store_lanes_avx2(p: *mut f32, a: usize, b: usize, v: __m256) {
+    let mut buf = [0.0f32; 8];
+    // SAFETY: buf holds 8 floats; the caller's contract: `p[..b - a]` is writable.
+    unsafe {
+        _mm256_storeu_ps(buf.as_mut_ptr(), v);
+        std::ptr::copy_nonoverlapping(buf.as_ptr().add(a), p, b - a);
+    }
 }
 
 /// The mask of AVX2's masked moves for the first `n` (0-8) lanes.
@@ -253,7 +303,7 @@ unsafe fn store_first_avx2(p: *mut f32, n: usize, v: __m256) {
 macro_rules! item_kernel {
     ($name:ident, $feature:literal, $lanes:literal, $v:ty, $zero:ident, $load:ident,
      $store:ident, $fma:ident, $add:ident, $max:ident, $first:ident, $store_first:ident,
-     $transpose:path) => {
+     $store_lanes:ident, $transpose:path) => {
         /// Stages item `it`'s input rows into `stage` and computes its outputs into `out`, at
         /// this level ([`Lanes::run`]).
         ///
@@ -283,7 +333,12 @@ macro_rules! item_kernel {
             let (pad2, iw) = (s.pad[2] as usize, s.input[2]);
             let copied = iw.min(width.saturating_sub(pad2));
             let first = x.wrapping_offset(it.n as isize * s.xs.0 + it.c0 as isize * s.xs.1);
-            for (j, row) in stage.chunks_exact_mut(width * L).enumerate() {
+            let (rows, tail) = stage.split_at_mut(cut.staged_rows(s, it.rows) * width * L);
+            for v in tail.chunks_exact_mut(L) {
+                // SAFETY: L floats.
+                unsafe { $store(v.as_mut_ptr(), zero) };
+            }
+            for (j, row) in rows.chunks_exact_mut(width * L).enumerate() {
                 let dst = row.as_mut_ptr();
                 let iy = (it.oy0 * s1 + j) as isize - s.pad[1];
                 let outside = iy < 0 || iy >= s.input[1] as isize;
@@ -326,6 +381,60 @@ macro_rules! item_kernel {
                 unsafe { $load(b.as_ptr()) }
             });
             let staged = stage.as_ptr();
+            let finish = |acc: &mut [$v; L]| {
+                for a in acc.iter_mut() {
+                    if let Some(b) = bias {
+                        *a = $add(*a, b);
+                    }
+                    if out.relu {
+                        // `x < 0 ? 0 : x`: vmaxps returns its second operand when either
+                        // is NaN and for two zeros, so NaN and -0 pass through.
+                        *a = $max(zero, *a);
+                    }
+                }
+            };
+            if cut.flat {
+                // Flattened position i is staged row i / width, column i % width (stride 1),
+                // so tap (f1, f2) reads position i + f1·d1·width + f2·d2 for every i.
+                let len = (it.rows - 1) * width + ow;
+                for i0 in (0..len).step_by(L) {
+                    let mut acc = [zero; L];
+                    for f1 in 0..f1s {
+                        for f2 in 0..f2s {
+                            // SAFETY: positions up to len - 1 + L - 1 + the tap's offset, at
+                            // most the staged rows' and L - 1 zeros after them; tap
+                            // f1·f2s + f2 of the block's filters.
+                            let p = unsafe { staged.add((i0 + f1 * d1 * width + f2 * d2) * L) };
+                            let wv = unsafe { $load(filters.as_ptr().add((f1 * f2s + f2) * L)) };
+                            for (q, a) in acc.iter_mut().enumerate() {
+                                *a = $fma(wv, unsafe { $load(p.add(q * L)) }, *a);
+                            }
+                        }
+                    }
+                    finish(&mut acc);
+                    let t = $transpose(acc);
+                    // The block's runs of one output row each: lanes a..b, row r from
+                    // column c.
+                    let end = (i0 + L).min(len);
+                    let mut i = i0;
+                    while i < end {
+                        let (r, c) = (i / width, i % width);
+                        if c >= ow {
+                            i = (r + 1) * width;
+                            continue;
+                        }
+                        let stop = (r * width + ow).min(end);
+                        let (a, b) = (i - i0, stop - i0);
+                        let at = (it.oy0 + r) * ow + c;
+                        for (ch, v) in t.into_iter().enumerate().take(it.channels) {
+                            // SAFETY: positions at..at + b - a of channel c0 + ch's plane.
+                            unsafe { $store_lanes(out.planes[ch].wrapping_add(at), a, b, v) };
+                        }
+                        i = stop;
+                    }
+                }
+                return;
+            }
             for r in 0..it.rows {
                 let at = (it.oy0 + r) * ow;
                 for ox0 in (0..ow).step_by(L) {
@@ -344,16 +453,7 @@ macro_rules! item_kernel {
                             }
                         }
                     }
-                    for a in acc.iter_mut() {
-                        if let Some(b) = bias {
-                            *a = $add(*a, b);
-                        }
-                        if out.relu {
-                            // `x < 0 ? 0 : x`: vmaxps returns its second operand when either
-                            // is NaN and for two zeros, so NaN and -0 pass through.
-                            *a = $max(zero, *a);
-                        }
-                    }
+                    finish(&mut acc);
                     let n = (ow - ox0).min(L);
                     for (ch, v) in $transpose(acc).into_iter().enumerate().take(it.channels) {
                         let dst = out.planes[ch].wrapping_add(at + ox0);
@@ -385,6 +485,7 @@ item_kernel!(
     _mm512_max_ps,
     first_avx512,
     store_first_avx512,
+    store_lanes_avx512,
     crate::fast::transpose::transpose16
 );
 item_kernel!(
@@ -400,5 +501,6 @@ item_kernel!(
     _mm256_max_ps,
     first_avx2,
     store_first_avx2,
+    store_lanes_avx2,
     crate::fast::transpose::transpose8
 );
