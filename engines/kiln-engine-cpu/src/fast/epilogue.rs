@@ -427,6 +427,18 @@ pub(crate) struct RowBiasRelu {
     pub row_stride: isize,
 }
 
+/// An epilogue a kernel with the tile's columns in its vector lanes applies in registers (see
+/// [`BoundEpilogue::col_bias_relu`]): at most a value added per column (a bias broadcast along
+/// the rows) and then a plain relu, stored as f32 into rows whose columns are consecutive and
+/// whose rows are evenly spaced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ColBiasRelu {
+    /// The bias's operand number, when there is one.
+    bias: Option<usize>,
+    /// Whether a plain relu follows.
+    pub relu: bool,
+}
+
 impl RowBiasRelu {
     /// Whether a bias is added (adding a 0 instead would turn -0 into +0).
     pub(crate) fn has_bias(&self) -> bool {
@@ -468,6 +480,63 @@ impl BoundEpilogue {
             fused.relu = true;
         }
         steps.next().is_none().then_some(fused)
+    }
+
+    /// The chain as a [`ColBiasRelu`], when it is one: no steps, `add` of a tensor constant
+    /// along the tile's rows, a plain relu, or that add then that relu; and the output is f32
+    /// with consecutive columns and evenly spaced rows ([`Self::out_matrix`] gives them).
+    pub(crate) fn col_bias_relu(&self) -> Option<ColBiasRelu> {
+        let AxisMap::Linear(_) = self.out.rows else {
+            return None;
+        };
+        if self.out.data_type != DataType::F32 || self.out.cols != AxisMap::Linear(1) {
+            return None;
+        }
+        let mut fused = ColBiasRelu {
+            bias: None,
+            relu: false,
+        };
+        let mut steps = self.steps.iter().peekable();
+        if let Some(step) = steps.peek() {
+            if let (PointwiseMode::Add, Some(Other::Tensor(i))) = (step.op.mode, step.other) {
+                if self.operands[i].rows != AxisMap::Linear(0) {
+                    return None;
+                }
+                fused.bias = Some(i);
+                steps.next();
+            }
+        }
+        if let Some(step) = steps.next() {
+            if step.other.is_some() || !step.op.is_plain_relu() {
+                return None;
+            }
+            fused.relu = true;
+        }
+        steps.next().is_none().then_some(fused)
+    }
+
+    /// The biases of columns `col0..col0 + out.len()` of tile `fixed` under `fused` into
+    /// `out`; false, having written nothing, without a bias.
+    ///
+    /// # Safety
+    /// `ptrs` come from [`BoundEpilogue::pointers`] for a live execute call; the columns lie
+    /// inside the anchor's output dims.
+    pub(crate) unsafe fn col_biases(
+        &self,
+        ptrs: &EpiloguePtrs,
+        fused: ColBiasRelu,
+        fixed: usize,
+        col0: usize,
+        out: &mut [f32],
+    ) -> bool {
+        let Some(i) = fused.bias else {
+            return false;
+        };
+        let addr = &self.operands[i];
+        // SAFETY: the run's columns lie inside the anchor's dims (the contract); the operand
+        // is the same along the rows.
+        unsafe { addr.load_run(ptrs.operands[i], addr.row_base(fixed, 0), col0, out) };
+        true
     }
 
     /// The bias of row `row` of tile `fixed` under `fused` (0 without a bias, see

@@ -856,7 +856,7 @@ fn depthwise_convolutions_match_reference() {
 /// Depthwise convolutions with the channels in the vector lanes (`conv/depthwise_lanes.rs`):
 /// channel counts that fill several blocks of 8 and 16 and leave a partial one, planes narrower
 /// than a vector (in rows and flattened) and planes tall or wide enough to be cut into stripes,
-/// strides 1-3, dilation, padding
+/// channels-first and channels-last, strides 1-3, dilation, padding
 /// wider than the filter's reach, with each epilogue (the bias + relu ones are written by the
 /// kernel, the others through the epilogue), against the reference engine at every level.
 #[test]
@@ -882,6 +882,7 @@ fn depthwise_channel_blocks_match_reference() {
         (9, [5, 6], [3, 3], ([3, 3], [3, 3]), [1, 2], [1, 1]),
         (33, [70, 61], [7, 7], ([3, 3], [3, 3]), [1, 1], [1, 1]),
     ];
+    let layouts = [Layout::Nchw, Layout::Nhwc];
     for (i, (c, input, filter, (pre, post), stride, dilation)) in cases.into_iter().enumerate() {
         let case = ConvCase {
             n: 2,
@@ -893,7 +894,7 @@ fn depthwise_channel_blocks_match_reference() {
             stride: stride.to_vec(),
             dilation: dilation.to_vec(),
             groups: c,
-            layout: Layout::Nchw,
+            layout: layouts[i % 2],
         };
         let taps = (filter[0] * filter[1]) as f64;
         for steps in epilogues() {

@@ -8,6 +8,9 @@
 //! a time in registers across every tap, the bias and relu applied in the lanes, and each
 //! block transposed back into runs of the channels' output rows.
 //!
+//! A channels-last (NHWC) input and output take the same path with no transposes: a position's
+//! run of the block's channels is a vector as it lies, in the input and in the output.
+//!
 //! Computed a plane at a time with the positions in the lanes instead
 //! ([`super::depthwise::plane`]), each tap read an unaligned run and the per-plane work
 //! (staging, filters, offsets) dominated small planes: 0.23-0.75 of ONNX Runtime's speed on
@@ -38,6 +41,9 @@ pub(crate) struct Lanes {
     /// (the flattened positions `row · width + column`; those past a row's last output are
     /// summed and not stored), instead of a block or more to each row.
     flat: bool,
+    /// A channels-last input and output (channels adjacent): staged and stored without
+    /// transposes ([`Out::Positions`]).
+    channels_last: bool,
     stripes: usize,
     blocks: usize,
 }
@@ -52,20 +58,33 @@ pub(crate) struct Item {
     rows: usize,
 }
 
-/// Where an item's outputs go: each channel's output plane (positions consecutive, no other
-/// thread writing the item's rows), with the channel's bias added when there is one, then a
-/// plain relu when `relu` (`x < 0 ? 0 : x`, as the epilogue's `RowBiasRelu`).
-pub(crate) struct Out {
-    pub planes: [*mut f32; 16],
-    pub bias: Option<[f32; 16]>,
-    pub relu: bool,
+/// Where an item's outputs go.
+pub(crate) enum Out {
+    /// Channels-first: each channel's output plane (positions consecutive, no other thread
+    /// writing the item's rows), with the channel's bias added when there is one, then a plain
+    /// relu when `relu` (`x < 0 ? 0 : x`, as the epilogue's `RowBiasRelu`).
+    Planes {
+        planes: [*mut f32; 16],
+        bias: Option<[f32; 16]>,
+        relu: bool,
+    },
+    /// Channels-last: output position p's run of the item's channels at `first + p ·
+    /// position_stride` (no other thread writing them), with each channel's bias added when
+    /// there is one, then a plain relu when `relu`.
+    Positions {
+        first: *mut f32,
+        position_stride: isize,
+        bias: Option<[f32; 16]>,
+        relu: bool,
+    },
 }
 
 impl Lanes {
     /// The cut for `s` at level `isa`, where this path runs it: a 2-D depthwise convolution
     /// (the caller checked [`super::depthwise::eligible`]) of an f32 input whose columns are
-    /// consecutive, non-negative padding, at the AVX2 or AVX-512 levels.
-    pub(crate) fn new(s: &Shape, isa: Isa) -> Option<Lanes> {
+    /// consecutive (or, `channels_last`, whose channels are), non-negative padding, at the
+    /// AVX2 or AVX-512 levels.
+    pub(crate) fn new(s: &Shape, isa: Isa, channels_last: bool) -> Option<Lanes> {
         // An output at most 8 wide with more than 9 taps takes 8 lanes at every level: with
         // 16, the positions summed for nothing cost more than the extra items (on the Zen 4
         // of session 35, 1×672×14²→7² 5x5 stride 2 took 0.059 ms against 0.079 one-threaded;
@@ -79,7 +98,8 @@ impl Lanes {
         };
         let two_d = s.filter[0] == 1 && s.input[0] == 1 && s.output[0] == 1 && s.pad[0] == 0;
         let steps = (1..3).all(|d| s.stride[d] >= 1 && s.dilation[d] >= 1 && s.pad[d] >= 0);
-        if !two_d || !steps || s.x_type != DataType::F32 || s.xs.2[2] != 1 {
+        let adjacent = if channels_last { s.xs.1 } else { s.xs.2[2] };
+        if !two_d || !steps || s.x_type != DataType::F32 || adjacent != 1 {
             return None;
         }
         let (oh, ow) = (s.output[1], s.output[2]);
@@ -92,7 +112,9 @@ impl Lanes {
         // Flattened where that sums fewer blocks for the whole plane (a 7x7 plane, 3x3: 4
         // blocks of 16 instead of 7).
         let tight = ow + (s.filter[2] - 1) * d2;
-        let flat = unit && ((oh - 1) * tight + ow).div_ceil(lanes) < oh * ow.div_ceil(lanes);
+        let flat = unit
+            && !channels_last
+            && ((oh - 1) * tight + ow).div_ceil(lanes) < oh * ow.div_ceil(lanes);
         let width = if flat {
             tight
         } else {
@@ -107,6 +129,7 @@ impl Lanes {
             width,
             stripe: oh.div_ceil(stripes),
             flat,
+            channels_last,
             stripes,
             blocks: s.groups.div_ceil(lanes),
         })
@@ -197,7 +220,7 @@ impl Lanes {
     ///
     /// # Safety
     /// `x` is the bound f32 input of a live execute call, 4-byte aligned, and `w` its bound
-    /// weights; `out` addresses the item's channels' output planes; this cut's level (the
+    /// weights; `Out::Planes` addresses the item's channels' output planes; this cut's level (the
     /// `isa` it was made for) runs on this processor.
     pub(crate) unsafe fn run(
         &self,
@@ -355,6 +378,22 @@ macro_rules! item_kernel {
                     continue;
                 }
                 let src = first.wrapping_offset(iy * s.xs.2[1]);
+                if cut.channels_last {
+                    for cx in 0..copied {
+                        let at = src.wrapping_offset(cx as isize * s.xs.2[2]);
+                        // SAFETY: the block's channels of input position (iy, cx), inside x;
+                        // position pad2 + cx < width of the staged row.
+                        unsafe {
+                            let v = if it.channels == L {
+                                $load(at)
+                            } else {
+                                $first(at, it.channels)
+                            };
+                            $store(dst.add((pad2 + cx) * L), v);
+                        }
+                    }
+                    continue;
+                }
                 for cx in (0..copied).step_by(L) {
                     let n = (copied - cx).min(L);
                     let r: [$v; L] = std::array::from_fn(|ch| {
@@ -376,7 +415,11 @@ macro_rules! item_kernel {
             // The outputs, L positions of a row at a time (the last block of a row partial:
             // its extra positions read staged columns inside `width` and are not stored).
             let (f1s, f2s, ow) = (s.filter[1], s.filter[2], s.output[2]);
-            let bias = out.bias.map(|b| {
+            let (planes, bias, relu) = match out {
+                Out::Planes { planes, bias, relu } => (*planes, *bias, *relu),
+                Out::Positions { bias, relu, .. } => ([std::ptr::null_mut(); 16], *bias, *relu),
+            };
+            let bias = bias.map(|b| {
                 // SAFETY: b holds 16 >= L values.
                 unsafe { $load(b.as_ptr()) }
             });
@@ -386,7 +429,7 @@ macro_rules! item_kernel {
                     if let Some(b) = bias {
                         *a = $add(*a, b);
                     }
-                    if out.relu {
+                    if relu {
                         // `x < 0 ? 0 : x`: vmaxps returns its second operand when either
                         // is NaN and for two zeros, so NaN and -0 pass through.
                         *a = $max(zero, *a);
@@ -428,7 +471,7 @@ macro_rules! item_kernel {
                         let at = (it.oy0 + r) * ow + c;
                         for (ch, v) in t.into_iter().enumerate().take(it.channels) {
                             // SAFETY: positions at..at + b - a of channel c0 + ch's plane.
-                            unsafe { $store_lanes(out.planes[ch].wrapping_add(at), a, b, v) };
+                            unsafe { $store_lanes(planes[ch].wrapping_add(at), a, b, v) };
                         }
                         i = stop;
                     }
@@ -455,8 +498,28 @@ macro_rules! item_kernel {
                     }
                     finish(&mut acc);
                     let n = (ow - ox0).min(L);
+                    if let Out::Positions {
+                        first,
+                        position_stride,
+                        ..
+                    } = out
+                    {
+                        for (q, v) in acc.into_iter().enumerate().take(n) {
+                            let p = (at + ox0 + q) as isize;
+                            let dst = first.wrapping_offset(p * position_stride);
+                            // SAFETY: the item's channels of output position p.
+                            unsafe {
+                                if it.channels == L {
+                                    $store(dst, v)
+                                } else {
+                                    $store_first(dst, it.channels, v)
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     for (ch, v) in $transpose(acc).into_iter().enumerate().take(it.channels) {
-                        let dst = out.planes[ch].wrapping_add(at + ox0);
+                        let dst = planes[ch].wrapping_add(at + ox0);
                         // SAFETY: positions at + ox0.. (n of them) of channel c0 + ch's plane.
                         unsafe {
                             if n == L {

@@ -330,9 +330,9 @@ struct ConvPlan {
     /// ... and channels-last: tiles of positions × every channel
     /// ([`super::depthwise::channels_last_tile`]) instead of planes.
     depthwise_cl: bool,
-    /// ... and channels-first with an f32 input, at the AVX2 and AVX-512 levels, writing a
-    /// bias + relu chain (or none) itself: blocks of channels in the vector lanes
-    /// ([`super::depthwise_lanes`]) instead of planes.
+    /// ... and with an f32 input, at the AVX2 and AVX-512 levels, channels-first writing a
+    /// bias + relu chain (or none) itself or channels-last: blocks of channels in the vector
+    /// lanes ([`super::depthwise_lanes`]) instead of planes or tiles of positions.
     #[cfg(target_arch = "x86_64")]
     depthwise_lanes: Option<super::depthwise_lanes::Lanes>,
     /// Set when a convolution that would run as im2col tiles runs on the direct kernels from
@@ -565,13 +565,17 @@ impl ConvPlan {
             && (tile_positions < DIRECT_LEAST_TILE || s.n * s.groups * chunks < slots.max(1));
         let epilogue = epilogue.bind(graph, &geometry)?.with_isa(isa);
         #[cfg(target_arch = "x86_64")]
-        let depthwise_lanes = (depthwise
-            && !depthwise_cl
-            && tile_knob == 0
-            && !rows_are_positions
-            && epilogue.row_bias_relu().is_some())
-        .then(|| super::depthwise_lanes::Lanes::new(&s, isa))
-        .flatten();
+        let depthwise_lanes = if !depthwise || tile_knob != 0 {
+            None
+        } else if depthwise_cl {
+            epilogue
+                .col_bias_relu()
+                .and_then(|_| super::depthwise_lanes::Lanes::new(&s, isa, true))
+        } else if !rows_are_positions && epilogue.row_bias_relu().is_some() {
+            super::depthwise_lanes::Lanes::new(&s, isa, false)
+        } else {
+            None
+        };
         Ok(ConvPlan {
             x_uid: conv.x,
             w_uid: conv.w,
@@ -1308,7 +1312,11 @@ impl Prepared for ConvPlan {
         let depthwise_cl = depthwise && self.depthwise_cl;
         #[cfg(target_arch = "x86_64")]
         let lanes = self.depthwise_lanes.as_ref().filter(|_| depthwise);
-        if depthwise_cl {
+        #[cfg(target_arch = "x86_64")]
+        let lanes_cl = depthwise_cl && lanes.is_some();
+        #[cfg(not(target_arch = "x86_64"))]
+        let lanes_cl = false;
+        if depthwise_cl && !lanes_cl {
             // SAFETY: w is bound for this call; wpack holds C · taps values (weight_floats).
             unsafe { super::depthwise::pack_taps(&self.s, w, wpack) };
         } else if !wide && !filters_direct && weights_in_place.is_none() && !depthwise {
@@ -1348,10 +1356,14 @@ impl Prepared for ConvPlan {
         let fused = self.epilogue.row_bias_relu();
         let [col_f, tile_f, scratch_f] = self.slot_floats();
         // A channels-last depthwise item is a tile of positions with every channel.
-        let items = if depthwise_cl {
+        #[cfg(target_arch = "x86_64")]
+        let lanes_items = lanes.map(|l| l.items(s));
+        #[cfg(not(target_arch = "x86_64"))]
+        let lanes_items = None;
+        let items = if let Some(items) = lanes_items {
+            items
+        } else if depthwise_cl {
             s.n * self.chunks
-        } else if let Some(l) = lanes {
-            l.items(s)
         } else {
             s.n * s.groups * self.chunks
         };
@@ -1406,22 +1418,57 @@ impl Prepared for ConvPlan {
             };
             while let Some(claimed) = tiles.claim() {
                 #[cfg(target_arch = "x86_64")]
-                if let (Some(l), Some(f)) = (lanes, straight) {
+                if let Some(l) = lanes {
+                    use super::depthwise_lanes::Out;
                     let it = l.item(s, claimed);
-                    let channels = it.c0..it.c0 + it.channels;
-                    let mut out = super::depthwise_lanes::Out {
-                        planes: [std::ptr::null_mut(); 16],
-                        bias: f.has_bias().then_some([0.0; 16]),
-                        relu: f.relu,
-                    };
-                    for (i, c) in channels.enumerate() {
-                        out.planes[i] = self.epilogue.out_f32(&ptrs, it.n, c, 0);
-                        if let Some(b) = &mut out.bias {
-                            // SAFETY: pointers from this call; row c of image n is inside the
-                            // output.
-                            b[i] = unsafe { self.epilogue.row_bias(&ptrs, f, it.n, c) };
+                    let out = if depthwise_cl {
+                        // The plan takes this path channels-last only under a bias + relu
+                        // chain or none into an f32 output of evenly spaced positions.
+                        let (Some(f), Some((first, position_stride, _))) = (
+                            self.epilogue.col_bias_relu(),
+                            self.epilogue.out_matrix(&ptrs, it.n, 0, it.c0),
+                        ) else {
+                            continue;
+                        };
+                        let mut bias = [0.0; 16];
+                        // SAFETY: pointers from this call; channels c0.. of image n.
+                        let biased = unsafe {
+                            self.epilogue.col_biases(
+                                &ptrs,
+                                f,
+                                it.n,
+                                it.c0,
+                                &mut bias[..it.channels],
+                            )
+                        };
+                        Out::Positions {
+                            first,
+                            position_stride,
+                            bias: biased.then_some(bias),
+                            relu: f.relu,
                         }
-                    }
+                    } else {
+                        // The plan takes this path channels-first only under a bias + relu
+                        // chain or none (straight).
+                        let Some(f) = straight else {
+                            continue;
+                        };
+                        let mut planes = [std::ptr::null_mut(); 16];
+                        let mut bias = f.has_bias().then_some([0.0; 16]);
+                        for (i, c) in (it.c0..it.c0 + it.channels).enumerate() {
+                            planes[i] = self.epilogue.out_f32(&ptrs, it.n, c, 0);
+                            if let Some(b) = &mut bias {
+                                // SAFETY: pointers from this call; row c of image n is inside
+                                // the output.
+                                b[i] = unsafe { self.epilogue.row_bias(&ptrs, f, it.n, c) };
+                            }
+                        }
+                        Out::Planes {
+                            planes,
+                            bias,
+                            relu: f.relu,
+                        }
+                    };
                     // SAFETY: x is the bound f32 input, aligned (depthwise), w its weights; col
                     // holds the item's scratch (slot_floats); the item owns its channels'
                     // output rows; the plan's level runs here.
