@@ -455,31 +455,12 @@ impl BoundEpilogue {
         let AxisMap::Linear(row_stride) = self.out.rows else {
             return None;
         };
-        if self.out.data_type != DataType::F32 || self.out.cols != AxisMap::Linear(1) {
-            return None;
-        }
-        let mut fused = RowBiasRelu {
-            bias: None,
-            relu: false,
+        let (bias, relu) = self.bias_relu(|a| a.cols == AxisMap::Linear(0))?;
+        Some(RowBiasRelu {
+            bias,
+            relu,
             row_stride,
-        };
-        let mut steps = self.steps.iter().peekable();
-        if let Some(step) = steps.peek() {
-            if let (PointwiseMode::Add, Some(Other::Tensor(i))) = (step.op.mode, step.other) {
-                if self.operands[i].cols != AxisMap::Linear(0) {
-                    return None;
-                }
-                fused.bias = Some(i);
-                steps.next();
-            }
-        }
-        if let Some(step) = steps.next() {
-            if step.other.is_some() || !step.op.is_plain_relu() {
-                return None;
-            }
-            fused.relu = true;
-        }
-        steps.next().is_none().then_some(fused)
+        })
     }
 
     /// The chain as a [`ColBiasRelu`], when it is one: no steps, `add` of a tensor constant
@@ -489,20 +470,25 @@ impl BoundEpilogue {
         let AxisMap::Linear(_) = self.out.rows else {
             return None;
         };
+        let (bias, relu) = self.bias_relu(|a| a.rows == AxisMap::Linear(0))?;
+        Some(ColBiasRelu { bias, relu })
+    }
+
+    /// The chain as an optional `add` of a tensor operand that `constant` accepts, then an
+    /// optional plain relu (nothing else), into an f32 output with consecutive columns: the
+    /// operand's number and whether the relu is there.
+    fn bias_relu(&self, constant: impl Fn(&Addr) -> bool) -> Option<(Option<usize>, bool)> {
         if self.out.data_type != DataType::F32 || self.out.cols != AxisMap::Linear(1) {
             return None;
         }
-        let mut fused = ColBiasRelu {
-            bias: None,
-            relu: false,
-        };
+        let (mut bias, mut relu) = (None, false);
         let mut steps = self.steps.iter().peekable();
         if let Some(step) = steps.peek() {
             if let (PointwiseMode::Add, Some(Other::Tensor(i))) = (step.op.mode, step.other) {
-                if self.operands[i].rows != AxisMap::Linear(0) {
+                if !constant(&self.operands[i]) {
                     return None;
                 }
-                fused.bias = Some(i);
+                bias = Some(i);
                 steps.next();
             }
         }
@@ -510,9 +496,9 @@ impl BoundEpilogue {
             if step.other.is_some() || !step.op.is_plain_relu() {
                 return None;
             }
-            fused.relu = true;
+            relu = true;
         }
-        steps.next().is_none().then_some(fused)
+        steps.next().is_none().then_some((bias, relu))
     }
 
     /// The biases of columns `col0..col0 + out.len()` of tile `fixed` under `fused` into
