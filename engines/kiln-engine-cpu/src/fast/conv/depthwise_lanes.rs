@@ -282,11 +282,12 @@ unsafe fn store_lanes_avx512(p: *mut f32, a: usize, b: usize, v: __m512) {
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn store_lanes_avx2(p: *mut f32, a: usize, b: usize, v: __m256) {
-    let mut buf = [0.0f32; 8];
-    // SAFETY: buf holds 8 floats; the caller's contract: `p[..b - a]` is writable.
+    let mut buf = [0.0f32; 16];
+    // SAFETY: buf holds 16 floats, lanes a..a + 8 of it with a < 8; the caller's contract:
+    // `p[..b - a]` is writable.
     unsafe {
         _mm256_storeu_ps(buf.as_mut_ptr(), v);
-        std::ptr::copy_nonoverlapping(buf.as_ptr().add(a), p, b - a);
+        store_first_avx2(p, b - a, _mm256_loadu_ps(buf.as_ptr().add(a)));
     }
 }
 
@@ -308,16 +309,34 @@ unsafe fn first_avx2(p: *const f32, n: usize) -> __m256 {
     unsafe { _mm256_maskload_ps(p, mask_avx2(n)) }
 }
 
-/// Stores the first `n` (1-8) lanes of `v` at `p`, through a buffer: AVX2's masked store
-/// costs about six plain ones on a Zen 4.
+/// Stores the first `n` (1-8) lanes of `v` at `p` as at most three plain stores of 4, 2 and 1
+/// values: AVX2's masked store costs about six plain ones on a Zen 4, and a copy through a
+/// buffer called memmove (9% of a 14x14 depthwise layer).
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn store_first_avx2(p: *mut f32, n: usize, v: __m256) {
-    let mut buf = [0.0f32; 8];
-    // SAFETY: buf holds 8 floats; the caller's contract: `p[..n]` is writable.
+    if n == 8 {
+        // SAFETY: the caller's contract: `p[..8]` is writable.
+        return unsafe { _mm256_storeu_ps(p, v) };
+    }
+    let (mut p, mut n) = (p, n);
+    let mut part = _mm256_castps256_ps128(v);
+    // SAFETY (each store): the caller's contract: `p[..n]` is writable, and each store writes
+    // the next values of it.
     unsafe {
-        _mm256_storeu_ps(buf.as_mut_ptr(), v);
-        std::ptr::copy_nonoverlapping(buf.as_ptr(), p, n);
+        if n >= 4 {
+            _mm_storeu_ps(p, part);
+            part = _mm256_extractf128_ps::<1>(v);
+            (p, n) = (p.add(4), n - 4);
+        }
+        if n >= 2 {
+            _mm_storel_pd(p.cast(), _mm_castps_pd(part));
+            part = _mm_movehl_ps(part, part);
+            (p, n) = (p.add(2), n - 2);
+        }
+        if n == 1 {
+            _mm_store_ss(p, part);
+        }
     }
 }
 
