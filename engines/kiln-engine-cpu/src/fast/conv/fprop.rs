@@ -1310,8 +1310,17 @@ impl Prepared for ConvPlan {
         let depthwise =
             self.depthwise && (s.x_type != DataType::F32 || x.get().cast::<f32>().is_aligned());
         let depthwise_cl = depthwise && self.depthwise_cl;
+        // (The plan made the lanes' cut only where its epilogue is one the kernel applies: a
+        // bias + relu along the rows channels-first, along the columns channels-last.)
         #[cfg(target_arch = "x86_64")]
-        let lanes = self.depthwise_lanes.as_ref().filter(|_| depthwise);
+        let lanes = self.depthwise_lanes.as_ref().filter(|_| {
+            depthwise
+                && if depthwise_cl {
+                    self.epilogue.col_bias_relu().is_some()
+                } else {
+                    self.epilogue.row_bias_relu().is_some()
+                }
+        });
         #[cfg(target_arch = "x86_64")]
         let lanes_cl = depthwise_cl && lanes.is_some();
         #[cfg(not(target_arch = "x86_64"))]
@@ -1422,8 +1431,8 @@ impl Prepared for ConvPlan {
                     use super::depthwise_lanes::Out;
                     let it = l.item(s, claimed);
                     let out = if depthwise_cl {
-                        // The plan takes this path channels-last only under a bias + relu
-                        // chain or none into an f32 output of evenly spaced positions.
+                        // Both are there (`lanes` above): a bias + relu chain or none into
+                        // an f32 output of evenly spaced positions.
                         let (Some(f), Some((first, position_stride, _))) = (
                             self.epilogue.col_bias_relu(),
                             self.epilogue.out_matrix(&ptrs, it.n, 0, it.c0),
@@ -1448,8 +1457,7 @@ impl Prepared for ConvPlan {
                             relu: f.relu,
                         }
                     } else {
-                        // The plan takes this path channels-first only under a bias + relu
-                        // chain or none (straight).
+                        // There (`lanes` above): a bias + relu chain or none.
                         let Some(f) = straight else {
                             continue;
                         };
@@ -1522,6 +1530,8 @@ impl Prepared for ConvPlan {
                             // chain (or none) goes straight into the output.
                             if whole && !self.rows_are_positions {
                                 if let Some(f) = straight {
+                                    // (row_bias reads the bias of channel g: the pointers are
+                                    // this call's, g < C.)
                                     let to = super::depthwise::PlaneOut::Output {
                                         out: self.epilogue.out_f32(&ptrs, n, g, 0),
                                         bias: f
