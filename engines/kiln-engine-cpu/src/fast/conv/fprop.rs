@@ -1385,7 +1385,13 @@ impl Prepared for ConvPlan {
         // does not get to, instead of its whole share running after the others'.
         // Depthwise planes are claimed in batches of about 4096 positions: one claim a small
         // plane cost as much as the plane (two workers contending for the counter).
-        let dw_batch = if depthwise && !depthwise_cl && lanes.is_none() {
+        #[cfg(target_arch = "x86_64")]
+        let lanes_batch = lanes.map(|l| l.batch(s));
+        #[cfg(not(target_arch = "x86_64"))]
+        let lanes_batch = None;
+        let dw_batch = if let Some(b) = lanes_batch {
+            b
+        } else if depthwise && !depthwise_cl {
             (4096 / s.positions().max(1)).clamp(1, 64)
         } else {
             1
@@ -1427,60 +1433,64 @@ impl Prepared for ConvPlan {
             };
             while let Some(claimed) = tiles.claim() {
                 #[cfg(target_arch = "x86_64")]
+                #[cfg(target_arch = "x86_64")]
                 if let Some(l) = lanes {
                     use super::depthwise_lanes::Out;
-                    let it = l.item(s, claimed);
-                    let out = if depthwise_cl {
-                        // Both are there (`lanes` above): a bias + relu chain or none into
-                        // an f32 output of evenly spaced positions.
-                        let (Some(f), Some((first, position_stride, _))) = (
-                            self.epilogue.col_bias_relu(),
-                            self.epilogue.out_matrix(&ptrs, it.n, 0, it.c0),
-                        ) else {
-                            continue;
-                        };
-                        let mut bias = [0.0; 16];
-                        // SAFETY: pointers from this call; channels c0.. of image n.
-                        let biased = unsafe {
-                            self.epilogue.col_biases(
-                                &ptrs,
-                                f,
-                                it.n,
-                                it.c0,
-                                &mut bias[..it.channels],
-                            )
-                        };
-                        Out::Positions {
-                            first,
-                            position_stride,
-                            bias: biased.then_some(bias),
-                            relu: f.relu,
-                        }
-                    } else {
-                        // There (`lanes` above): a bias + relu chain or none.
-                        let Some(f) = straight else {
-                            continue;
-                        };
-                        let mut planes = [std::ptr::null_mut(); 16];
-                        let mut bias = f.has_bias().then_some([0.0; 16]);
-                        for (i, c) in (it.c0..it.c0 + it.channels).enumerate() {
-                            planes[i] = self.epilogue.out_f32(&ptrs, it.n, c, 0);
-                            if let Some(b) = &mut bias {
-                                // SAFETY: pointers from this call; row c of image n is inside
-                                // the output.
-                                b[i] = unsafe { self.epilogue.row_bias(&ptrs, f, it.n, c) };
+                    // A claim is a batch of items (see dw_batch).
+                    for i in claimed * dw_batch..items.min((claimed + 1) * dw_batch) {
+                        let it = l.item(s, i);
+                        let out = if depthwise_cl {
+                            // Both are there (`lanes` above): a bias + relu chain or none into
+                            // an f32 output of evenly spaced positions.
+                            let (Some(f), Some((first, position_stride, _))) = (
+                                self.epilogue.col_bias_relu(),
+                                self.epilogue.out_matrix(&ptrs, it.n, 0, it.c0),
+                            ) else {
+                                continue;
+                            };
+                            let mut bias = [0.0; 16];
+                            // SAFETY: pointers from this call; channels c0.. of image n.
+                            let biased = unsafe {
+                                self.epilogue.col_biases(
+                                    &ptrs,
+                                    f,
+                                    it.n,
+                                    it.c0,
+                                    &mut bias[..it.channels],
+                                )
+                            };
+                            Out::Positions {
+                                first,
+                                position_stride,
+                                bias: biased.then_some(bias),
+                                relu: f.relu,
                             }
-                        }
-                        Out::Planes {
-                            planes,
-                            bias,
-                            relu: f.relu,
-                        }
-                    };
-                    // SAFETY: x is the bound f32 input, aligned (depthwise), w its weights; col
-                    // holds the item's scratch (slot_floats); the item owns its channels'
-                    // output rows; the plan's level runs here.
-                    unsafe { l.run(s, x, w, it, col, &out) };
+                        } else {
+                            // There (`lanes` above): a bias + relu chain or none.
+                            let Some(f) = straight else {
+                                continue;
+                            };
+                            let mut planes = [std::ptr::null_mut(); 16];
+                            let mut bias = f.has_bias().then_some([0.0; 16]);
+                            for (lane, c) in (it.c0..it.c0 + it.channels).enumerate() {
+                                planes[lane] = self.epilogue.out_f32(&ptrs, it.n, c, 0);
+                                if let Some(b) = &mut bias {
+                                    // SAFETY: pointers from this call; row c of image n is
+                                    // inside the output.
+                                    b[lane] = unsafe { self.epilogue.row_bias(&ptrs, f, it.n, c) };
+                                }
+                            }
+                            Out::Planes {
+                                planes,
+                                bias,
+                                relu: f.relu,
+                            }
+                        };
+                        // SAFETY: x is the bound f32 input, aligned (depthwise), w its weights;
+                        // col holds the item's scratch (slot_floats); the item owns its
+                        // channels' output rows; the plan's level runs here.
+                        unsafe { l.run(s, x, w, it, col, &out) };
+                    }
                     continue;
                 }
                 if depthwise_cl {
