@@ -897,12 +897,19 @@ fn depthwise_channel_blocks_match_reference() {
             layout: layouts[i % 2],
         };
         let taps = (filter[0] * filter[1]) as f64;
-        for steps in epilogues() {
+        for (j, steps) in epilogues().into_iter().enumerate() {
             for isa in super::isa::Isa::ALL
                 .into_iter()
                 .filter(|l| l.is_available())
             {
                 let g = conv_graph(&case, &steps, DataType::F32);
+                // The path runs at the vector levels under no chain or bias + relu.
+                #[cfg(target_arch = "x86_64")]
+                assert_eq!(
+                    super::conv::fprop::plans_depthwise_lanes(&g, &[0, 0, 0, isa as i64]),
+                    isa != super::isa::Isa::Portable && j < 2,
+                    "case {i}, chain {j} at {isa:?}"
+                );
                 check(
                     &ConvFpropEngine,
                     g,
@@ -913,6 +920,44 @@ fn depthwise_channel_blocks_match_reference() {
                 );
             }
         }
+    }
+}
+
+/// A depthwise convolution whose rows are too wide to stage in channel blocks (one stripe
+/// row would take more than 8 MiB of workspace) runs on the plane path, and matches the
+/// reference.
+#[test]
+fn depthwise_rows_too_wide_for_channel_blocks_take_the_planes() {
+    let case = ConvCase {
+        n: 1,
+        c: 16,
+        k: 16,
+        input: vec![2, 100_000],
+        filter: vec![3, 3],
+        pad: (vec![1, 1], vec![1, 1]),
+        stride: vec![1, 1],
+        dilation: vec![1, 1],
+        groups: 16,
+        layout: Layout::Nchw,
+    };
+    for isa in super::isa::Isa::ALL
+        .into_iter()
+        .filter(|l| l.is_available())
+    {
+        let g = conv_graph(&case, &epilogues()[1], DataType::F32);
+        #[cfg(target_arch = "x86_64")]
+        assert!(!super::conv::fprop::plans_depthwise_lanes(
+            &g,
+            &[0, 0, 0, isa as i64]
+        ));
+        check(
+            &ConvFpropEngine,
+            g,
+            &[0, 0, 0, isa as i64],
+            tol_of(DataType::F32),
+            3.0,
+            5,
+        );
     }
 }
 

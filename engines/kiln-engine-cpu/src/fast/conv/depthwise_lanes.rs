@@ -26,6 +26,10 @@ use std::arch::x86_64::*;
 /// one stripe row needs more.
 const STAGE_FLOATS: usize = 1 << 16;
 
+/// The most staged values an item may take (8 MiB): rows so wide that one stripe row's
+/// staging would pass it run on the other depthwise paths, which need far less workspace.
+const MOST_STAGE_FLOATS: usize = 1 << 21;
+
 /// About how many outputs a worker's claim of items covers ([`Lanes::batch`]).
 const CLAIM_VALUES: usize = 1 << 13;
 
@@ -123,6 +127,9 @@ impl Lanes {
         } else {
             (ow.next_multiple_of(lanes) - 1) * s2 + (s.filter[2] - 1) * d2 + 1
         };
+        if reach.saturating_mul(width).saturating_mul(lanes) > MOST_STAGE_FLOATS {
+            return None;
+        }
         // The most output rows whose staged rows fit STAGE_FLOATS (at least one), then spread
         // evenly over the stripes.
         let fit = (STAGE_FLOATS / (width * lanes)).saturating_sub(reach) / s1 + 1;

@@ -211,6 +211,15 @@ pub(crate) fn plans_banded(graph: &OpGraph, knobs: &[i64]) -> bool {
         .is_ok_and(|p| p.banded.is_some() && p.packed_direct)
 }
 
+/// Whether the plan of `graph` with `knobs` runs a depthwise convolution with the channels in
+/// the lanes ([`super::depthwise_lanes`]).
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(crate) fn plans_depthwise_lanes(graph: &OpGraph, knobs: &[i64]) -> bool {
+    ConvFpropEngine
+        .plan(graph, knobs)
+        .is_ok_and(|p| p.depthwise_lanes.is_some())
+}
+
 /// Whether the plan of `graph` with `knobs` runs with the filters in the lanes
 /// ([`BroadcastPlan`]).
 #[cfg(test)]
