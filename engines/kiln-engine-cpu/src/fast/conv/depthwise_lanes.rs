@@ -18,6 +18,7 @@
 
 use super::geometry::Shape;
 use crate::fast::element_io::SharedPtr;
+use crate::fast::isa::masks::{ymm_lanes, zmm_lanes};
 use crate::fast::isa::Isa;
 use kiln_core::DataType;
 use std::arch::x86_64::*;
@@ -275,7 +276,7 @@ impl Lanes {
 #[inline]
 unsafe fn first_avx512(p: *const f32, n: usize) -> __m512 {
     // SAFETY: the caller's contract: `p[..n]` is readable.
-    unsafe { _mm512_maskz_loadu_ps(((1u32 << n) - 1) as u16, p) }
+    unsafe { _mm512_maskz_loadu_ps(zmm_lanes(n), p) }
 }
 
 /// Stores the first `n` (1-16) lanes of `v` at `p`.
@@ -283,14 +284,14 @@ unsafe fn first_avx512(p: *const f32, n: usize) -> __m512 {
 #[inline]
 unsafe fn store_first_avx512(p: *mut f32, n: usize, v: __m512) {
     // SAFETY: the caller's contract: `p[..n]` is writable.
-    unsafe { _mm512_mask_storeu_ps(p, ((1u32 << n) - 1) as u16, v) }
+    unsafe { _mm512_mask_storeu_ps(p, zmm_lanes(n), v) }
 }
 
 /// Stores lanes `a..b` (`a < b <= 16`) of `v` at `p[..b - a]`.
 #[target_feature(enable = "avx512f")]
 #[inline]
 unsafe fn store_lanes_avx512(p: *mut f32, a: usize, b: usize, v: __m512) {
-    let mask = (((1u32 << b) - 1) & !((1u32 << a) - 1)) as u16;
+    let mask = zmm_lanes(b) & !zmm_lanes(a);
     // SAFETY: the caller's contract: `p[..b - a]` is writable; lane l goes to p + l - a, and
     // only lanes a..b are written (the others are masked and never touched).
     unsafe { _mm512_mask_storeu_ps(p.wrapping_sub(a), mask, v) }
@@ -309,22 +310,12 @@ unsafe fn store_lanes_avx2(p: *mut f32, a: usize, b: usize, v: __m256) {
     }
 }
 
-/// The mask of AVX2's masked moves for the first `n` (0-8) lanes.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn mask_avx2(n: usize) -> __m256i {
-    _mm256_cmpgt_epi32(
-        _mm256_set1_epi32(n as i32),
-        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-    )
-}
-
 /// The first `n` (1-8) values at `p`, the other lanes zero (masked lanes are not read).
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn first_avx2(p: *const f32, n: usize) -> __m256 {
     // SAFETY: the caller's contract: `p[..n]` is readable.
-    unsafe { _mm256_maskload_ps(p, mask_avx2(n)) }
+    unsafe { _mm256_maskload_ps(p, ymm_lanes(n)) }
 }
 
 /// Stores the first `n` (1-8) lanes of `v` at `p` as at most three plain stores of 4, 2 and 1
