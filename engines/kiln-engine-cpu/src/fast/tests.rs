@@ -1490,7 +1490,8 @@ fn conv_fprop_banded_matches_the_reference_at_every_level() {
 /// reference at every level: strides 1 to 3, dilation, groups, asymmetric and large padding,
 /// filter counts that fill no block (5, 13, 70, 130), more channels than a kernel call takes,
 /// rows narrower than a kernel's positions, filter blocks split among items, channels-first
-/// inputs with padded rows, an input that is not 4-byte aligned, and three epilogues. Auto
+/// inputs with padded rows, an input that is not 4-byte aligned, filters that read no padding
+/// (read from x in place), and three epilogues. Auto
 /// takes it for a strided 3x3 convolution with enough positions and filters, not under the
 /// "im2col" value nor for a 1x1 one.
 #[test]
@@ -1519,6 +1520,15 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
             ..case(1, 33, 70, [5, 9], [1, 1], ([0, 0], [0, 0]), 1)
         },
         case(1, 20, 17, [7, 7], [1, 1], ([0, 0], [1, 2]), 1),
+        // Larger filters that read no padding, also read from x in place: the last tap of
+        // the last position on the input's last row and column, short of them, dilated, and
+        // through rows a few values apart.
+        case(2, 10, 21, [15, 15], [3, 3], ([0, 0], [0, 0]), 1).strided(two, one),
+        case(1, 6, 18, [12, 16], [3, 3], ([0, 0], [0, 0]), 1).strided(two, two),
+        ConvCase {
+            layout: Layout::Odd,
+            ..case(1, 7, 20, [9, 13], [1, 7], ([0, 0], [0, 0]), 1)
+        },
     ];
     let chains: [Vec<(M, Other)>; 3] = [
         vec![],
@@ -1609,6 +1619,18 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
     let g = conv_graph(&strided, &[], DataType::F32);
     assert!(super::conv::fprop::plans_broadcast(&g, &[0, 0, 2]));
     assert!(!super::conv::fprop::plans_broadcast(&g, &[1, 0, 2]));
+    // A grouped stride-1 3x3 with 16 filters a group at every level; with 8, not.
+    let grouped = |k| case(2, 64, k, [14, 14], [3, 3], ([1, 1], [1, 1]), 4);
+    for level in super::isa::Isa::ALL {
+        let knobs = [0, 0, 2, level as i64];
+        let g = conv_graph(&grouped(64), &[], DataType::F32);
+        assert!(super::conv::fprop::plans_broadcast(&g, &knobs), "{level:?}");
+        let g = conv_graph(&grouped(32), &[], DataType::F32);
+        assert!(
+            !super::conv::fprop::plans_broadcast(&g, &knobs),
+            "{level:?}"
+        );
+    }
     let one = ConvCase {
         filter: vec![1, 1],
         pad: (vec![0, 0], vec![0, 0]),

@@ -8,14 +8,14 @@
 //!
 //! A tile is whole rows of one image's output. Its worker copies the band of input rows they
 //! read into its slot, padded with zeros ([`super::band::Band`]), so that every tap of
-//! every position is one load. For each block of 64 filters the kernel holds `P` positions ×
+//! every position is one load; where no tap reads padding, the kernel reads x in place. For each block of 64 filters the kernel holds `P` positions ×
 //! `F` vectors of filters in registers (6 × 4 zmm at the AVX-512 levels, 6 × 2 ymm at AVX2;
 //! more positions for fewer filters) and, per input channel and tap, loads `F` filter vectors
-//! and broadcasts `P` input values. The channels go in blocks whose packed filters stay in L1
-//! while the kernel passes over every position of the tile; the partial sums wait in the slot,
-//! position-major. After the last block they are transposed into rows of filters and stored:
-//! a bias + relu (or no) epilogue into an f32 output in registers, any other through the
-//! epilogue's tile.
+//! and broadcasts `P` input values. The channels go in blocks whose packed filters (about
+//! 64 KiB) stay in L2 while the kernel passes over every position of the tile; the partial
+//! sums wait in the slot, position-major. After the last block they are transposed into rows
+//! of filters and stored: a bias + relu (or no) epilogue into an f32 output in registers, any
+//! other through the epilogue's tile.
 //!
 //! The filters are packed as `[group][block of 64][channel][tap][64]` (zeros past the group's
 //! filters): by the workers before they take tiles, or, where each group has one or two tiles
@@ -34,9 +34,15 @@ use kiln_core::DataType;
 const KB: usize = 64;
 /// Output positions a tile aims for (its partial sums, 256 bytes a position, stay in L2).
 const TILE_POSITIONS: usize = 1024;
-/// Bytes of packed filters a block of channels aims for (it stays in L1 while the kernel
-/// passes over the tile's positions).
-const FILTER_BLOCK_BYTES: usize = 16 * 1024;
+/// Bytes of packed filters a block of channels aims for. The block stays in L2 while the
+/// kernel passes over the tile's positions; each kernel call loads and stores its positions'
+/// partial sums once per block, so a larger block spends fewer of its cycles on them. On a
+/// Zen 4 at one thread, 64 KiB instead of 16 (up to 256 channel-taps a call instead of 64)
+/// made 8×64×56²→64 5x5 1.09 times as fast, the 1×3×224² 7x7 stride-2 stem 1.07 (1.19 at
+/// AVX2, where a 16 KiB block held one of its three channels), 8×48×27²→80 3x3 stride 2
+/// 1.06 and 8×512×14²→512 3x3 stride 2 1.05; 16 KiB blocks that stay in L1 were no faster
+/// and 4-8 KiB slower.
+const FILTER_BLOCK_BYTES: usize = 64 * 1024;
 /// The fewest filters a group and output positions in all the default choice takes, the
 /// fewest taps of a stride-1 filter on wide rows, and the narrowest rows that are wide
 /// ([`preferred`]).
@@ -114,7 +120,8 @@ pub(super) fn eligible(s: &Shape) -> bool {
 /// [`LEAST_FILTERS`] filters a group:
 /// - a filter larger than 1x1, [`LEAST_POSITIONS`] output positions in all (or f32 dense
 ///   weights), and either a stride above 1, a filter of [`LEAST_TAPS`] taps or more, rows
-///   narrower than [`NARROW`], or (at the AVX-512 levels) a dilation above 1;
+///   narrower than [`NARROW`], more than one group, or (at the AVX-512 levels) a dilation
+///   above 1;
 /// - a 1x1 filter that reads no padding, at the AVX-512 levels, with at most
 ///   [`FEW_POSITIONS`] output positions in all (the deep layers of one image, where the
 ///   filters outweigh the positions).
@@ -134,20 +141,22 @@ pub(super) fn preferred(s: &Shape, isa: Isa) -> bool {
             || s.stride[2] > 1
             || taps >= LEAST_TAPS
             || s.output[2] < NARROW
+            || s.groups > 1
             || (wide && (s.dilation[1] > 1 || s.dilation[2] > 1)));
     let pointwise =
         taps == 1 && wide && reads_no_padding(s) && s.n * s.positions() <= FEW_POSITIONS;
     eligible(s) && s.kg >= LEAST_FILTERS && (large || pointwise)
 }
 
-/// Whether every value the filter reads lies in the input: a 1x1 filter with no padding
-/// before its rows and columns whose last positions' rows and columns are in the input.
+/// Whether every value the filter reads lies in the input: no padding before its rows and
+/// columns, and the last position's last tap in the input's last row and column or before.
 fn reads_no_padding(s: &Shape) -> bool {
     let inside = |d: usize| {
-        let last = (s.output[d] - 1) * s.stride[d] as usize;
+        let last =
+            (s.output[d] - 1) * s.stride[d] as usize + (s.filter[d] - 1) * s.dilation[d] as usize;
         s.pad[d] == 0 && last < s.input[d]
     };
-    s.filter[1] == 1 && s.filter[2] == 1 && inside(1) && inside(2)
+    inside(1) && inside(2)
 }
 
 impl BroadcastPlan {
@@ -313,8 +322,8 @@ impl BroadcastPlan {
         });
     }
 
-    /// Whether items read the input from x itself instead of a band: a 1x1 filter whose
-    /// positions all lie in the input (no padding read), x aligned for f32 (its rows
+    /// Whether items read the input from x itself instead of a band: a filter whose
+    /// positions' taps all lie in the input (no padding read), x aligned for f32 (its rows
     /// consecutive values, as [`eligible`] requires).
     fn reads_x_in_place(&self, x: SharedPtr) -> bool {
         reads_no_padding(&self.s) && x.get().cast::<f32>().is_aligned()
@@ -408,7 +417,7 @@ impl BroadcastPlan {
         let first = (oh0 * s.stride[1] as usize) as isize - s.pad[1];
         let band = Band::new(s, x, (n, g), first, self.band_rows, self.row_len);
         // Where the kernel reads the tile's input: x itself where every value it reads lies
-        // in x (a 1x1 filter, no padding read), else the band; its row and channel strides.
+        // in x (no padding read), else the band; its row and channel strides.
         let in_x = self.reads_x_in_place(x);
         let (input, row_stride, chan) = if in_x {
             let at = n as isize * s.xs.0 + (g * s.cg) as isize * s.xs.1 + first * s.xs.2[1];
@@ -696,9 +705,13 @@ unsafe fn sweep<V: Vector>(
     let sub = V::F * V::N;
     for f0 in (0..kb).step_by(sub) {
         let f = (kb - f0).div_ceil(V::N).min(V::F);
-        let most = V::P[f - 1];
-        for p0 in (0..len).step_by(most) {
-            let p = most.min(len - p0);
+        // The positions shared evenly among the fewest calls: 49 positions in calls of at
+        // most 12 as 10, 10, 10, 10 and 9 rather than 12, 12, 12, 12 and 1, whose lone
+        // position's sums form too few chains to hide the FMA's latency.
+        let calls = len.div_ceil(V::P[f - 1]);
+        let mut p0 = 0;
+        for i in 0..calls {
+            let p = len / calls + usize::from(i < len % calls);
             let mut offs = [0isize; MOST_POSITIONS];
             for (j, o) in offs.iter_mut().enumerate().take(p) {
                 *o = offset(p0 + j);
@@ -713,6 +726,7 @@ unsafe fn sweep<V: Vector>(
             };
             // SAFETY: forwarded contract: positions p0..p0 + p, filters f0..f0 + f · N.
             unsafe { V::tile(f, p, &call) };
+            p0 += p;
         }
     }
 }
@@ -1101,10 +1115,12 @@ mod x86 {
         ld_dst: usize,
     ) {
         let mask = |n: usize| ((1u32 << n) - 1) as __mmask16;
-        for j0 in (0..cols).step_by(16) {
-            let cw = (cols - j0).min(16);
-            for i0 in (0..rows).step_by(16) {
-                let rh = (rows - i0).min(16);
+        // Sixteen source rows at a time, each read to its end: packing filters reads sixteen
+        // streams instead of a block's 64 (8×512×14²→512 stride 2 1.04 times as fast).
+        for i0 in (0..rows).step_by(16) {
+            let rh = (rows - i0).min(16);
+            for j0 in (0..cols).step_by(16) {
+                let cw = (cols - j0).min(16);
                 let block = std::array::from_fn(|i| {
                     if i < rh {
                         // SAFETY: columns j0..j0 + cw of row i0 + i (the caller's contract).
@@ -1145,10 +1161,11 @@ mod x86 {
         dst: &mut [f32],
         ld_dst: usize,
     ) {
-        for j0 in (0..cols).step_by(8) {
-            let cw = (cols - j0).min(8);
-            for i0 in (0..rows).step_by(8) {
-                let rh = (rows - i0).min(8);
+        // Eight source rows at a time, each read to its end (see transpose_avx512).
+        for i0 in (0..rows).step_by(8) {
+            let rh = (rows - i0).min(8);
+            for j0 in (0..cols).step_by(8) {
+                let cw = (cols - j0).min(8);
                 let block = std::array::from_fn(|i| {
                     if i < rh {
                         // SAFETY: columns j0..j0 + cw of row i0 + i (the caller's contract;
