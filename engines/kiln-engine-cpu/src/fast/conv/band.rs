@@ -83,11 +83,12 @@ impl<'a> Band<'a> {
     ///
     /// # Safety
     /// `x` is the bound f32 input of the shape's layout (rows of consecutive values); `band`
-    /// holds `cg · rows · row_len` values, `row_len` at least `pad[2] + iw` rounded up to 32;
-    /// the processor runs `isa`.
+    /// holds `cg · rows · row_len` values; the processor runs `isa`. `row_len` is a multiple
+    /// of 16 and at least `pad[2] + iw` (asserted).
     pub unsafe fn copy(&self, isa: Isa, channels: Range<usize>, band: &mut [f32]) {
         let s = self.s;
         let (pw, iw, row_len) = (s.pad[2] as usize, s.input[2], self.row_len);
+        assert!(row_len.is_multiple_of(16) && pw + iw <= row_len);
         let span = self.rows * row_len;
         let ahead = channels.end;
         let inside = self.in_input();
@@ -98,7 +99,6 @@ impl<'a> Band<'a> {
             let rows = band[c * span..(c + 1) * span].chunks_exact_mut(row_len);
             #[cfg(target_arch = "x86_64")]
             if matches!(isa, Isa::Avx2 | Isa::Avx512 | Isa::Avx512Bf16 | Isa::Amx) {
-                assert!(row_len.is_multiple_of(16) && pw + iw <= row_len);
                 for (h, row) in rows.enumerate() {
                     let ih = self.first + h as isize;
                     let src = inside.contains(&ih).then(|| self.row_at(c, ih));
@@ -117,27 +117,19 @@ impl<'a> Band<'a> {
             }
             for (h, row) in rows.enumerate() {
                 let ih = self.first + h as isize;
-                if !inside.contains(&ih) {
-                    row.fill(0.0);
-                    continue;
-                }
-                // Zeros where split_row writes nothing: the left padding and past the row.
-                row[..pw].fill(0.0);
-                row[(pw + iw).min(row_len)..].fill(0.0);
-                let src = self.row_at(c, ih);
-                if !src.is_aligned() {
-                    for (j, v) in row[pw..pw + iw].iter_mut().enumerate() {
-                        // SAFETY: value j of the row (the caller's contract), read unaligned.
-                        *v = unsafe { src.add(j).read_unaligned() };
-                    }
-                    continue;
-                }
-                // SAFETY: input row ih of the channel: iw consecutive f32 values (the caller's
-                // contract), aligned (checked); the row holds pw + iw rounded up to 32 values
-                // (enough for split_row at stride 1), its padding zero.
-                unsafe {
-                    let src = std::slice::from_raw_parts(src, iw);
-                    crate::fast::resample::split_row(isa, src, pw, 1, 0.0, row);
+                row.fill(0.0);
+                if inside.contains(&ih) {
+                    let src = self.row_at(c, ih);
+                    // SAFETY: input row ih of the channel: iw f32 values (the caller's
+                    // contract), copied as bytes (any alignment) into pw..pw + iw of the row,
+                    // which holds at least pw + iw values (asserted above).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            src.cast::<u8>(),
+                            row[pw..pw + iw].as_mut_ptr().cast::<u8>(),
+                            iw * 4,
+                        )
+                    };
                 }
             }
         }
@@ -146,9 +138,7 @@ impl<'a> Band<'a> {
 
 /// The band's rows at the vector levels: each whole vector of a row stored once, the input's
 /// values in its lanes at pw..pw + iw read by a masked load (no lane outside the input row
-/// is read), zeros in the others. A band row of a narrow input (14 values in a row of 48)
-/// took three calls and a function of the resample module's before; 8×512×14²→512 in 32
-/// groups spent a fifth of its time there.
+/// is read), zeros in the others.
 #[cfg(target_arch = "x86_64")]
 mod vector {
     use crate::fast::isa::masks::{ymm_lanes, zmm_lanes};

@@ -186,11 +186,11 @@ impl BroadcastPlan {
         let tiles = oh.div_ceil(tile_rows);
         let tile_rows = oh.div_ceil(tiles);
         let band_rows = (tile_rows - 1) * sh + (kh - 1) * dh + 1;
-        // A padded row holds every column a position reads, and the whole vectors Band::copy's
-        // row staging writes.
+        // A padded row holds every column a position reads and the input row after its
+        // padding, in whole vectors (Band::copy).
         let (pw, iw) = (s.pad[2] as usize, s.input[2]);
         let row_len = ((ow - 1) * sw + (kw - 1) * dw + 1)
-            .max(pw + iw.next_multiple_of(32))
+            .max(pw + iw)
             .next_multiple_of(16);
         let channels = (FILTER_BLOCK_BYTES / (kh * kw * KB * 4)).clamp(1, s.cg);
         BroadcastPlan {

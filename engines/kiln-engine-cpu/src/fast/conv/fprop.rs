@@ -363,8 +363,8 @@ struct Banded {
     /// Padded input rows of a tile's band (band row h holds input row h - pad of a tile whose
     /// first output row is 0, one row further per output row).
     band_rows: usize,
-    /// Values of a padded row: the runs the kernels read, and the whole vectors
-    /// `resample::split_row` writes.
+    /// Values of a padded row: the runs the kernels read and the input row after its
+    /// padding, in whole vectors ([`Band::copy`]).
     row_len: usize,
     /// Each patch row's offset from a band at an output row's first padded input row
     /// (channel, filter row, filter column in the patch's order).
@@ -394,9 +394,7 @@ impl Banded {
         let (pw, iw) = (s.pad[2] as usize, s.input[2]);
         let (d1, d2) = (s.dilation[1] as usize, s.dilation[2] as usize);
         let band_rows = tile_rows.min(oh) - 1 + (r - 1) * d1 + 1;
-        let row_len = (ow + (c - 1) * d2)
-            .max(pw + iw.next_multiple_of(32))
-            .next_multiple_of(16);
+        let row_len = (ow + (c - 1) * d2).max(pw + iw).next_multiple_of(16);
         let chan = (band_rows * row_len) as isize;
         let mut offsets = Vec::with_capacity(s.cg * r * c);
         for ch in 0..s.cg {
