@@ -923,6 +923,113 @@ fn depthwise_channel_blocks_match_reference() {
     }
 }
 
+/// Grouped convolutions of 2, 4 and 8 channels a group with the channels in the vector lanes
+/// (`conv/depthwise_lanes.rs`, one staged copy of the rows a channel of the group): blocks
+/// that end in a partial one (20 and 24 channels), narrow planes summed flattened, planes cut
+/// into stripes, strides 1-3, dilation, asymmetric padding, each epilogue (the path runs under
+/// none and bias + relu, the others go through im2col), a channels-last case (not this path),
+/// against the reference engine at every level.
+#[test]
+fn grouped_channel_blocks_match_reference() {
+    // (groups, channels a group, input, filter, pre and post padding, stride, dilation,
+    // layout)
+    type Geometry = (
+        i64,
+        i64,
+        [i64; 2],
+        [i64; 2],
+        ([i64; 2], [i64; 2]),
+        [i64; 2],
+        [i64; 2],
+        Layout,
+    );
+    let one = [1, 1];
+    let cases: [Geometry; 7] = [
+        (5, 4, [9, 11], [3, 3], (one, one), one, one, Layout::Nchw),
+        (4, 2, [3, 3], [3, 3], (one, one), one, one, Layout::Nchw),
+        (
+            3,
+            8,
+            [14, 14],
+            [3, 3],
+            (one, one),
+            [2, 2],
+            one,
+            Layout::Nchw,
+        ),
+        (
+            6,
+            4,
+            [7, 7],
+            [3, 3],
+            ([2, 2], [2, 2]),
+            one,
+            [2, 2],
+            Layout::Nchw,
+        ),
+        (
+            2,
+            8,
+            [60, 33],
+            [5, 5],
+            ([2, 2], [2, 2]),
+            one,
+            one,
+            Layout::Nchw,
+        ),
+        (
+            8,
+            2,
+            [13, 17],
+            [2, 4],
+            ([0, 3], [1, 0]),
+            [3, 3],
+            one,
+            Layout::Nchw,
+        ),
+        (4, 4, [9, 10], [3, 3], (one, one), one, one, Layout::Nhwc),
+    ];
+    for (i, (groups, per, input, filter, (pre, post), stride, dilation, layout)) in
+        cases.into_iter().enumerate()
+    {
+        let case = ConvCase {
+            n: 2,
+            c: groups * per,
+            k: groups * per,
+            input: input.to_vec(),
+            filter: filter.to_vec(),
+            pad: (pre.to_vec(), post.to_vec()),
+            stride: stride.to_vec(),
+            dilation: dilation.to_vec(),
+            groups,
+            layout,
+        };
+        let reduction = ((per * filter[0] * filter[1]) as f64).sqrt();
+        for (j, steps) in epilogues().into_iter().enumerate() {
+            for isa in super::isa::Isa::ALL
+                .into_iter()
+                .filter(|l| l.is_available())
+            {
+                let g = conv_graph(&case, &steps, DataType::F32);
+                #[cfg(target_arch = "x86_64")]
+                assert_eq!(
+                    super::conv::fprop::plans_depthwise_lanes(&g, &[0, 0, 0, isa as i64]),
+                    isa != super::isa::Isa::Portable && j < 2 && layout == Layout::Nchw,
+                    "case {i}, chain {j} at {isa:?}"
+                );
+                check(
+                    &ConvFpropEngine,
+                    g,
+                    &[0, 0, 0, isa as i64],
+                    tol_of(DataType::F32),
+                    reduction,
+                    (40 + i) as u64,
+                );
+            }
+        }
+    }
+}
+
 /// A depthwise convolution whose rows are too wide to stage in channel blocks (one stripe
 /// row would take more than 8 MiB of workspace) runs on the plane path, and matches the
 /// reference.

@@ -11,6 +11,11 @@
 //! A channels-last (NHWC) input and output take the same path with no transposes: a position's
 //! run of the block's channels is a vector as it lies, in the input and in the output.
 //!
+//! Grouped convolutions of 2, 4 or 8 channels a group (input and output) take it too: a block
+//! holds whole groups, its staged rows are copied once for each input channel of a group with
+//! the lanes permuted so that each lane sees its own group's channel, and each output vector
+//! sums G · taps steps of one load and one FMA ([`Lanes`]' `group`).
+//!
 //! Computed a plane at a time with the positions in the lanes instead
 //! ([`super::depthwise::plane`]), each tap read an unaligned run and the per-plane work
 //! (staging, filters, offsets) dominated small planes: 0.23-0.75 of ONNX Runtime's speed on
@@ -40,6 +45,14 @@ const CLAIM_VALUES: usize = 1 << 13;
 pub(crate) struct Lanes {
     /// 16 at the AVX-512 levels, 8 at AVX2.
     lanes: usize,
+    /// Channels a group (input and output alike): 1 for a depthwise convolution, 2, 4 or 8
+    /// (G) for a grouped one. Lane k of a block holds output channel c0 + k, whose group's
+    /// input channels are the block's channels (k / G) · G .. (k / G + 1) · G (kg = cg = G,
+    /// so a block starts at a group). Copy j of the staged rows holds in lane k input channel
+    /// (k / G) · G + j (a permutation of the staged vector), and filter vector (j, tap) holds
+    /// in lane k the weight of output channel c0 + k for its group's input channel j: each
+    /// of the G · taps steps is then one load and one FMA, as a depthwise tap is.
+    group: usize,
     /// Positions per staged row: every column that a stripe's (rounded-up) blocks read.
     width: usize,
     /// Output rows per stripe (the last stripe may have fewer).
@@ -89,10 +102,18 @@ pub(crate) enum Out {
 
 impl Lanes {
     /// The cut for `s` at level `isa`, where this path runs it: a 2-D depthwise convolution
-    /// (the caller checked [`super::depthwise::eligible`]) of an f32 input whose columns are
-    /// consecutive (or, `channels_last`, whose channels are), non-negative padding, at the
-    /// AVX2 or AVX-512 levels.
+    /// (the caller checked [`super::depthwise::eligible`]) or a grouped one of 2, 4 or 8
+    /// channels a group in and out, of an f32 input whose columns are consecutive (or,
+    /// `channels_last`, whose channels are), non-negative padding, at the AVX2 or AVX-512
+    /// levels.
     pub(crate) fn new(s: &Shape, isa: Isa, channels_last: bool) -> Option<Lanes> {
+        let group = if s.cg == 1 && s.kg == 1 {
+            1
+        } else if s.groups > 1 && s.cg == s.kg && matches!(s.cg, 2 | 4 | 8) {
+            s.cg
+        } else {
+            return None;
+        };
         // An output at most 8 wide with more than 9 taps takes 8 lanes at every level: with
         // 16, the positions summed for nothing cost more than the extra items (on the Zen 4
         // of session 35, 1×672×14²→7² 5x5 stride 2 took 0.059 ms against 0.079 one-threaded;
@@ -128,21 +149,23 @@ impl Lanes {
         } else {
             (ow.next_multiple_of(lanes) - 1) * s2 + (s.filter[2] - 1) * d2 + 1
         };
-        if reach.saturating_mul(width).saturating_mul(lanes) > MOST_STAGE_FLOATS {
+        let copies = width * lanes * group;
+        if reach.saturating_mul(copies) > MOST_STAGE_FLOATS {
             return None;
         }
         // The most output rows whose staged rows fit STAGE_FLOATS (at least one), then spread
         // evenly over the stripes.
-        let fit = (STAGE_FLOATS / (width * lanes)).saturating_sub(reach) / s1 + 1;
+        let fit = (STAGE_FLOATS / copies).saturating_sub(reach) / s1 + 1;
         let stripes = oh.div_ceil(fit.clamp(1, oh));
         Some(Lanes {
             lanes,
+            group,
             width,
             stripe: oh.div_ceil(stripes),
             flat,
             channels_last,
             stripes,
-            blocks: s.groups.div_ceil(lanes),
+            blocks: (s.groups * group).div_ceil(lanes),
         })
     }
 
@@ -161,11 +184,16 @@ impl Lanes {
         }
     }
 
+    /// Values of one copy of an item's staged rows (and the zeros after them) for a stripe of
+    /// `rows` output rows.
+    fn copy_floats(&self, s: &Shape, rows: usize) -> usize {
+        (self.staged_rows(s, rows) * self.width + self.tail()) * self.lanes
+    }
+
     /// f32 values of an item's scratch: its block's filters, then its staged rows (and the
-    /// zeros after them).
+    /// zeros after them), once for each input channel of a group.
     pub(crate) fn scratch_floats(&self, s: &Shape) -> usize {
-        let positions = self.staged_rows(s, self.stripe) * self.width + self.tail();
-        (s.taps() + positions) * self.lanes
+        self.group * (s.taps() * self.lanes + self.copy_floats(s, self.stripe))
     }
 
     /// The number of items.
@@ -192,14 +220,15 @@ impl Lanes {
         Item {
             n,
             c0: b * self.lanes,
-            channels: self.lanes.min(s.groups - b * self.lanes),
+            channels: self.lanes.min(s.groups * self.group - b * self.lanes),
             oy0,
             rows: self.stripe.min(s.output[1] - oy0),
         }
     }
 
-    /// Writes the filters of item `it`'s channels as `[tap][lane]` into `out` (taps × lanes
-    /// values), the lanes past its last channel as zeros; `temp` holds at least taps values.
+    /// Writes the filters of item `it`'s channels as `[j][tap][lane]` into `out` (G · taps ×
+    /// lanes values; j the input channel of the lane's group), the lanes past its last
+    /// channel as zeros; `temp` holds at least G · taps values.
     /// Each item packs its own: a pass over every filter before the items ran alone and took a
     /// fifth of a 960-channel 7x7 layer.
     ///
@@ -213,23 +242,26 @@ impl Lanes {
         out: &mut [f32],
         temp: &mut [f32],
     ) {
-        let (taps, l) = (s.taps(), self.lanes);
+        // A filter's patch is its group's input channels' taps, channel-major: step
+        // j · taps + tap of the patch is filter vector (j, tap).
+        let (patch, l) = (s.patch(), self.lanes);
         out.fill(0.0);
         let dense = s.w_type == DataType::F32 && s.filters_dense();
         for lane in 0..it.channels {
-            let g = it.c0 + lane;
+            let k = it.c0 + lane;
             if dense {
-                // Each filter one run of f32 taps, read in place (any alignment).
-                let w = (w.get() as *const f32).wrapping_offset(g as isize * s.ws.0);
-                for tap in 0..taps {
-                    // SAFETY: tap `tap` of filter g, inside w (the caller's contract).
-                    out[tap * l + lane] = unsafe { w.add(tap).read_unaligned() };
+                // Each filter one run of f32 values, read in place (any alignment).
+                let w = (w.get() as *const f32).wrapping_offset(k as isize * s.ws.0);
+                for step in 0..patch {
+                    // SAFETY: value `step` of filter k's patch, inside w (the caller's
+                    // contract).
+                    out[step * l + lane] = unsafe { w.add(step).read_unaligned() };
                 }
             } else {
-                // SAFETY: forwarded contract; filter g (one a group) < K.
-                unsafe { super::geometry::pack_weight_row(s, false, w, g, &mut temp[..taps]) };
-                for tap in 0..taps {
-                    out[tap * l + lane] = temp[tap];
+                // SAFETY: forwarded contract; filter k < K.
+                unsafe { super::geometry::pack_weight_row(s, false, w, k, &mut temp[..patch]) };
+                for step in 0..patch {
+                    out[step * l + lane] = temp[step];
                 }
             }
         }
@@ -250,11 +282,10 @@ impl Lanes {
         scratch: &mut [f32],
         out: &Out,
     ) {
-        let (filters, stage) = scratch.split_at_mut(s.taps() * self.lanes);
+        let (filters, stage) = scratch.split_at_mut(s.patch() * self.lanes);
         // SAFETY: forwarded contract; the staged rows serve as the temporary.
         unsafe { self.pack_filters(s, w, it, filters, stage) };
-        let positions = self.staged_rows(s, it.rows) * self.width + self.tail();
-        let stage = &mut stage[..positions * self.lanes];
+        let stage = &mut stage[..self.group * self.copy_floats(s, it.rows)];
         let x = x.get() as *const f32;
         let filters = &*filters;
         // SAFETY (all arms): forwarded contract; each copy runs only at its own level.
@@ -349,12 +380,45 @@ unsafe fn store_first_avx2(p: *mut f32, n: usize, v: __m256) {
     }
 }
 
+/// The permutation of copy `j` of a grouped convolution's staged rows (`g` channels a group):
+/// lane k takes lane (k / g) · g + j.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn index_avx512(g: usize, j: usize) -> __m512i {
+    let lanes: [i32; 16] = std::array::from_fn(|k| ((k / g) * g + j) as i32);
+    // SAFETY: 16 i32 values.
+    unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) }
+}
+
+/// `v` permuted by `index` ([`index_avx512`]).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn permute_avx512(v: __m512, index: __m512i) -> __m512 {
+    _mm512_permutexvar_ps(index, v)
+}
+
+/// As [`index_avx512`] for 8 lanes.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn index_avx2(g: usize, j: usize) -> __m256i {
+    let lanes: [i32; 8] = std::array::from_fn(|k| ((k / g) * g + j) as i32);
+    // SAFETY: 8 i32 values.
+    unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) }
+}
+
+/// `v` permuted by `index` ([`index_avx2`]).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn permute_avx2(v: __m256, index: __m256i) -> __m256 {
+    _mm256_permutevar8x32_ps(v, index)
+}
+
 /// An item's work at one level: `$name::<S>` with `S` the column stride when it is 1 or 2
 /// (folded into the loads' displacements) or 0 for any other (read from the shape).
 macro_rules! item_kernel {
     ($name:ident, $feature:literal, $lanes:literal, $v:ty, $zero:ident, $load:ident,
      $store:ident, $fma:ident, $add:ident, $max:ident, $first:ident, $store_first:ident,
-     $store_lanes:ident, $transpose:path) => {
+     $store_lanes:ident, $transpose:path, $index:ident, $permute:ident) => {
         /// Stages item `it`'s input rows into `stage` and computes its outputs into `out`, at
         /// this level ([`Lanes::run`]).
         ///
@@ -384,7 +448,8 @@ macro_rules! item_kernel {
             let (pad2, iw) = (s.pad[2] as usize, s.input[2]);
             let copied = iw.min(width.saturating_sub(pad2));
             let first = x.wrapping_offset(it.n as isize * s.xs.0 + it.c0 as isize * s.xs.1);
-            let (rows, tail) = stage.split_at_mut(cut.staged_rows(s, it.rows) * width * L);
+            let copy = cut.copy_floats(s, it.rows);
+            let (rows, tail) = stage[..copy].split_at_mut(cut.staged_rows(s, it.rows) * width * L);
             for v in tail.chunks_exact_mut(L) {
                 // SAFETY: L floats.
                 unsafe { $store(v.as_mut_ptr(), zero) };
@@ -440,6 +505,27 @@ macro_rules! item_kernel {
                     }
                 }
             }
+            // A grouped convolution's copies of the staged rows: copy j holds in lane k the
+            // value of lane (k / G) · G + j (copy 0 rewritten last, in place).
+            let g = cut.group;
+            if g > 1 {
+                let index: [_; 8] = std::array::from_fn(|j| $index(g, j.min(g - 1)));
+                let (first_copy, others) = stage.split_at_mut(copy);
+                for (q, v) in first_copy.chunks_exact_mut(L).enumerate() {
+                    // SAFETY: L floats; copy j's position q lies in `others` for j >= 1 (the
+                    // stage holds G copies).
+                    unsafe {
+                        let v = v.as_mut_ptr();
+                        let value = $load(v);
+                        for j in 1..g {
+                            let at = others.as_mut_ptr().add((j - 1) * copy + q * L);
+                            $store(at, $permute(value, index[j]));
+                        }
+                        $store(v, $permute(value, index[0]));
+                    }
+                }
+            }
+            let taps = s.taps();
             // The outputs, L positions of a row at a time (the last block of a row partial:
             // its extra positions read staged columns inside `width` and are not stored).
             let (f1s, f2s, ow) = (s.filter[1], s.filter[2], s.output[2]);
@@ -470,15 +556,21 @@ macro_rules! item_kernel {
                 let len = (it.rows - 1) * width + ow;
                 for i0 in (0..len).step_by(L) {
                     let mut acc = [zero; L];
-                    for f1 in 0..f1s {
-                        for f2 in 0..f2s {
-                            // SAFETY: positions up to len - 1 + L - 1 + the tap's offset, at
-                            // most the staged rows' and L - 1 zeros after them; tap
-                            // f1·f2s + f2 of the block's filters.
-                            let p = unsafe { staged.add((i0 + f1 * d1 * width + f2 * d2) * L) };
-                            let wv = unsafe { $load(filters.as_ptr().add((f1 * f2s + f2) * L)) };
-                            for (q, a) in acc.iter_mut().enumerate() {
-                                *a = $fma(wv, unsafe { $load(p.add(q * L)) }, *a);
+                    for j in 0..g {
+                        // SAFETY: copy j of the staged rows and step j's taps of the filters
+                        // lie in the stage and the filters (G of each).
+                        let (staged, filters) =
+                            unsafe { (staged.add(j * copy), filters.as_ptr().add(j * taps * L)) };
+                        for f1 in 0..f1s {
+                            for f2 in 0..f2s {
+                                // SAFETY: positions up to len - 1 + L - 1 + the tap's offset,
+                                // at most the staged rows' and L - 1 zeros after them; tap
+                                // f1·f2s + f2 of the block's filters.
+                                let p = unsafe { staged.add((i0 + f1 * d1 * width + f2 * d2) * L) };
+                                let wv = unsafe { $load(filters.add((f1 * f2s + f2) * L)) };
+                                for (q, a) in acc.iter_mut().enumerate() {
+                                    *a = $fma(wv, unsafe { $load(p.add(q * L)) }, *a);
+                                }
                             }
                         }
                     }
@@ -510,17 +602,23 @@ macro_rules! item_kernel {
                 let at = (it.oy0 + r) * ow;
                 for ox0 in (0..ow).step_by(L) {
                     let mut acc = [zero; L];
-                    for f1 in 0..f1s {
-                        // SAFETY (this loop): staged row r·s1 + f1·d1 < staged rows, columns
-                        // up to (ox0 + L - 1)·s2 + (f2s - 1)·d2 < width; tap f1·f2s + f2 of
-                        // the block's filters.
-                        let row =
-                            unsafe { staged.add(((r * s1 + f1 * d1) * width + ox0 * s2) * L) };
-                        for f2 in 0..f2s {
-                            let wv = unsafe { $load(filters.as_ptr().add((f1 * f2s + f2) * L)) };
-                            let p = unsafe { row.add(f2 * d2 * L) };
-                            for (q, a) in acc.iter_mut().enumerate() {
-                                *a = $fma(wv, unsafe { $load(p.add(q * s2 * L)) }, *a);
+                    for j in 0..g {
+                        // SAFETY: copy j of the staged rows and step j's taps of the filters
+                        // lie in the stage and the filters (G of each).
+                        let (staged, filters) =
+                            unsafe { (staged.add(j * copy), filters.as_ptr().add(j * taps * L)) };
+                        for f1 in 0..f1s {
+                            // SAFETY (this loop): staged row r·s1 + f1·d1 < staged rows,
+                            // columns up to (ox0 + L - 1)·s2 + (f2s - 1)·d2 < width; tap
+                            // f1·f2s + f2 of the block's filters.
+                            let row =
+                                unsafe { staged.add(((r * s1 + f1 * d1) * width + ox0 * s2) * L) };
+                            for f2 in 0..f2s {
+                                let wv = unsafe { $load(filters.add((f1 * f2s + f2) * L)) };
+                                let p = unsafe { row.add(f2 * d2 * L) };
+                                for (q, a) in acc.iter_mut().enumerate() {
+                                    *a = $fma(wv, unsafe { $load(p.add(q * s2 * L)) }, *a);
+                                }
                             }
                         }
                     }
@@ -577,7 +675,9 @@ item_kernel!(
     first_avx512,
     store_first_avx512,
     store_lanes_avx512,
-    crate::fast::transpose::transpose16
+    crate::fast::transpose::transpose16,
+    index_avx512,
+    permute_avx512
 );
 item_kernel!(
     item_avx2,
@@ -593,5 +693,7 @@ item_kernel!(
     first_avx2,
     store_first_avx2,
     store_lanes_avx2,
-    crate::fast::transpose::transpose8
+    crate::fast::transpose::transpose8,
+    index_avx2,
+    permute_avx2
 );

@@ -339,6 +339,9 @@ struct ConvPlan {
     /// ... and channels-last: tiles of positions × every channel
     /// ([`super::depthwise::channels_last_tile`]) instead of planes.
     depthwise_cl: bool,
+    /// A grouped convolution of 2, 4 or 8 channels a group whose plan has a cut in
+    /// `depthwise_lanes` (its blocks of channels in the vector lanes).
+    grouped: bool,
     /// ... and with an f32 input, at the AVX2 and AVX-512 levels, channels-first writing a
     /// bias + relu chain (or none) itself or channels-last: blocks of channels in the vector
     /// lanes ([`super::depthwise_lanes`]) instead of planes or tiles of positions.
@@ -481,6 +484,27 @@ impl ConvPlan {
                 (2..y.dims.len()).collect()
             },
         };
+        let epilogue = epilogue.bind(graph, &geometry)?.with_isa(isa);
+        // Grouped convolutions of 2, 4 or 8 channels a group (input and output), channels-first
+        // with a bias + relu chain or none, run with their blocks of channels in the vector
+        // lanes as depthwise ones do ([`super::depthwise_lanes::Lanes::grouped`]), unless the
+        // knobs ask for another path.
+        #[cfg(target_arch = "x86_64")]
+        let grouped_lanes = (algo == 0
+            && tile_knob == 0
+            && !amx_layout
+            && direct_step.is_none()
+            && s.groups > 1
+            && s.cg > 1
+            && !channels_last
+            && !rows_are_positions
+            && epilogue.row_bias_relu().is_some())
+        .then(|| super::depthwise_lanes::Lanes::new(&s, isa, false))
+        .flatten();
+        #[cfg(target_arch = "x86_64")]
+        let grouped = grouped_lanes.is_some();
+        #[cfg(not(target_arch = "x86_64"))]
+        let grouped = false;
         // Depthwise convolutions run directly unless the knob asks for im2col or Winograd.
         let depthwise =
             algo == 0 && !amx_layout && direct_step.is_none() && super::depthwise::eligible(&s);
@@ -500,7 +524,7 @@ impl ConvPlan {
         // 2.25 fewer multiplications. `vdpbf16ps` does twice the FMA's work, about as much as
         // Winograd saves, and measured as fast or faster (resolve_auto_knobs).
         let use_winograd = match algo {
-            _ if amx_layout || depthwise => false,
+            _ if amx_layout || depthwise || grouped => false,
             1 | 3 => false,
             2 => winograd::eligible(&s),
             _ => winograd::preferred(&s),
@@ -515,6 +539,7 @@ impl ConvPlan {
         // asks for the same workspace) on every processor.
         let use_broadcast = !amx_layout
             && !depthwise
+            && !grouped
             && !use_winograd
             && !channels_last
             && !rows_are_positions
@@ -531,6 +556,7 @@ impl ConvPlan {
         let banded_shape = algo == 0
             && !amx_layout
             && !depthwise
+            && !grouped
             && !use_winograd
             && !use_broadcast
             && direct_step.is_none()
@@ -570,9 +596,10 @@ impl ConvPlan {
         let few_tiles = tile_knob == 0
             && banded.is_none()
             && (tile_positions < DIRECT_LEAST_TILE || s.n * s.groups * chunks < slots.max(1));
-        let epilogue = epilogue.bind(graph, &geometry)?.with_isa(isa);
         #[cfg(target_arch = "x86_64")]
-        let depthwise_lanes = if !depthwise || tile_knob != 0 {
+        let depthwise_lanes = if grouped_lanes.is_some() {
+            grouped_lanes
+        } else if !depthwise || tile_knob != 0 {
             None
         } else if depthwise_cl {
             epilogue
@@ -595,6 +622,7 @@ impl ConvPlan {
                 && !few_tiles,
             depthwise,
             depthwise_cl,
+            grouped,
             #[cfg(target_arch = "x86_64")]
             depthwise_lanes,
             tile_positions,
@@ -1319,14 +1347,18 @@ impl Prepared for ConvPlan {
         let depthwise_cl = depthwise && self.depthwise_cl;
         // (The plan made the lanes' cut only where its epilogue is one the kernel applies: a
         // bias + relu along the rows channels-first, along the columns channels-last.)
+        let grouped = self.grouped
+            && x.get().cast::<f32>().is_aligned()
+            && self.epilogue.row_bias_relu().is_some();
         #[cfg(target_arch = "x86_64")]
         let lanes = self.depthwise_lanes.as_ref().filter(|_| {
-            depthwise
-                && if depthwise_cl {
-                    self.epilogue.col_bias_relu().is_some()
-                } else {
-                    self.epilogue.row_bias_relu().is_some()
-                }
+            grouped
+                || depthwise
+                    && if depthwise_cl {
+                        self.epilogue.col_bias_relu().is_some()
+                    } else {
+                        self.epilogue.row_bias_relu().is_some()
+                    }
         });
         #[cfg(target_arch = "x86_64")]
         let lanes_cl = depthwise_cl && lanes.is_some();
@@ -1335,7 +1367,7 @@ impl Prepared for ConvPlan {
         if depthwise_cl && !lanes_cl {
             // SAFETY: w is bound for this call; wpack holds C · taps values (weight_floats).
             unsafe { super::depthwise::pack_taps(&self.s, w, wpack) };
-        } else if !wide && !filters_direct && weights_in_place.is_none() && !depthwise {
+        } else if !wide && !filters_direct && weights_in_place.is_none() && !depthwise && !grouped {
             // SAFETY: w is bound for this call.
             unsafe { pack_weights(&self.s, self.channels_last, w, wpack) };
         }
@@ -1414,8 +1446,9 @@ impl Prepared for ConvPlan {
             let p0 = chunk * self.tile_positions;
             (n, g, p0, self.tile_positions.min(s.positions() - p0))
         };
-        // A depthwise plane writes the output itself under a bias + relu chain (or none).
-        let straight = if depthwise {
+        // A depthwise plane, or a grouped convolution's block, writes the output itself under a
+        // bias + relu chain (or none).
+        let straight = if depthwise || grouped {
             self.epilogue.row_bias_relu()
         } else {
             None
