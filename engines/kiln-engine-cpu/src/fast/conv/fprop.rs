@@ -486,21 +486,27 @@ impl ConvPlan {
         };
         let epilogue = epilogue.bind(graph, &geometry)?.with_isa(isa);
         // Grouped convolutions of 2, 4 or 8 channels a group (input and output), channels-first
-        // with a bias + relu chain or none, run with their blocks of channels in the vector
-        // lanes as depthwise ones do ([`super::depthwise_lanes::Lanes::grouped`]), unless the
-        // knobs ask for another path.
+        // with a bias + relu chain along the rows or none, or channels-last in and out with one
+        // along the columns, run with their blocks of channels in the vector lanes as
+        // depthwise ones do (`super::depthwise_lanes::Lanes`' `group`), unless the knobs ask
+        // for another path.
         #[cfg(target_arch = "x86_64")]
         let grouped_lanes = (algo == 0
             && tile_knob == 0
             && !amx_layout
             && direct_step.is_none()
             && s.groups > 1
-            && s.cg > 1
-            && !channels_last
-            && !rows_are_positions
-            && epilogue.row_bias_relu().is_some())
-        .then(|| super::depthwise_lanes::Lanes::new(&s, isa, false))
-        .flatten();
+            && s.cg > 1)
+            .then(|| match (x_channels_last, rows_are_positions) {
+                (false, false) if epilogue.row_bias_relu().is_some() => {
+                    super::depthwise_lanes::Lanes::new(&s, isa, false)
+                }
+                (true, true) if epilogue.col_bias_relu().is_some() => {
+                    super::depthwise_lanes::Lanes::new(&s, isa, true)
+                }
+                _ => None,
+            })
+            .flatten();
         #[cfg(target_arch = "x86_64")]
         let grouped = grouped_lanes.is_some();
         #[cfg(not(target_arch = "x86_64"))]
@@ -1349,7 +1355,11 @@ impl Prepared for ConvPlan {
         // bias + relu along the rows channels-first, along the columns channels-last.)
         let grouped = self.grouped
             && x.get().cast::<f32>().is_aligned()
-            && self.epilogue.row_bias_relu().is_some();
+            && if self.rows_are_positions {
+                self.epilogue.col_bias_relu().is_some()
+            } else {
+                self.epilogue.row_bias_relu().is_some()
+            };
         #[cfg(target_arch = "x86_64")]
         let lanes = self.depthwise_lanes.as_ref().filter(|_| {
             grouped
@@ -1479,7 +1489,7 @@ impl Prepared for ConvPlan {
                     // A claim is a batch of items (see dw_batch).
                     for i in claimed * dw_batch..items.min((claimed + 1) * dw_batch) {
                         let it = l.item(s, i);
-                        let out = if depthwise_cl {
+                        let out = if depthwise_cl || grouped && self.rows_are_positions {
                             // Both are there (`lanes` above): a bias + relu chain or none into
                             // an f32 output of evenly spaced positions.
                             let (Some(f), Some((first, position_stride, _))) = (
