@@ -988,8 +988,26 @@ fn grouped_channel_blocks_match_reference() {
             Layout::Nchw,
         ),
         (4, 4, [9, 10], [3, 3], (one, one), one, one, Layout::Nhwc),
-        (3, 8, [11, 12], [3, 3], (one, one), [2, 2], one, Layout::Nhwc),
-        (9, 2, [6, 20], [3, 5], ([1, 2], [0, 2]), one, [1, 2], Layout::Nhwc),
+        (
+            3,
+            8,
+            [11, 12],
+            [3, 3],
+            (one, one),
+            [2, 2],
+            one,
+            Layout::Nhwc,
+        ),
+        (
+            9,
+            2,
+            [6, 20],
+            [3, 5],
+            ([1, 2], [0, 2]),
+            one,
+            [1, 2],
+            Layout::Nhwc,
+        ),
     ];
     for (i, (groups, per, input, filter, (pre, post), stride, dilation, layout)) in
         cases.into_iter().enumerate()
@@ -1600,7 +1618,7 @@ fn conv_fprop_banded_matches_the_reference_at_every_level() {
 /// filter counts that fill no block (5, 13, 70, 130), more channels than a kernel call takes,
 /// rows narrower than a kernel's positions, filter blocks split among items, channels-first
 /// inputs with padded rows, an input that is not 4-byte aligned, filters that read no padding
-/// (read from x in place), and three epilogues. Auto
+/// (read from x in place), channels-last tensors, and three epilogues. Auto
 /// takes it for a strided 3x3 convolution with enough positions and filters, not under the
 /// "im2col" value nor for a 1x1 one.
 #[test]
@@ -1637,6 +1655,28 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
         ConvCase {
             layout: Layout::Odd,
             ..case(1, 7, 20, [9, 13], [1, 7], ([0, 0], [0, 0]), 1)
+        },
+        // Channels-last input and output: bands of positions, read in place where no
+        // padding is read, grouped, 1x1.
+        ConvCase {
+            layout: Layout::Nhwc,
+            ..case(2, 12, 70, [11, 13], [3, 3], ([1, 1], [1, 1]), 1).strided(two, one)
+        },
+        ConvCase {
+            layout: Layout::Nhwc,
+            ..case(1, 5, 20, [9, 8], [5, 5], ([2, 1], [2, 3]), 1).strided(one, [2, 1])
+        },
+        ConvCase {
+            layout: Layout::Nhwc,
+            ..case(2, 10, 21, [15, 15], [3, 3], ([0, 0], [0, 0]), 1).strided(two, one)
+        },
+        ConvCase {
+            layout: Layout::Nhwc,
+            ..case(1, 64, 32, [7, 7], [3, 3], ([1, 1], [1, 1]), 2)
+        },
+        ConvCase {
+            layout: Layout::Nhwc,
+            ..case(1, 33, 70, [5, 9], [1, 1], ([0, 0], [0, 0]), 1)
         },
     ];
     let chains: [Vec<(M, Other)>; 3] = [

@@ -1,10 +1,12 @@
 //! Convolutions with the filters in the vector lanes: each input value is broadcast and
 //! multiplied with vectors of 16 to 64 filters at once (the scheme of ONNX Runtime's NCHWc
 //! kernels), so any stride and dilation reads the input where it lies and a tile's positions
-//! need not be consecutive. It takes 2-D f32 convolutions with a channels-first input and
-//! output: by default strided ones, 5x5 and larger filters, and rows narrower than the
-//! positions-in-the-lanes kernels of [`super::direct`] fill ([`preferred`],
-//! `docs/engines/cpu.md`).
+//! need not be consecutive. It takes 2-D f32 convolutions with a channels-first or a
+//! channels-last input and output (each either): by default strided ones, 5x5 and larger
+//! filters, grouped ones, and rows narrower than the positions-in-the-lanes kernels of
+//! [`super::direct`] fill ([`preferred`], `docs/engines/cpu.md`). A channels-last input's band
+//! holds positions of the group's channels; a channels-last output takes the position-major
+//! sums as they are.
 //!
 //! A tile is whole rows of one image's output. Its worker copies the band of input rows they
 //! read into its slot, padded with zeros ([`super::band::Band`]), so that every tap of
@@ -92,18 +94,24 @@ pub(super) struct BroadcastPlan {
     /// Workers the workspace has slots for.
     slots: usize,
     isa: Isa,
+    /// The input's channels are adjacent and its columns not (channels-last): its band holds
+    /// positions of the group's channels ([`Band::copy_positions`]).
+    positions_band: bool,
+    /// The output is channels-last: the epilogue's tile rows are positions, and the partial
+    /// sums (position-major) go to it as they are, with no transpose.
+    rows_are_positions: bool,
 }
 
 /// Whether `s` is a convolution this path can run: 2-D (or 3-D with one input and output slice
-/// of depth, read with no depth padding), f32 input with consecutive rows, no negative
-/// padding.
+/// of depth, read with no depth padding), f32 input with consecutive columns or adjacent
+/// channels, no negative padding.
 pub(super) fn eligible(s: &Shape) -> bool {
     s.input[0] == 1
         && s.filter[0] == 1
         && s.output[0] == 1
         && s.pad[0] == 0
         && s.x_type == DataType::F32
-        && s.xs.2[2] == 1
+        && (s.xs.2[2] == 1 || s.xs.1 == 1)
         && s.pad[1] >= 0
         && s.pad[2] >= 0
         && s.stride[1] >= 1
@@ -161,7 +169,7 @@ fn reads_no_padding(s: &Shape) -> bool {
 
 impl BroadcastPlan {
     /// Plans `s` (which must be [`eligible`]) for `slots` workers running `isa`.
-    pub fn new(s: &Shape, slots: usize, isa: Isa) -> Self {
+    pub fn new(s: &Shape, slots: usize, isa: Isa, rows_are_positions: bool) -> Self {
         let slots = slots.max(1);
         let [_, oh, ow] = s.output;
         let [_, kh, kw] = s.filter;
@@ -204,6 +212,8 @@ impl BroadcastPlan {
             inline: s.n * tiles <= INLINE_TILES && s.w_type == DataType::F32 && s.filters_dense(),
             slots,
             isa,
+            positions_band: s.xs.2[2] != 1,
+            rows_are_positions,
         }
     }
 
@@ -254,7 +264,8 @@ impl BroadcastPlan {
     /// # Safety
     /// `x` and `w` are the bound input and weight pointers of a live execute call (any
     /// alignment); `ptrs` come from `epilogue.pointers` for the same call; `epilogue` is bound
-    /// to the output geometry with rows = channels; the processor runs the plan's level.
+    /// to the output geometry with rows = channels (rows = positions where the plan's output
+    /// is channels-last); the processor runs the plan's level.
     pub unsafe fn execute(
         &self,
         x: SharedPtr,
@@ -419,30 +430,36 @@ impl BroadcastPlan {
         // Where the kernel reads the tile's input: x itself where every value it reads lies
         // in x (no padding read), else the band; its row and channel strides.
         let in_x = self.reads_x_in_place(x);
-        let (input, row_stride, chan) = if in_x {
+        // (A channels-last band holds positions of the group's channels: a column is cg
+        // values, a row row_len columns.)
+        let (input, row_stride, col_stride, chan) = if in_x {
             let at = n as isize * s.xs.0 + (g * s.cg) as isize * s.xs.1 + first * s.xs.2[1];
             let base = (x.get() as *const f32).wrapping_offset(at);
-            (base, s.xs.2[1], s.xs.1)
+            (base, s.xs.2[1], s.xs.2[2], s.xs.1)
+        } else if self.positions_band {
+            let cg = s.cg as isize;
+            (slot.band.as_ptr(), self.row_len as isize * cg, cg, 1)
         } else {
             let rows = self.row_len as isize;
-            (slot.band.as_ptr(), rows, self.band_rows as isize * rows)
+            (slot.band.as_ptr(), rows, 1, self.band_rows as isize * rows)
         };
         // Each position's offset from the input's start (its first channel, tap (0, 0)).
         let (sh, sw) = (s.stride[1], s.stride[2]);
-        let offset = |p: usize| (p / ow) as isize * sh * row_stride + (p % ow) as isize * sw;
+        let offset =
+            |p: usize| (p / ow) as isize * sh * row_stride + (p % ow) as isize * sw * col_stride;
         let walk = Walk {
             channels: 0,
             kh: s.filter[1],
             kw: s.filter[2],
             chan,
             row: s.dilation[1] * row_stride,
-            col: s.dilation[2],
+            col: s.dilation[2] * col_stride,
         };
-        // A bias + relu epilogue (or none) into an f32 output is applied in registers as the
-        // sums are transposed into the output, at the vector levels.
+        // A bias + relu epilogue (or none) into an f32 channels-first output is applied in
+        // registers as the sums are transposed into the output, at the vector levels.
         let fused = epilogue
             .row_bias_relu()
-            .filter(|_| !matches!(self.isa, Isa::Portable));
+            .filter(|_| !matches!(self.isa, Isa::Portable) && !self.rows_are_positions);
         let blocks = self.blocks();
         let block_floats = s.patch() * KB;
         let (b0, b1) = (part * blocks / self.parts, (part + 1) * blocks / self.parts);
@@ -451,9 +468,15 @@ impl BroadcastPlan {
         if !in_x && slot.band_of != Some((n, g, tile)) {
             slot.band_of = Some((n, g, tile));
             // SAFETY: x is the bound f32 input (the caller's contract); the band holds cg ×
-            // band_rows × row_len values (slot_parts), row_len at least pw + iw rounded up to
-            // 32; the plan's level runs here.
-            unsafe { band.copy(self.isa, 0..s.cg, slot.band) };
+            // band_rows × row_len values (slot_parts), row_len a multiple of 16 and at least
+            // pw + iw; the plan's level runs here.
+            unsafe {
+                if self.positions_band {
+                    band.copy_positions(slot.band)
+                } else {
+                    band.copy(self.isa, 0..s.cg, slot.band)
+                }
+            };
         }
         for b in b0..b1 {
             let k0 = b * KB;
@@ -544,6 +567,41 @@ impl BroadcastPlan {
                 unsafe { store.run(self.isa, slot.part) };
                 continue;
             }
+            if self.rows_are_positions {
+                // A channels-last output's tile is positions × filters: the partial sums as
+                // they are, with a bias + relu chain (or none) into an f32 output of evenly
+                // spaced positions stored here, any other through the epilogue.
+                let c0 = g * s.kg + k0;
+                let col_fused = epilogue.col_bias_relu();
+                if let (Some(f), Some((first, position_stride, _))) =
+                    (col_fused, epilogue.out_matrix(ptrs, n, oh0 * ow, c0))
+                {
+                    let mut bias = [0.0f32; KB];
+                    // SAFETY: pointers from this call; channels c0..c0 + kb of image n.
+                    let biased = unsafe { epilogue.col_biases(ptrs, f, n, c0, &mut bias[..kb]) };
+                    for (q, sums) in slot.part.chunks_exact(KB).take(len).enumerate() {
+                        let at = first.wrapping_offset(q as isize * position_stride);
+                        // SAFETY: the kb adjacent channels (col_bias_relu: consecutive
+                        // columns) of output position oh0 · ow + q from channel c0, which
+                        // this item owns.
+                        let out = unsafe { std::slice::from_raw_parts_mut(at, kb) };
+                        bias_relu_run(out, &sums[..kb], biased.then_some(&bias[..kb]), f.relu);
+                    }
+                    continue;
+                }
+                let t = Tile {
+                    fixed: n,
+                    row0: oh0 * ow,
+                    col0: g * s.kg + k0,
+                    rows: len,
+                    cols: kb,
+                    values: &mut slot.part[..len * KB],
+                    ld: KB,
+                };
+                // SAFETY: forwarded contract; the item owns these output elements.
+                unsafe { epilogue.apply(ptrs, t, slot.scratch) };
+                continue;
+            }
             // Position-major partial sums to filter-major rows of the tile.
             let tile_values = &mut slot.tile[..kb.next_multiple_of(16) * cols];
             transpose_into(
@@ -565,6 +623,24 @@ impl BroadcastPlan {
             };
             // SAFETY: forwarded contract; the item owns these output elements.
             unsafe { epilogue.apply(ptrs, t, slot.scratch) };
+        }
+    }
+}
+
+/// `out[i] = sums[i] + bias[i]` (no add without a bias, so that -0 stays), then `x < 0 ? 0 :
+/// x` where `relu` (NaN and -0 pass, as in the epilogue).
+fn bias_relu_run(out: &mut [f32], sums: &[f32], bias: Option<&[f32]>, relu: bool) {
+    let finish = |v: f32| if relu && v < 0.0 { 0.0 } else { v };
+    match bias {
+        Some(bias) => {
+            for ((o, &v), &b) in out.iter_mut().zip(sums).zip(bias) {
+                *o = finish(v + b);
+            }
+        }
+        None => {
+            for (o, &v) in out.iter_mut().zip(sums) {
+                *o = finish(v);
+            }
         }
     }
 }
@@ -1232,7 +1308,12 @@ mod tests {
                 for n in 1..=3 {
                     for slots in 1..=8 {
                         for kg in [1, 16, 64, 200] {
-                            let p = BroadcastPlan::new(&shape(n, kg, oh, ow), slots, Isa::Portable);
+                            let p = BroadcastPlan::new(
+                                &shape(n, kg, oh, ow),
+                                slots,
+                                Isa::Portable,
+                                false,
+                            );
                             let at = format!("oh {oh} ow {ow} n {n} slots {slots} kg {kg}");
                             assert!(p.tiles * p.tile_rows >= oh, "{at}");
                             assert!((p.tiles - 1) * p.tile_rows < oh, "{at}");

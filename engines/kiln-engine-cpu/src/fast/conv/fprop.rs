@@ -539,22 +539,21 @@ impl ConvPlan {
             use_winograd.then(|| WinogradPlan::new(&s, rows_are_positions, tile_knob, slots, isa));
         // Convolutions with the filters in the lanes (super::broadcast): by default those
         // broadcast::preferred names (strided ones, 5x5 and larger filters, narrow rows, 1x1
-        // filters over few positions at the AVX-512 levels) with a channels-first input and
-        // output, any eligible one with the knob's value 3. The level it asks about is the
+        // filters over few positions at the AVX-512 levels, grouped ones), channels-first or
+        // channels-last, any eligible one with the knob's value 3. The level it asks about is the
         // plan's recorded one, not the one that runs, so that a plan takes the same path (and
         // asks for the same workspace) on every processor.
         let use_broadcast = !amx_layout
             && !depthwise
             && !grouped
             && !use_winograd
-            && !channels_last
-            && !rows_are_positions
             && match algo {
                 3 => broadcast::eligible(&s),
                 0 => tile_knob == 0 && broadcast::preferred(&s, recorded),
                 _ => false,
             };
-        let broadcast = use_broadcast.then(|| BroadcastPlan::new(&s, slots, isa));
+        let broadcast =
+            use_broadcast.then(|| BroadcastPlan::new(&s, slots, isa, rows_are_positions));
         // Stride-1 convolutions that would run as im2col tiles at the levels with direct
         // kernels run them from padded bands of x's rows ([`Banded`]; the knob's "im2col"
         // value keeps im2col, as does a tile size set by the knob), in tiles of whole rows of
