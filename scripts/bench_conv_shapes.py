@@ -4,8 +4,9 @@
 The default shapes are the layers real models have that the standard cases do not: depthwise
 convolutions (MobileNet, EfficientNet and ConvNeXt shapes: 3x3, 5x5 and 7x7, strides 1 and 2,
 planes from 112x112 to 7x7), a dilated 3x3, a 5x5, 1x7 and 7x1 filters, a 7x7 stride-2 stem,
-a strided 3x3 without padding and a grouped 3x3. Each case is a graph written to a temporary
-folder and timed by `kiln bench GRAPH --json` in its own process (as bench_peers.py keeps
+a strided 3x3 without padding, a deep strided 3x3, and grouped 3x3s (4 to 32 channels a
+group, ResNeXt's stages). Each case is a graph written to a temporary folder and timed by
+`kiln bench GRAPH --json` in its own process (as bench_peers.py keeps
 kiln apart from ONNX Runtime's spinning threads), against an ONNX Runtime session of the same
 Conv [+ Add + Relu] in this process, both on `--threads` threads and random data. The ratio is
 ONNX Runtime's ms / kiln's ms: above 1 means kiln is faster.
@@ -53,7 +54,13 @@ DEFAULT_CASES = [
     "8,160,13,9,192,7,1,1,0,1",
     "1,3,224,224,64,7,7,2,3,1",
     "8,48,27,27,80,3,3,2,0,1",
+    "8,512,14,14,512,3,3,2,1,1,f",
+    # grouped: 4 channels a group, then ResNeXt-50 32x4d's four stages (4, 8, 16, 32 a group)
     "8,128,28,28,128,3,3,1,1,32,f",
+    "8,128,56,56,128,3,3,1,1,32,f",
+    "8,256,28,28,256,3,3,1,1,32,f",
+    "8,512,14,14,512,3,3,1,1,32,f",
+    "8,1024,7,7,1024,3,3,1,1,32,f",
 ]
 
 
