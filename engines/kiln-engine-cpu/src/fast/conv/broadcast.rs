@@ -192,7 +192,20 @@ impl BroadcastPlan {
             tile_rows -= 1;
         }
         let tiles = oh.div_ceil(tile_rows);
-        let tile_rows = oh.div_ceil(tiles);
+        let mut tile_rows = oh.div_ceil(tiles);
+        // With few items a worker, up to half as many tiles again so that the workers share
+        // the items evenly, where some count does: the 1×3×224² stem's 13 tiles of 9 rows
+        // (the last of 4) left one of two workers idle for the last tile; 14 of 8 do not.
+        if images * tiles * parts < 8 * slots {
+            let even = (tiles..=(tiles + tiles / 2).min(oh)).find(|&t| {
+                let rows = oh.div_ceil(t);
+                (images * oh.div_ceil(rows) * parts).is_multiple_of(slots)
+            });
+            if let Some(t) = even {
+                tile_rows = oh.div_ceil(t);
+            }
+        }
+        let tiles = oh.div_ceil(tile_rows);
         let band_rows = (tile_rows - 1) * sh + (kh - 1) * dh + 1;
         // A padded row holds every column a position reads and the input row after its
         // padding, in whole vectors (Band::copy).
@@ -200,7 +213,11 @@ impl BroadcastPlan {
         let row_len = ((ow - 1) * sw + (kw - 1) * dw + 1)
             .max(pw + iw)
             .next_multiple_of(16);
-        let channels = (FILTER_BLOCK_BYTES / (kh * kw * KB * 4)).clamp(1, s.cg);
+        // The channels in equal blocks of at most that many (32 channels of a 3x3 filter as
+        // 16 + 16, not 28 + 4, whose short block's calls would load and store their partial
+        // sums for 36 steps).
+        let most = (FILTER_BLOCK_BYTES / (kh * kw * KB * 4)).clamp(1, s.cg);
+        let channels = s.cg.div_ceil(s.cg.div_ceil(most));
         BroadcastPlan {
             s: s.clone(),
             tile_rows,
