@@ -1678,6 +1678,11 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
             layout: Layout::Nhwc,
             ..case(1, 33, 70, [5, 9], [1, 1], ([0, 0], [0, 0]), 1)
         },
+        // 128 channels a group: the band's columns a line apart more than the channels.
+        ConvCase {
+            layout: Layout::Nhwc,
+            ..case(2, 256, 24, [6, 7], [3, 3], ([1, 1], [1, 1]), 2).strided(two, one)
+        },
     ];
     let chains: [Vec<(M, Other)>; 3] = [
         vec![],

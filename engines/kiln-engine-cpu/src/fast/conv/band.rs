@@ -138,30 +138,47 @@ impl<'a> Band<'a> {
 
 impl Band<'_> {
     /// Writes the band of a channels-last input (its channels adjacent) as positions of the
-    /// group's channels: band row `h`, column `c` (input column `c - pad[2]`), the group's
-    /// channel `ch` at `(h · row_len + c) · cg + ch`, zeros for the padding and past the row.
+    /// group's channels, `column` values apart (at least cg): band row `h`, column `c` (input
+    /// column `c - pad[2]`), the group's channel `ch` at `(h · row_len + c) · column + ch`,
+    /// zeros for the padding, past the row and between the columns.
     ///
     /// # Safety
     /// `x` is the bound f32 input of the shape's layout, its channel stride 1 (any alignment);
-    /// `band` holds `cg · rows · row_len` values; `row_len` is at least `pad[2] + iw`
+    /// `band` holds `column · rows · row_len` values; `row_len` is at least `pad[2] + iw`
     /// (asserted).
-    pub unsafe fn copy_positions(&self, band: &mut [f32]) {
+    pub unsafe fn copy_positions(&self, column: usize, band: &mut [f32]) {
         let s = self.s;
         let (pw, iw, cg, row_len) = (s.pad[2] as usize, s.input[2], s.cg, self.row_len);
-        assert!(pw + iw <= row_len && s.xs.1 == 1);
+        assert!(pw + iw <= row_len && s.xs.1 == 1 && column >= cg);
         let inside = self.in_input();
-        let rows = band[..self.rows * row_len * cg].chunks_exact_mut(row_len * cg);
+        let rows = band[..self.rows * row_len * column].chunks_exact_mut(row_len * column);
         for (h, row) in rows.enumerate() {
             let ih = self.first + h as isize;
             if !inside.contains(&ih) {
                 row.fill(0.0);
                 continue;
             }
-            row[..pw * cg].fill(0.0);
-            row[(pw + iw) * cg..].fill(0.0);
+            row[..pw * column].fill(0.0);
+            row[(pw + iw) * column..].fill(0.0);
             // The group's first channel at input position (ih, 0).
             let src = self.row_at(0, ih);
-            let values = &mut row[pw * cg..(pw + iw) * cg];
+            let values = &mut row[pw * column..(pw + iw) * column];
+            if column > cg {
+                for (ix, dst) in values.chunks_exact_mut(column).enumerate() {
+                    let (dst, gap) = dst.split_at_mut(cg);
+                    gap.fill(0.0);
+                    // SAFETY: the group's cg adjacent channels of input position (ih, ix),
+                    // inside x (the caller's contract), copied as bytes (any alignment).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            src.wrapping_offset(ix as isize * s.xs.2[2]).cast::<u8>(),
+                            dst.as_mut_ptr().cast::<u8>(),
+                            cg * 4,
+                        )
+                    }
+                }
+                continue;
+            }
             if s.xs.2[2] == cg as isize {
                 // One group (or positions that hold only the group's channels): the row's
                 // positions are one run.
