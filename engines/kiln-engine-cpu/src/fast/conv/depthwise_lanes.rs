@@ -556,11 +556,7 @@ macro_rules! item_kernel {
                 let len = (it.rows - 1) * width + ow;
                 for i0 in (0..len).step_by(L) {
                     let mut acc = [zero; L];
-                    for j in 0..g {
-                        // SAFETY: copy j of the staged rows and step j's taps of the filters
-                        // lie in the stage and the filters (G of each).
-                        let (staged, filters) =
-                            unsafe { (staged.add(j * copy), filters.as_ptr().add(j * taps * L)) };
+                    let mut sum = |staged: *const f32, filters: *const f32| {
                         for f1 in 0..f1s {
                             for f2 in 0..f2s {
                                 // SAFETY: positions up to len - 1 + L - 1 + the tap's offset,
@@ -572,6 +568,17 @@ macro_rules! item_kernel {
                                     *a = $fma(wv, unsafe { $load(p.add(q * L)) }, *a);
                                 }
                             }
+                        }
+                    };
+                    if g == 1 {
+                        sum(staged, filters.as_ptr());
+                    } else {
+                        for j in 0..g {
+                            // SAFETY: copy j of the staged rows and step j's taps of the
+                            // filters lie in the stage and the filters (G of each).
+                            sum(unsafe { staged.add(j * copy) }, unsafe {
+                                filters.as_ptr().add(j * taps * L)
+                            });
                         }
                     }
                     finish(&mut acc);
@@ -602,11 +609,7 @@ macro_rules! item_kernel {
                 let at = (it.oy0 + r) * ow;
                 for ox0 in (0..ow).step_by(L) {
                     let mut acc = [zero; L];
-                    for j in 0..g {
-                        // SAFETY: copy j of the staged rows and step j's taps of the filters
-                        // lie in the stage and the filters (G of each).
-                        let (staged, filters) =
-                            unsafe { (staged.add(j * copy), filters.as_ptr().add(j * taps * L)) };
+                    let mut sum = |staged: *const f32, filters: *const f32| {
                         for f1 in 0..f1s {
                             // SAFETY (this loop): staged row r·s1 + f1·d1 < staged rows,
                             // columns up to (ox0 + L - 1)·s2 + (f2s - 1)·d2 < width; tap
@@ -620,6 +623,17 @@ macro_rules! item_kernel {
                                     *a = $fma(wv, unsafe { $load(p.add(q * s2 * L)) }, *a);
                                 }
                             }
+                        }
+                    };
+                    if g == 1 {
+                        sum(staged, filters.as_ptr());
+                    } else {
+                        for j in 0..g {
+                            // SAFETY: copy j of the staged rows and step j's taps of the
+                            // filters lie in the stage and the filters (G of each).
+                            sum(unsafe { staged.add(j * copy) }, unsafe {
+                                filters.as_ptr().add(j * taps * L)
+                            });
                         }
                     }
                     finish(&mut acc);
