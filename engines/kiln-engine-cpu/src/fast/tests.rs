@@ -897,28 +897,34 @@ fn depthwise_channel_blocks_match_reference() {
             layout: layouts[i % 2],
         };
         let taps = (filter[0] * filter[1]) as f64;
-        for (j, steps) in epilogues().into_iter().enumerate() {
-            for isa in super::isa::Isa::ALL
-                .into_iter()
-                .filter(|l| l.is_available())
-            {
-                let g = conv_graph(&case, &steps, DataType::F32);
-                // The path runs at the vector levels under no chain or bias + relu.
-                #[cfg(target_arch = "x86_64")]
-                assert_eq!(
-                    super::conv::fprop::plans_depthwise_lanes(&g, &[0, 0, 0, isa as i64]),
-                    isa != super::isa::Isa::Portable && j < 2,
-                    "case {i}, chain {j} at {isa:?}"
-                );
-                check(
-                    &ConvFpropEngine,
-                    g,
-                    &[0, 0, 0, isa as i64],
-                    tol_of(DataType::F32),
-                    taps.sqrt(),
-                    i as u64,
-                );
-            }
+        check_channel_blocks(&case, i, taps.sqrt(), i as u64);
+    }
+}
+
+/// Runs `case` (case `i`) with each epilogue at every level against the reference, after
+/// asserting that the plan puts its channel blocks in the vector lanes exactly at the vector
+/// levels under no chain or a bias + relu (the first two of [`epilogues`]).
+fn check_channel_blocks(case: &ConvCase, i: usize, reduction: f64, seed: u64) {
+    for (j, steps) in epilogues().into_iter().enumerate() {
+        for isa in super::isa::Isa::ALL
+            .into_iter()
+            .filter(|l| l.is_available())
+        {
+            let g = conv_graph(case, &steps, DataType::F32);
+            #[cfg(target_arch = "x86_64")]
+            assert_eq!(
+                super::conv::fprop::plans_depthwise_lanes(&g, &[0, 0, 0, isa as i64]),
+                isa != super::isa::Isa::Portable && j < 2,
+                "case {i}, chain {j} at {isa:?}"
+            );
+            check(
+                &ConvFpropEngine,
+                g,
+                &[0, 0, 0, isa as i64],
+                tol_of(DataType::F32),
+                reduction,
+                seed,
+            );
         }
     }
 }
@@ -1025,28 +1031,7 @@ fn grouped_channel_blocks_match_reference() {
             layout,
         };
         let reduction = ((per * filter[0] * filter[1]) as f64).sqrt();
-        for (j, steps) in epilogues().into_iter().enumerate() {
-            for isa in super::isa::Isa::ALL
-                .into_iter()
-                .filter(|l| l.is_available())
-            {
-                let g = conv_graph(&case, &steps, DataType::F32);
-                #[cfg(target_arch = "x86_64")]
-                assert_eq!(
-                    super::conv::fprop::plans_depthwise_lanes(&g, &[0, 0, 0, isa as i64]),
-                    isa != super::isa::Isa::Portable && j < 2,
-                    "case {i}, chain {j} at {isa:?}"
-                );
-                check(
-                    &ConvFpropEngine,
-                    g,
-                    &[0, 0, 0, isa as i64],
-                    tol_of(DataType::F32),
-                    reduction,
-                    (40 + i) as u64,
-                );
-            }
-        }
+        check_channel_blocks(&case, i, reduction, (40 + i) as u64);
     }
 }
 
@@ -1628,6 +1613,10 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
         ConvCase::plane((n, c, k), input, filter, pad, groups)
     };
     let (one, two) = ([1, 1], [2, 2]);
+    let nhwc = |c: ConvCase| ConvCase {
+        layout: Layout::Nhwc,
+        ..c
+    };
     let cases = [
         case(2, 3, 70, [23, 21], [7, 7], ([3, 3], [3, 3]), 1).strided(two, one),
         case(1, 40, 13, [15, 17], [3, 3], ([1, 1], [1, 1]), 1).strided(two, one),
@@ -1657,32 +1646,14 @@ fn conv_fprop_broadcast_matches_the_reference_at_every_level() {
             ..case(1, 7, 20, [9, 13], [1, 7], ([0, 0], [0, 0]), 1)
         },
         // Channels-last input and output: bands of positions, read in place where no
-        // padding is read, grouped, 1x1.
-        ConvCase {
-            layout: Layout::Nhwc,
-            ..case(2, 12, 70, [11, 13], [3, 3], ([1, 1], [1, 1]), 1).strided(two, one)
-        },
-        ConvCase {
-            layout: Layout::Nhwc,
-            ..case(1, 5, 20, [9, 8], [5, 5], ([2, 1], [2, 3]), 1).strided(one, [2, 1])
-        },
-        ConvCase {
-            layout: Layout::Nhwc,
-            ..case(2, 10, 21, [15, 15], [3, 3], ([0, 0], [0, 0]), 1).strided(two, one)
-        },
-        ConvCase {
-            layout: Layout::Nhwc,
-            ..case(1, 64, 32, [7, 7], [3, 3], ([1, 1], [1, 1]), 2)
-        },
-        ConvCase {
-            layout: Layout::Nhwc,
-            ..case(1, 33, 70, [5, 9], [1, 1], ([0, 0], [0, 0]), 1)
-        },
-        // 128 channels a group: the band's columns a line apart more than the channels.
-        ConvCase {
-            layout: Layout::Nhwc,
-            ..case(2, 256, 24, [6, 7], [3, 3], ([1, 1], [1, 1]), 2).strided(two, one)
-        },
+        // padding is read, grouped, 1x1, and 128 channels a group (the band's columns a line
+        // apart more than the channels).
+        nhwc(case(2, 12, 70, [11, 13], [3, 3], ([1, 1], [1, 1]), 1).strided(two, one)),
+        nhwc(case(1, 5, 20, [9, 8], [5, 5], ([2, 1], [2, 3]), 1).strided(one, [2, 1])),
+        nhwc(case(2, 10, 21, [15, 15], [3, 3], ([0, 0], [0, 0]), 1).strided(two, one)),
+        nhwc(case(1, 64, 32, [7, 7], [3, 3], ([1, 1], [1, 1]), 2)),
+        nhwc(case(1, 33, 70, [5, 9], [1, 1], ([0, 0], [0, 0]), 1)),
+        nhwc(case(2, 256, 24, [6, 7], [3, 3], ([1, 1], [1, 1]), 2).strided(two, one)),
     ];
     let chains: [Vec<(M, Other)>; 3] = [
         vec![],

@@ -413,6 +413,27 @@ fn permute_avx2(v: __m256, index: __m256i) -> __m256 {
     _mm256_permutevar8x32_ps(v, index)
 }
 
+/// Calls `sum` with each of a grouped convolution's `g` copies of the staged rows (`copy`
+/// values apart) and the filter steps of the same input channel (`step` values apart); a
+/// depthwise block's one copy directly.
+#[inline(always)]
+fn over_copies(
+    g: usize,
+    (staged, copy): (*const f32, usize),
+    (filters, step): (*const f32, usize),
+    mut sum: impl FnMut(*const f32, *const f32),
+) {
+    if g == 1 {
+        return sum(staged, filters);
+    }
+    for j in 0..g {
+        sum(
+            staged.wrapping_add(j * copy),
+            filters.wrapping_add(j * step),
+        );
+    }
+}
+
 /// An item's work at one level: `$name::<S>` with `S` the column stride when it is 1 or 2
 /// (folded into the loads' displacements) or 0 for any other (read from the shape).
 macro_rules! item_kernel {
@@ -556,7 +577,7 @@ macro_rules! item_kernel {
                 let len = (it.rows - 1) * width + ow;
                 for i0 in (0..len).step_by(L) {
                     let mut acc = [zero; L];
-                    let mut sum = |staged: *const f32, filters: *const f32| {
+                    let sum = |staged: *const f32, filters: *const f32| {
                         for f1 in 0..f1s {
                             for f2 in 0..f2s {
                                 // SAFETY: positions up to len - 1 + L - 1 + the tap's offset,
@@ -570,17 +591,7 @@ macro_rules! item_kernel {
                             }
                         }
                     };
-                    if g == 1 {
-                        sum(staged, filters.as_ptr());
-                    } else {
-                        for j in 0..g {
-                            // SAFETY: copy j of the staged rows and step j's taps of the
-                            // filters lie in the stage and the filters (G of each).
-                            sum(unsafe { staged.add(j * copy) }, unsafe {
-                                filters.as_ptr().add(j * taps * L)
-                            });
-                        }
-                    }
+                    over_copies(g, (staged, copy), (filters.as_ptr(), taps * L), sum);
                     finish(&mut acc);
                     let t = $transpose(acc);
                     // The block's runs of one output row each: lanes a..b, row r from
@@ -609,7 +620,7 @@ macro_rules! item_kernel {
                 let at = (it.oy0 + r) * ow;
                 for ox0 in (0..ow).step_by(L) {
                     let mut acc = [zero; L];
-                    let mut sum = |staged: *const f32, filters: *const f32| {
+                    let sum = |staged: *const f32, filters: *const f32| {
                         for f1 in 0..f1s {
                             // SAFETY (this loop): staged row r·s1 + f1·d1 < staged rows,
                             // columns up to (ox0 + L - 1)·s2 + (f2s - 1)·d2 < width; tap
@@ -625,17 +636,7 @@ macro_rules! item_kernel {
                             }
                         }
                     };
-                    if g == 1 {
-                        sum(staged, filters.as_ptr());
-                    } else {
-                        for j in 0..g {
-                            // SAFETY: copy j of the staged rows and step j's taps of the
-                            // filters lie in the stage and the filters (G of each).
-                            sum(unsafe { staged.add(j * copy) }, unsafe {
-                                filters.as_ptr().add(j * taps * L)
-                            });
-                        }
-                    }
+                    over_copies(g, (staged, copy), (filters.as_ptr(), taps * L), sum);
                     finish(&mut acc);
                     let n = (ow - ox0).min(L);
                     if let Out::Positions {
