@@ -885,16 +885,8 @@ fn depthwise_channel_blocks_match_reference() {
     let layouts = [Layout::Nchw, Layout::Nhwc];
     for (i, (c, input, filter, (pre, post), stride, dilation)) in cases.into_iter().enumerate() {
         let case = ConvCase {
-            n: 2,
-            c,
-            k: c,
-            input: input.to_vec(),
-            filter: filter.to_vec(),
-            pad: (pre.to_vec(), post.to_vec()),
-            stride: stride.to_vec(),
-            dilation: dilation.to_vec(),
-            groups: c,
             layout: layouts[i % 2],
+            ..ConvCase::plane((2, c, c), input, filter, (pre, post), c).strided(stride, dilation)
         };
         let taps = (filter[0] * filter[1]) as f64;
         check_channel_blocks(&case, i, taps.sqrt(), i as u64);
@@ -1018,17 +1010,11 @@ fn grouped_channel_blocks_match_reference() {
     for (i, (groups, per, input, filter, (pre, post), stride, dilation, layout)) in
         cases.into_iter().enumerate()
     {
+        let c = groups * per;
         let case = ConvCase {
-            n: 2,
-            c: groups * per,
-            k: groups * per,
-            input: input.to_vec(),
-            filter: filter.to_vec(),
-            pad: (pre.to_vec(), post.to_vec()),
-            stride: stride.to_vec(),
-            dilation: dilation.to_vec(),
-            groups,
             layout,
+            ..ConvCase::plane((2, c, c), input, filter, (pre, post), groups)
+                .strided(stride, dilation)
         };
         let reduction = ((per * filter[0] * filter[1]) as f64).sqrt();
         check_channel_blocks(&case, i, reduction, (40 + i) as u64);
@@ -1040,18 +1026,8 @@ fn grouped_channel_blocks_match_reference() {
 /// reference.
 #[test]
 fn depthwise_rows_too_wide_for_channel_blocks_take_the_planes() {
-    let case = ConvCase {
-        n: 1,
-        c: 16,
-        k: 16,
-        input: vec![2, 100_000],
-        filter: vec![3, 3],
-        pad: (vec![1, 1], vec![1, 1]),
-        stride: vec![1, 1],
-        dilation: vec![1, 1],
-        groups: 16,
-        layout: Layout::Nchw,
-    };
+    let one = [1, 1];
+    let case = ConvCase::plane((1, 16, 16), [2, 100_000], [3, 3], (one, one), 16);
     for isa in super::isa::Isa::ALL
         .into_iter()
         .filter(|l| l.is_available())

@@ -134,9 +134,7 @@ impl<'a> Band<'a> {
             }
         }
     }
-}
 
-impl Band<'_> {
     /// Writes the band of a channels-last input (its channels adjacent) as positions of the
     /// group's channels, `column` values apart (at least cg): band row `h`, column `c` (input
     /// column `c - pad[2]`), the group's channel `ch` at `(h · row_len + c) · column + ch`,
@@ -163,25 +161,9 @@ impl Band<'_> {
             // The group's first channel at input position (ih, 0).
             let src = self.row_at(0, ih);
             let values = &mut row[pw * column..(pw + iw) * column];
-            if column > cg {
-                for (ix, dst) in values.chunks_exact_mut(column).enumerate() {
-                    let (dst, gap) = dst.split_at_mut(cg);
-                    gap.fill(0.0);
-                    // SAFETY: the group's cg adjacent channels of input position (ih, ix),
-                    // inside x (the caller's contract), copied as bytes (any alignment).
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            src.wrapping_offset(ix as isize * s.xs.2[2]).cast::<u8>(),
-                            dst.as_mut_ptr().cast::<u8>(),
-                            cg * 4,
-                        )
-                    }
-                }
-                continue;
-            }
-            if s.xs.2[2] == cg as isize {
-                // One group (or positions that hold only the group's channels): the row's
-                // positions are one run.
+            if column == cg && s.xs.2[2] == cg as isize {
+                // One group (or positions that hold only the group's channels), columns as
+                // wide as the channels: the row's positions are one run.
                 // SAFETY: iw · cg consecutive values of the input row, inside x (the caller's
                 // contract), copied as bytes.
                 unsafe {
@@ -193,19 +175,9 @@ impl Band<'_> {
                 };
                 continue;
             }
-            if cg.is_multiple_of(16) {
-                for (ix, dst) in values.chunks_exact_mut(cg).enumerate() {
-                    let from = src.wrapping_offset(ix as isize * s.xs.2[2]);
-                    for (i, chunk) in dst.chunks_exact_mut(16).enumerate() {
-                        // SAFETY: channels 16·i.. of the group at input position (ih, ix),
-                        // inside x (the caller's contract), read unaligned as one value.
-                        let v = unsafe { from.add(16 * i).cast::<[f32; 16]>().read_unaligned() };
-                        chunk.copy_from_slice(&v);
-                    }
-                }
-                continue;
-            }
-            for (ix, dst) in values.chunks_exact_mut(cg).enumerate() {
+            for (ix, dst) in values.chunks_exact_mut(column).enumerate() {
+                let (dst, gap) = dst.split_at_mut(cg);
+                gap.fill(0.0);
                 // SAFETY: the group's cg adjacent channels of input position (ih, ix), inside x
                 // (the caller's contract), copied as bytes (any alignment).
                 unsafe {
