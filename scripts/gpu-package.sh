@@ -40,7 +40,8 @@ cat > "$out/run.sh" <<'RUN'
 # Runs on the GPU machine from the repository root. Parts, in this order (default: tests load
 # bench torch; conformance takes minutes, so it runs only when named):
 #   tests        the deviceless suite (with its NVRTC tests: --include-ignored) and the GPU
-#                tests (--ignored); the two-GPU test only where `nvidia-smi -L` lists two GPUs
+#                tests (--ignored); the two-GPU tests (`two_gpus_*`) only where `nvidia-smi -L`
+#                lists two GPUs
 #   conformance  the conformance suite with the CUDA engines under test (KILN_CONFORMANCE_DEVICE,
 #                default cuda:0; --include-ignored); summary in conformance.txt. Knobs:
 #                PROPTEST_CASES (cases per property test; default 64, 32 in tests/cuda.rs),
@@ -79,19 +80,20 @@ nvidia-smi --query-gpu=name,driver_version --format=csv > "$R/device.txt" 2>&1
 if has tests; then
   # Each binary under a time limit, so that a hung kernel costs minutes, not the whole call.
   timeout "${KILN_GPU_TEST_TIMEOUT:-300}" .gpu/deviceless --include-ignored --test-threads=1 > "$R/deviceless.txt" 2>&1; echo "deviceless rc=$?" >> "$R/summary.txt"
-  two_gpu=plan_built_on_device_0_runs_on_device_1
+  # The two-GPU tests: every GPU test whose name starts `two_gpus_`.
+  two_gpu=two_gpus_
   # The Hopper tile sweep takes about 170 s on an H200 and 200 s on an H100, beside 150 s for
   # the rest: it runs under a limit of its own.
   sweep=hopper_engines_match_the_reference_on_odd_shapes_layouts_and_epilogues
   timeout "${KILN_GPU_TEST_TIMEOUT:-300}" .gpu/gpu --ignored --skip "$two_gpu" --skip "$sweep" --test-threads=1 --nocapture > "$R/gpu-tests.txt" 2>&1; echo "gpu rc=$?" >> "$R/summary.txt"
   save
   timeout "${KILN_GPU_TEST_TIMEOUT:-300}" .gpu/gpu --ignored --exact "$sweep" --nocapture > "$R/gpu-sweep-tests.txt" 2>&1; echo "gpu tile sweep rc=$?" >> "$R/summary.txt"
-  # The two-GPU test fails on one GPU (it never passes without running), so it runs only on two.
+  # The two-GPU tests fail on one GPU (they never pass without running), so they run only on two.
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
   if [ "${gpus:-0}" -ge 2 ]; then
-    .gpu/gpu --ignored --exact "$two_gpu" --nocapture > "$R/gpu-two-tests.txt" 2>&1; echo "two-GPU test rc=$?" >> "$R/summary.txt"
+    timeout "${KILN_GPU_TEST_TIMEOUT:-300}" .gpu/gpu --ignored "$two_gpu" --test-threads=1 --nocapture > "$R/gpu-two-tests.txt" 2>&1; echo "two-GPU tests rc=$?" >> "$R/summary.txt"
   else
-    echo "two-GPU test: skipped (${gpus:-0} GPU)" >> "$R/summary.txt"
+    echo "two-GPU tests: skipped (${gpus:-0} GPU)" >> "$R/summary.txt"
   fi
 fi
 save

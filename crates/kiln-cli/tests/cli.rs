@@ -129,6 +129,10 @@ fn every_example_builds_with_its_graph_runs_and_matches_the_reference() {
         "conv_bias_relu.json",
         "matmul.json",
         "attention.json",
+        "matmul_bf16.json",
+        "conv_nhwc_bf16.json",
+        "conv_dgrad.json",
+        "conv_wgrad.json",
     ] {
         let out = dir.join(name.replace(".json", ".kiln"));
         let built = kiln([

@@ -279,15 +279,31 @@ fn foreign_arch_and_flipped_code_object_are_refused_on_gpu() {
     );
 }
 
+/// The second device of the two-GPU tests (names starting `two_gpus_`): cuda:1, or the ordinal in
+/// `KILN_SECOND_GPU`. Naming 0 there runs their code on one GPU as a dry run, which proves the
+/// test, not the cross-device load: a report of such a run must say so.
+fn second_gpu() -> u32 {
+    std::env::var("KILN_SECOND_GPU")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+}
+
+/// A handle on the second device of the two-GPU tests. They run only where two GPUs are
+/// (scripts/gpu-package.sh checks): with fewer this fails, so they never pass without running.
+fn second_handle() -> (u32, kiln::Handle) {
+    let ord = second_gpu();
+    let h = handle(Device::Cuda(ord)).unwrap_or_else(|e| {
+        panic!("this test needs two CUDA GPUs, and cuda:{ord} cannot be used here: {e}")
+    });
+    (ord, h)
+}
+
 #[test]
 #[ignore = "needs two CUDA GPUs"]
-fn plan_built_on_device_0_runs_on_device_1() {
+fn two_gpus_plan_built_on_device_0_runs_on_device_1() {
     let h0 = handle(Device::Cuda(0)).expect("cuda:0");
-    // Run only where two GPUs are (scripts/gpu-package.sh checks): with fewer it fails, never
-    // passes without running.
-    let h1 = handle(Device::Cuda(1)).unwrap_or_else(|e| {
-        panic!("this test needs two CUDA GPUs, and cuda:1 cannot be used here: {e}")
-    });
+    let (second, h1) = second_handle();
     let make = || conv_graph(DataType::F16, 2, 32, 14, 14, 32, 3, 1, 1, true, true);
     let mut g = make();
     g.build(&h0, &[HeurMode::A]).expect("build on 0");
@@ -295,9 +311,131 @@ fn plan_built_on_device_0_runs_on_device_1() {
     let want = reference(&make, &ins);
     let bytes = g.to_binary().expect("save");
     let g1 = Graph::from_binary(Some(&h1), &bytes).expect("load on 1");
-    let got = run_graph(&g1, &h1, 1, &ins);
+    let got = run_graph(&g1, &h1, second, &ins);
     assert!(worst(&got, &want, 1e-2, 1e-2) <= 1.0);
-    eprintln!("ok: plan from cuda:0 ran on cuda:1");
+    eprintln!("ok: plan from cuda:0 ran on cuda:{second}");
+}
+
+/// Issue 15: each plan is built on cuda:0 and saved; its bytes are loaded on a handle of each
+/// device, and two threads execute the two loaded plans at once (released together by a barrier,
+/// several executes each), every result checked against the reference. The cases are the kernels
+/// that bind to their device at load: the Hopper GEMM, convolution and its gradients (TMA tensor
+/// maps, persistent grids sized from the device), attention, and the cooperative batchnorm
+/// (its grid capped by the load device's multiprocessors).
+#[test]
+#[ignore = "needs two CUDA GPUs"]
+fn two_gpus_one_plan_executes_on_two_devices_at_once() {
+    const ROUNDS: usize = 8;
+    let h0 = handle(Device::Cuda(0)).expect("cuda:0");
+    let (second, h1) = second_handle();
+    drop(h1);
+    let grad = GradShape {
+        n: 2,
+        c: 64,
+        h: 15,
+        w: 13,
+        k: 72,
+        r: 3,
+        pad: 1,
+        stride: 1,
+        dil: 1,
+    };
+    let cases: Vec<Case> = vec![
+        (
+            "matmul bf16 relu",
+            Box::new(|| matmul_graph(DataType::Bf16, 2, 300, 136, 200, true)),
+            3e-2,
+            2e-2,
+        ),
+        (
+            "conv f16 nhwc bias relu",
+            Box::new(|| conv_graph(DataType::F16, 4, 64, 14, 14, 64, 3, 1, 1, true, true)),
+            1e-2,
+            1e-2,
+        ),
+        (
+            "conv dgrad bf16 nhwc",
+            Box::new(move || conv_grad_graph(true, DataType::Bf16, grad, true, false)),
+            3e-2,
+            2e-2,
+        ),
+        (
+            "conv wgrad bf16 nhwc",
+            Box::new(move || conv_grad_graph(false, DataType::Bf16, grad, true, false)),
+            3e-2,
+            2e-2,
+        ),
+        // Without a bias the Hopper attention kernel (FA3), with one the FA2-style kernel.
+        (
+            "sdpa f16 d64 gqa causal",
+            Box::new(|| sdpa_graph(DataType::F16, 2, 8, 2, 300, 333, 64, true, false)),
+            1e-2,
+            1e-2,
+        ),
+        (
+            "sdpa f16 d64 gqa causal bias",
+            Box::new(|| sdpa_graph(DataType::F16, 2, 8, 2, 300, 333, 64, true, true)),
+            1e-2,
+            1e-2,
+        ),
+        (
+            "batchnorm training bf16 nhwc",
+            Box::new(|| batchnorm_nhwc_graph(true, DataType::Bf16, [64, 256, 19, 21])),
+            3e-2,
+            2e-2,
+        ),
+    ];
+    for (what, make, atol, rtol) in cases {
+        let mut g = make();
+        g.build(&h0, &[HeurMode::A])
+            .unwrap_or_else(|e| panic!("{what}: build on cuda:0: {e}"));
+        let engine = g.plan().expect("plan").engine_name().to_string();
+        let ins = inputs(&g);
+        let want = reference(&make, &ins);
+        let bytes = g.to_binary().expect("save");
+        drop(g);
+        let start = std::sync::Barrier::new(2);
+        let results: Vec<(u32, Vec<Vec<f64>>)> = std::thread::scope(|s| {
+            let workers: Vec<_> = [0, second]
+                .into_iter()
+                .map(|ord| {
+                    let (bytes, start) = (&bytes, &start);
+                    s.spawn(move || {
+                        let ready = std::panic::catch_unwind(|| {
+                            let h = handle(Device::Cuda(ord))
+                                .unwrap_or_else(|e| panic!("{what}: cuda:{ord}: {e}"));
+                            let g = Graph::from_binary(Some(&h), bytes)
+                                .unwrap_or_else(|e| panic!("{what}: load on cuda:{ord}: {e}"));
+                            // The same values as the reference's (seeded by uid), in this graph.
+                            let mine = inputs(&g);
+                            (h, g, mine)
+                        });
+                        // Both threads reach the barrier, so a failed load cannot hang the other.
+                        start.wait();
+                        let (h, g, mine) = ready.unwrap_or_else(|p| std::panic::resume_unwind(p));
+                        let got = (0..ROUNDS).map(|_| run_graph(&g, &h, ord, &mine)).collect();
+                        (ord, got)
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("worker thread"))
+                .collect()
+        });
+        for (ord, runs) in results {
+            for (i, got) in runs.iter().enumerate() {
+                let e = worst(got, &want, atol, rtol);
+                assert!(
+                    e <= 1.0,
+                    "{what} ({engine}): execute {i} on cuda:{ord} differs from the reference (worst {e})"
+                );
+            }
+        }
+        eprintln!(
+            "ok: {what} ({engine}) built on cuda:0, executed {ROUNDS} times on cuda:0 and cuda:{second} at once"
+        );
+    }
 }
 
 #[test]
