@@ -1,4 +1,5 @@
-// Harness (not part of the build): the fastest any training batchnorm forward of N32 C256 H56 W56
+// Harness (not part of the build; session 37, measured as committed in 83a9c8d, since refactored
+// without a change to any kernel): the fastest any training batchnorm forward of N32 C256 H56 W56
 // bf16 can be on this card. Every y depends on every x (through the batch mean and variance), so
 // all of x must be read before any y is written. The "floor" kernels keep that order and do nothing
 // else: phase 1 reads x with 16-byte loads, a grid barrier, phase 2 writes y. No statistics, no
@@ -86,15 +87,20 @@ __device__ __forceinline__ void reread_all(const uint4* __restrict__ x, uint4* _
     for (; i >= 0; i -= stride) { uint4 a = __ldg(x + i); y[i] = make_uint4(a.x ^ v, a.y, a.z ^ v, a.w); }
 }
 
-// Each block's XOR of what it read, published before the barrier; phase 2 uses the next block's,
-// so its stores depend on another block's loads (as a real kernel's depend on everyone's).
-__device__ __forceinline__ unsigned publish_and_sync(unsigned acc, unsigned* part) {
+// Stores the OR of the block's threads' values as the block's word of part.
+__device__ __forceinline__ void publish(unsigned acc, unsigned* part) {
     __shared__ unsigned s;
     if (threadIdx.x == 0) s = 0;
     __syncthreads();
     atomicOr(&s, acc);
     __syncthreads();
     if (threadIdx.x == 0) part[blockIdx.x] = s;
+}
+
+// Each block's XOR of what it read, published before the barrier; phase 2 uses the next block's,
+// so its stores depend on another block's loads (as a real kernel's depend on everyone's).
+__device__ __forceinline__ unsigned publish_and_sync(unsigned acc, unsigned* part) {
+    publish(acc, part);
     cooperative_groups::this_grid().sync();
     return *(volatile unsigned*)&part[(blockIdx.x + 1) % gridDim.x] | 1u;
 }
@@ -147,13 +153,7 @@ __global__ void floor_rr_kernel(const uint4* __restrict__ x, uint4* __restrict__
 
 template <int U>
 __global__ void read_kernel(const uint4* __restrict__ x, long n16, unsigned* part) {
-    unsigned acc = read_all<U>(x, n16);
-    __shared__ unsigned s;
-    if (threadIdx.x == 0) s = 0;
-    __syncthreads();
-    atomicOr(&s, acc);
-    __syncthreads();
-    if (threadIdx.x == 0) part[blockIdx.x] = s;
+    publish(read_all<U>(x, n16), part);
 }
 
 __global__ void write_kernel(uint4* __restrict__ y, long n16, const unsigned* part) {
